@@ -1,0 +1,109 @@
+# redlock-run — see README.md for the targets.
+#
+#   make                      build ./redlock-run
+#   make check                install missing test packages, run unit + integration tests
+#   make unit                 unit tests only (no Redis needed)
+#   make SANITIZE=address,undefined check
+#   make DEVELOPER=1          strict warnings as errors
+#   make install PREFIX=/usr/local DESTDIR=
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PKG_CONFIG ?= pkg-config
+
+VERSION := 0.1.0
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags hiredis libuv 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs hiredis libuv 2>/dev/null)
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+
+WARN := -Wall -Wextra -Wstrict-prototypes -Wmissing-prototypes -Wwrite-strings \
+        -Wvla -Wformat-security -Wshadow -Wpointer-arith
+RR_CFLAGS := -std=c11 -D_GNU_SOURCE -DRR_VERSION=\"$(VERSION)\" $(WARN) -Isrc $(PKG_CFLAGS) -MMD -MP
+RR_LDFLAGS :=
+ifneq ($(DEVELOPER),)
+RR_CFLAGS += -Werror
+endif
+
+BUILD ?= build
+ifneq ($(SANITIZE),)
+BUILD := build-san
+RR_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+RR_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+SRCS     := $(wildcard src/*.c)
+LIB_SRCS := $(filter-out src/main.c,$(SRCS))
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
+LIB      := $(BUILD)/librr.a
+BIN      := $(BUILD)/redlock-run
+UNIT_SRCS := $(wildcard tests/check_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
+
+.PHONY: all check unit integration deps install uninstall clean fuzz bench demo
+
+all: redlock-run
+
+# The binary users run sits at the top of the tree; sanitizer builds keep
+# theirs under build-san/ so they never replace it.
+redlock-run: $(BIN)
+ifeq ($(SANITIZE),)
+	cp $(BIN) $@
+endif
+
+$(BIN): $(BUILD)/main.o $(LIB)
+	$(CC) $(RR_CFLAGS) $(CFLAGS) $(LDFLAGS) $(RR_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(LIB): $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/%.o: src/%.c | $(BUILD)
+	$(CC) $(RR_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/check_%: tests/check_%.c $(LIB) | $(BUILD)/tests
+	$(CC) $(RR_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) $(RR_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(CHECK_LIBS)
+
+$(BUILD)/tests/%: tests/helpers/%.c | $(BUILD)/tests
+	$(CC) $(RR_CFLAGS) $(CFLAGS) $(LDFLAGS) $(RR_LDFLAGS) -o $@ $<
+
+$(BUILD) $(BUILD)/tests:
+	mkdir -p $@
+
+# check installs what the tests need (Debian packages, only the missing
+# ones), then runs everything with a fresh make so pkg-config sees them.
+check: deps
+	$(MAKE) --no-print-directory unit integration
+
+deps:
+	@scripts/deps.sh test
+
+unit: $(UNIT_BINS)
+	@scripts/run-unit.sh $(UNIT_BINS)
+
+integration: redlock-run $(BIN) $(HELPER_BINS)
+	@RR_BIN=$(abspath $(BIN)) RR_HELPERS=$(abspath $(BUILD)/tests) tests/integration/run.sh
+
+demo:
+	@scripts/demo.sh
+
+bench: redlock-run
+	@scripts/bench
+
+install: redlock-run
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 redlock-run $(DESTDIR)$(BINDIR)/redlock-run
+	install -m 0644 man/redlock-run.1 $(DESTDIR)$(MANDIR)/man1/redlock-run.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/redlock-run $(DESTDIR)$(MANDIR)/man1/redlock-run.1
+
+clean:
+	rm -rf build build-san build-fuzz redlock-run
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d)

@@ -1,0 +1,57 @@
+/* child.h — the wrapped command: spawn, signal, stop, reap.
+ *
+ * The command runs in its own process group (unless foreground), with
+ * PR_SET_PDEATHSIG=SIGKILL so it dies if redlock-run dies, even by SIGKILL.
+ * Signal dispositions and the signal mask are reset before exec. Exit is
+ * observed with a libuv SIGCHLD watcher and waitpid() on our pid only.
+ */
+#ifndef RR_CHILD_H
+#define RR_CHILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+struct rr_child;
+
+/* Called once when the child has been reaped; wstatus is waitpid()'s. */
+typedef void (*rr_child_exit_fn)(struct rr_child *ch, int wstatus, void *arg);
+
+/* Spawn argv[0] (searched in PATH like execvp) with envp as its environment.
+ * Exec failure is detected before returning, through a close-on-exec pipe:
+ * returns 0 on success; -127 if the command was not found, -126 if it could
+ * not be executed (err says why, e.g. "cannot run 'foo': permission denied"),
+ * or -1 for fork/pipe failure. On failure exit_cb is never called and
+ * *out is NULL. */
+int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
+                   char *const envp[], bool foreground,
+                   rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen);
+
+/* Send sig to the child's process group (to the child alone in foreground
+ * mode). Returns 0 or -errno. Does nothing once the child was reaped. */
+int rr_child_signal(struct rr_child *ch, int sig);
+
+/* Stop the child: SIGTERM now, SIGKILL after grace_ms if it has not been
+ * reaped by then. Calling it again never shortens an earlier KILL deadline
+ * except to bring it closer (the sooner of the two wins). */
+void rr_child_stop(struct rr_child *ch, int64_t grace_ms);
+
+pid_t rr_child_pid(const struct rr_child *ch);
+
+/* Close the child's handles and free it (after exit_cb, or at shutdown). */
+void rr_child_free(struct rr_child *ch);
+
+/* Map a waitpid() status to a shell-style exit code: the exit status, or
+ * 128+N for death by signal N. Pure. */
+int rr_child_exit_code(int wstatus);
+
+/* Build the child's environment: a copy of env without any variable named
+ * in drop (NULL-terminated list of names) and without the names in add,
+ * followed by the "NAME=value" strings of add (NULL-terminated). The result
+ * is one malloc'd NULL-terminated array whose strings are copied; free it
+ * with rr_child_env_free. Returns NULL when out of memory. Pure. */
+char **rr_child_env(char *const env[], const char *const drop[], const char *const add[]);
+void rr_child_env_free(char **env);
+
+#endif

@@ -1,0 +1,83 @@
+/* conn.h — one connection to one Redis endpoint, on a libuv loop.
+ *
+ * hiredis is used only as the RESP codec (redisFormatCommandArgv to encode,
+ * redisReader to decode); the bytes travel over a libuv stream (TCP or unix
+ * socket). Every request carries its own deadline, so a stopped or
+ * unreachable server can never hang the caller. Requests are pipelined:
+ * they are written as soon as the connection is up and answered in order.
+ *
+ * The connection opens lazily on the first request; AUTH and SELECT are
+ * pipelined in front of it. If the connection fails, times out, or is
+ * closed by the server, every pending request is answered with an error
+ * status and the connection goes back to CLOSED; the next request
+ * reconnects. Bytes pass through one transport hook (conn.c: transport_write
+ * / transport_feed) so a TLS filter can sit between the stream and the codec.
+ */
+#ifndef RR_CONN_H
+#define RR_CONN_H
+
+#include <stdint.h>
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include "url.h"
+
+struct rr_conn;
+
+/* Status passed to a reply callback. */
+enum rr_reply_status {
+    RR_REPLY_OK = 0,        /* reply is set (it may be a Redis error reply) */
+    RR_REPLY_TIMEOUT = -1,  /* no reply before the request's deadline */
+    RR_REPLY_IOERR = -2,    /* connect failed, connection reset, protocol error, AUTH refused */
+    RR_REPLY_CLOSED = -3,   /* rr_conn_close was called while it was pending */
+};
+
+/* Called once per request. reply is owned by the connection and freed when
+ * the callback returns; it is NULL unless status is RR_REPLY_OK. The
+ * callback may issue new requests, and may call rr_conn_close on c. */
+typedef void (*rr_reply_fn)(struct rr_conn *c, int status, redisReply *reply, void *arg);
+
+/* Called for each pub/sub push ["message", channel, payload]. */
+typedef void (*rr_message_fn)(struct rr_conn *c, redisReply *msg, void *arg);
+
+struct rr_conn_opts {
+    int64_t connect_timeout_ms;   /* TCP/unix connect (and name lookup) */
+    int64_t request_timeout_ms;   /* per request, counted from when it is queued */
+    const char *user;             /* AUTH user, or NULL */
+    const char *password;         /* AUTH password, or NULL for no AUTH */
+};
+
+/* Create a connection object (does not connect yet). ep and opts are copied.
+ * Returns NULL only when out of memory. */
+struct rr_conn *rr_conn_new(uv_loop_t *loop, const struct rr_endpoint *ep,
+                            const struct rr_conn_opts *opts);
+
+/* Queue a command; connects first if needed. cb is always called exactly
+ * once, later (never from inside this call). Returns 0, or a negative value
+ * if c is closing (then cb is never called). */
+int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
+                    int argc, const char **argv, const size_t *argvlen);
+
+/* Same, with NUL-terminated strings; argv ends with NULL. */
+int rr_conn_commandv(struct rr_conn *c, rr_reply_fn cb, void *arg, const char **argv);
+
+/* Route pub/sub pushes ("message" arrays) to fn. Until set, they would be
+ * taken as replies. */
+void rr_conn_on_message(struct rr_conn *c, rr_message_fn fn, void *arg);
+
+/* Answer every pending request with RR_REPLY_CLOSED, close the socket and
+ * free c once libuv has closed its handles. Safe to call from a callback of
+ * c; c must not be used afterwards. */
+void rr_conn_close(struct rr_conn *c);
+
+/* The last error, e.g. "cannot connect to 10.0.0.5:6379: connection refused"
+ * or "10.0.0.5:6379: no reply within 500ms". "" when none. */
+const char *rr_conn_error(const struct rr_conn *c);
+
+/* "host:port" or the socket path, never credentials. */
+const char *rr_conn_name(const struct rr_conn *c);
+
+/* Is the connection up right now (connected and handshake done)? */
+int rr_conn_is_ready(const struct rr_conn *c);
+
+#endif

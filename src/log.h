@@ -1,0 +1,48 @@
+/* log.h — messages to stderr (text or JSON lines) and optionally syslog.
+ *
+ * Levels: errors always show; NOTICE is what -q silences (busy, skipped);
+ * INFO is -v narration (acquired in N ms, renewed, released); DEBUG is -vv.
+ * Every line passes through redaction: registered secrets become "***".
+ */
+#ifndef RR_LOG_H
+#define RR_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum rr_log_level { RR_LOG_ERROR, RR_LOG_WARN, RR_LOG_NOTICE, RR_LOG_INFO, RR_LOG_DEBUG };
+
+/* A structured field for JSON output. Terminate arrays with RR_FIELD_END. */
+struct rr_field {
+    const char *key;
+    const char *str;      /* string value, or NULL to use num */
+    long long num;
+};
+#define RR_FS(k, v) ((struct rr_field){ (k), (v), 0 })
+#define RR_FN(k, v) ((struct rr_field){ (k), NULL, (long long)(v) })
+#define RR_FIELD_END ((struct rr_field){ NULL, NULL, 0 })
+
+/* Configure: job name (may be NULL), verbosity (-1 quiet .. 2 debug),
+ * json (one JSON object a line), use_syslog (also send to syslog, LOG_USER,
+ * ident "redlock-run"). Safe to call again. */
+void rr_log_init(const char *job, int verbosity, bool json, bool use_syslog);
+
+/* Register a secret to redact from every later line (copied; up to 8). */
+void rr_log_secret(const char *secret);
+
+/* Log one line. Text: "redlock-run: JOB: message". JSON:
+ * {"time":"2026-11-30T02:00:00.123Z","level":"info","job":"JOB",
+ *  "event":"EVENT","msg":"message",<fields...>}. fields may be NULL.
+ * Never longer than 4 KiB; control bytes are escaped. */
+void rr_log(enum rr_log_level level, const char *event,
+            const struct rr_field *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Would a message at this level be shown anywhere? */
+bool rr_log_enabled(enum rr_log_level level);
+
+/* Escape s as the body of a JSON string (no quotes) into out; always
+ * NUL-terminates; returns the length written. Pure. */
+size_t rr_json_escape(const char *s, char *out, size_t outlen);
+
+#endif
