@@ -36,6 +36,8 @@ RR_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 RR_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
+RR_CFLAGS += -I$(BUILD)
+
 SRCS     := $(wildcard src/*.c)
 LIB_SRCS := $(filter-out src/main.c,$(SRCS))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
@@ -62,6 +64,12 @@ $(BIN): $(BUILD)/main.o $(LIB)
 
 $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
+
+# The Lua scripts are embedded with their SHA1, computed here once.
+$(BUILD)/scripts_gen.h: scripts/gen-lua.sh $(wildcard src/lua/*.lua) | $(BUILD)
+	scripts/gen-lua.sh $@ $(sort $(wildcard src/lua/*.lua))
+
+$(BUILD)/scripts.o: $(BUILD)/scripts_gen.h
 
 $(BUILD)/%.o: src/%.c | $(BUILD)
 	$(CC) $(RR_CFLAGS) $(CFLAGS) -c -o $@ $<

@@ -1,0 +1,73 @@
+/* job.h — a job's Redis keys, its state record, and the pure decisions
+ * made from that record. The acquire script (src/lua/acquire.lua) applies
+ * the same decision atomically on each master; rr_job_decide is its
+ * reference, tested in tests/check_job.c and used by --status. */
+#ifndef RR_JOB_H
+#define RR_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <hiredis/hiredis.h>
+
+#include "cli.h"
+
+/* Every key of one job shares the hash tag {NAME}, so one script may touch
+ * them all (and one cluster slot holds them). */
+struct rr_job_keys {
+    char lock[320];
+    char fence[320];
+    char state[320];
+    char history[320];
+    char channel[320];
+    char once[560];          /* "" without --once */
+    char once_pattern[720];  /* SCAN MATCH pattern for every once record */
+};
+
+/* Build the keys for prefix, NAME and (optional, may be "" or NULL) once
+ * ID. Returns 0, or -1 if a key would not fit. */
+int rr_job_keys(struct rr_job_keys *k, const char *prefix, const char *name,
+                const char *once_id);
+
+enum rr_job_status {
+    RR_JOB_NONE,        /* no record */
+    RR_JOB_RUNNING,
+    RR_JOB_SUCCEEDED,
+    RR_JOB_FAILED,
+    RR_JOB_TIMEOUT,
+    RR_JOB_LOST,
+    RR_JOB_ABANDONED,
+    RR_JOB_UNKNOWN,     /* a status this version does not know */
+};
+
+/* "running", "succeeded", ... ("" for NONE). */
+const char *rr_job_status_name(enum rr_job_status s);
+enum rr_job_status rr_job_status_parse(const char *s);
+
+/* The fields of a state or once record (HGETALL). Strings are copied. */
+struct rr_job_record {
+    enum rr_job_status status;
+    char host[256];
+    long long pid, fence, started_ms, heartbeat_ms, finished_ms;
+    int exit_code, signal;     /* -1 when not set */
+    char once[RR_ONCE_MAX + 1];
+    char token[64];
+};
+
+/* Fill rec from an HGETALL reply (a flat array of field, value); an empty
+ * or non-array reply gives status NONE. Pure. */
+void rr_job_record_parse(struct rr_job_record *rec, const redisReply *r);
+
+enum rr_job_decision {
+    RR_DECIDE_RUN,      /* take the lock and run */
+    RR_DECIDE_BUSY,     /* somebody holds the lock */
+    RR_DECIDE_SKIP,     /* --once ID already succeeded: exit 0 */
+    RR_DECIDE_REFUSE,   /* previous run died mid-way and policy is refuse: 65 */
+};
+
+/* What a run would do given the record it is governed by (the once record
+ * with --once, else the state record), whether the lock is held, and the
+ * policy. A 'running' record with no lock held counts as abandoned. Pure. */
+enum rr_job_decision rr_job_decide(enum rr_job_status st, bool lock_held,
+                                   bool once, bool refuse_stale);
+
+#endif

@@ -1,0 +1,554 @@
+/* lock.c — acquire, extend and release over 1..N masters (Redlock). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#include "lock.h"
+#include "scripts.h"
+
+struct rr_lock {
+    struct rr_conn **conns;
+    int n;
+    struct rr_lock_opts o;
+    struct rr_job_keys keys;
+    char token[33];
+    char ttl[24], state_ttl[24], pid[24];
+    char host[128];
+    char once_id[RR_ONCE_MAX + 1];
+    long long fence;               /* after OK: ours, for the history */
+    long long *started_ms;         /* per master, Redis TIME at acquire */
+};
+
+enum op_kind { OP_ACQUIRE, OP_EXTEND, OP_RELEASE };
+
+struct op;
+
+/* The per-master callback argument of one operation. */
+struct slot {
+    struct op *op;
+    int idx;
+};
+
+struct op {
+    struct rr_lock *lk;
+    enum op_kind kind;
+    int pending;
+    int64_t t0;
+    void *cb;
+    void *arg;
+    struct slot *slots;
+    struct rr_vote *votes;        /* OP_ACQUIRE */
+    int ok, mismatch, err, released, written;
+    char errmsg[RR_ERRLEN];
+    /* After a failed acquisition, the result waits for the clean-up. */
+    struct rr_acquire_result res;
+};
+
+int rr_lock_quorum(int n)
+{
+    return n / 2 + 1;
+}
+
+int64_t rr_lock_validity(int64_t ttl_ms, int64_t elapsed_ms)
+{
+    return ttl_ms - elapsed_ms - (ttl_ms / 100 + 2);
+}
+
+enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
+                           int err, int64_t validity_ms)
+{
+    int q = rr_lock_quorum(n);
+
+    (void)busy;
+    if (done > 0)
+        return RR_ACQ_DONE;
+    if (stale > 0)
+        return RR_ACQ_STALE;
+    if (ok >= q && validity_ms > 0)
+        return RR_ACQ_OK;
+    if (err > n - q)
+        return RR_ACQ_ERROR;
+    if (ok >= q)  /* a quorum that took longer than the lease is worthless */
+        return RR_ACQ_ERROR;
+    return RR_ACQ_BUSY;
+}
+
+static const char *str_of(const redisReply *e, char *buf, size_t len)
+{
+    if (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS)
+        return e->str;
+    if (e->type == REDIS_REPLY_INTEGER) {
+        snprintf(buf, len, "%lld", e->integer);
+        return buf;
+    }
+    return NULL;
+}
+
+/* An integer element, or a string that is entirely a decimal integer. */
+static bool int_of(const redisReply *e, long long *out)
+{
+    char *end;
+
+    if (e->type == REDIS_REPLY_INTEGER) {
+        *out = e->integer;
+        return true;
+    }
+    if (e->type != REDIS_REPLY_STRING || e->len == 0)
+        return false;
+    errno = 0;
+    *out = strtoll(e->str, &end, 10);
+    return errno == 0 && *end == '\0';
+}
+
+static void holder_of(const redisReply *r, size_t first, struct rr_vote *v)
+{
+    char buf[32];
+    const char *h = str_of(r->element[first], buf, sizeof(buf));
+
+    snprintf(v->host, sizeof(v->host), "%s", h ? h : "");
+    if (!int_of(r->element[first + 1], &v->pid))
+        v->pid = 0;
+    if (!int_of(r->element[first + 2], &v->fence))
+        v->fence = 0;
+}
+
+void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
+{
+    char buf[32];
+    const char *tag;
+
+    memset(v, 0, sizeof(*v));
+    v->kind = RR_VOTE_ERR;
+    v->pttl_ms = -1;
+    if (status == RR_REPLY_TIMEOUT) {
+        snprintf(v->detail, sizeof(v->detail), "no reply in time");
+        return;
+    }
+    if (status != RR_REPLY_OK || !r) {
+        snprintf(v->detail, sizeof(v->detail), "connection failed");
+        return;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(v->detail, sizeof(v->detail), "%s", r->str ? r->str : "error");
+        return;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+        !(tag = str_of(r->element[0], buf, sizeof(buf)))) {
+        snprintf(v->detail, sizeof(v->detail), "unexpected reply to the acquire script");
+        return;
+    }
+    if (strcmp(tag, "OK") == 0 && r->elements >= 4) {
+        long long ab;
+        if (!int_of(r->element[1], &v->fence) || v->fence <= 0 ||
+            !int_of(r->element[2], &v->started_ms) || !int_of(r->element[3], &ab))
+            goto malformed;
+        v->abandoned = ab != 0;
+        v->kind = RR_VOTE_OK;
+    } else if (strcmp(tag, "BUSY") == 0 && r->elements >= 5) {
+        if (!int_of(r->element[1], &v->pttl_ms))
+            goto malformed;
+        holder_of(r, 2, v);
+        v->kind = RR_VOTE_BUSY;
+    } else if (strcmp(tag, "DONE") == 0 && r->elements >= 5) {
+        holder_of(r, 1, v);
+        if (!int_of(r->element[4], &v->when_ms))
+            v->when_ms = 0;
+        v->kind = RR_VOTE_DONE;
+    } else if (strcmp(tag, "STALE") == 0 && r->elements >= 5) {
+        holder_of(r, 1, v);
+        if (!int_of(r->element[4], &v->when_ms))
+            v->when_ms = 0;
+        v->kind = RR_VOTE_STALE;
+    } else {
+        goto malformed;
+    }
+    return;
+malformed:
+    memset(v, 0, sizeof(*v));
+    v->kind = RR_VOTE_ERR;
+    v->pttl_ms = -1;
+    snprintf(v->detail, sizeof(v->detail), "malformed reply to the acquire script");
+}
+
+int rr_lock_classify_renew(int status, const redisReply *r)
+{
+    if (status != RR_REPLY_OK || !r || r->type != REDIS_REPLY_INTEGER)
+        return -1;
+    if (r->integer == 1)
+        return 1;
+    if (r->integer == 0)
+        return 0;
+    return -1;
+}
+
+struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_opts *o,
+                            char *err, size_t errlen)
+{
+    struct rr_lock *lk = calloc(1, sizeof(*lk));
+    unsigned char rnd[16];
+
+    if (!lk || !(lk->started_ms = calloc((size_t)n, sizeof(*lk->started_ms)))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    lk->conns = conns;
+    lk->n = n;
+    lk->o = *o;
+    snprintf(lk->host, sizeof(lk->host), "%s", o->host ? o->host : "");
+    snprintf(lk->once_id, sizeof(lk->once_id), "%s", o->once_id ? o->once_id : "");
+    lk->o.host = lk->host;
+    lk->o.once_id = lk->once_id;
+    if (rr_job_keys(&lk->keys, o->prefix, o->name, lk->once_id) != 0) {
+        snprintf(err, errlen, "job name, prefix and --once ID are too long together");
+        goto fail;
+    }
+    /* The token must be unguessable: it is all that separates our lock from
+     * another holder's. getrandom blocks only before the pool is seeded. */
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        snprintf(err, errlen, "cannot draw a random token: %s", strerror(errno));
+        goto fail;
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(lk->token + 2 * i, 3, "%02x", rnd[i]);
+    snprintf(lk->ttl, sizeof(lk->ttl), "%lld", (long long)o->ttl_ms);
+    snprintf(lk->state_ttl, sizeof(lk->state_ttl), "%lld", (long long)o->state_ttl_ms);
+    snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
+    return lk;
+fail:
+    if (lk)
+        free(lk->started_ms);
+    free(lk);
+    return NULL;
+}
+
+void rr_lock_free(struct rr_lock *lk)
+{
+    if (!lk)
+        return;
+    free(lk->started_ms);
+    free(lk);
+}
+
+const char *rr_lock_token(const struct rr_lock *lk)
+{
+    return lk->token;
+}
+
+const struct rr_job_keys *rr_lock_keys(const struct rr_lock *lk)
+{
+    return &lk->keys;
+}
+
+static struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
+{
+    struct op *op = calloc(1, sizeof(*op));
+
+    if (!op)
+        return NULL;
+    op->slots = calloc((size_t)lk->n, sizeof(*op->slots));
+    op->votes = calloc((size_t)lk->n, sizeof(*op->votes));
+    if (!op->slots || !op->votes) {
+        free(op->slots);
+        free(op->votes);
+        free(op);
+        return NULL;
+    }
+    op->lk = lk;
+    op->kind = kind;
+    op->cb = cb;
+    op->arg = arg;
+    op->t0 = rr_now_ms();
+    for (int i = 0; i < lk->n; i++) {
+        op->slots[i].op = op;
+        op->slots[i].idx = i;
+        /* A master whose request could not even be queued votes ERR. */
+        op->votes[i].kind = RR_VOTE_ERR;
+        snprintf(op->votes[i].detail, sizeof(op->votes[i].detail), "not sent");
+    }
+    return op;
+}
+
+static void op_free(struct op *op)
+{
+    free(op->slots);
+    free(op->votes);
+    free(op);
+}
+
+/* Keep the first error of an operation: the connection's own words when
+ * the request failed on the wire, else the master's name and what was wrong. */
+static void note_error(struct op *op, int idx, int status, const char *what)
+{
+    const char *cerr = rr_conn_error(op->lk->conns[idx]);
+
+    if (op->errmsg[0])
+        return;
+    if (status != RR_REPLY_OK && cerr && *cerr)
+        snprintf(op->errmsg, sizeof(op->errmsg), "%s", cerr);
+    else
+        snprintf(op->errmsg, sizeof(op->errmsg), "%s: %s",
+                 rr_conn_name(op->lk->conns[idx]), what);
+}
+
+/* Send one script to every master; returns how many sends were accepted. */
+static int send_all(struct op *op, enum rr_script s, rr_reply_fn cb,
+                    int nkeys, const char *const *keys, int nargs,
+                    const char *const *args)
+{
+    int sent = 0;
+
+    op->pending = op->lk->n;
+    for (int i = 0; i < op->lk->n; i++) {
+        if (rr_script_call(op->lk->conns[i], s, nkeys, keys, nargs, args, cb,
+                           &op->slots[i]) == 0)
+            sent++;
+        else
+            op->pending--;
+    }
+    return sent;
+}
+
+/* ---- release ---- */
+
+static void on_release_reply(struct rr_conn *c, int status, redisReply *r, void *arg);
+
+static int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
+{
+    char code[16], sig[16], hold[24], wait[24], fence[24], started[24];
+    const char *keys[4] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->keys.once };
+    int nkeys = lk->keys.once[0] ? 4 : 3;
+
+    snprintf(code, sizeof(code), "%d", ri->exit_code);
+    if (ri->exit_code < 0)
+        code[0] = '\0';
+    snprintf(sig, sizeof(sig), "%d", ri->signal);
+    if (ri->signal <= 0)
+        sig[0] = '\0';
+    snprintf(hold, sizeof(hold), "%lld", (long long)ri->hold_ms);
+    snprintf(wait, sizeof(wait), "%lld", (long long)ri->wait_ms);
+    snprintf(fence, sizeof(fence), "%lld", lk->fence);
+    snprintf(started, sizeof(started), "%lld", 0LL);
+    /* Each master recorded its own start time; the script prefers the one in
+     * its own state record and falls back to this. */
+    for (int i = 0; i < lk->n; i++)
+        if (lk->started_ms[i]) {
+            snprintf(started, sizeof(started), "%lld", lk->started_ms[i]);
+            break;
+        }
+    const char *args[12] = { lk->token, ri->status, code, sig, hold, wait,
+                             lk->keys.channel, lk->host, lk->pid, fence,
+                             lk->once_id, started };
+    if (send_all(op, RR_SCRIPT_RELEASE, on_release_reply, nkeys, keys, 12, args) == 0)
+        return -1;
+    return 0;
+}
+
+static void finish_acquire(struct op *op);
+
+static void on_release_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct slot *sl = arg;
+    struct op *op = sl->op;
+
+    (void)c;
+    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER &&
+        r->element[1]->type == REDIS_REPLY_INTEGER) {
+        op->released += r->element[0]->integer == 1;
+        op->written += r->element[1]->integer == 1;
+    } else {
+        op->err++;
+        note_error(op, sl->idx, status,
+                   status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
+                       ? r->str : "unexpected reply to the release script");
+    }
+    if (--op->pending > 0)
+        return;
+    if (op->kind == OP_ACQUIRE) {
+        finish_acquire(op);
+        return;
+    }
+    ((rr_release_fn)op->cb)(op->lk, op->released, op->written, op->err,
+                            op->errmsg, op->arg);
+    op_free(op);
+}
+
+int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
+                    rr_release_fn cb, void *arg)
+{
+    struct op *op = op_new(lk, OP_RELEASE, (void *)cb, arg);
+
+    if (!op)
+        return -1;
+    if (start_release(lk, op, ri) != 0) {
+        op_free(op);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- acquire ---- */
+
+static void finish_acquire(struct op *op)
+{
+    ((rr_acquire_fn)op->cb)(op->lk, &op->res, op->arg);
+    op_free(op);
+}
+
+static void decide(struct op *op)
+{
+    struct rr_lock *lk = op->lk;
+    struct rr_acquire_result *res = &op->res;
+    const struct rr_vote *rep = NULL;
+
+    res->elapsed_ms = rr_now_ms() - op->t0;
+    res->validity_ms = rr_lock_validity(lk->o.ttl_ms, res->elapsed_ms);
+    res->retry_ms = -1;
+    for (int i = 0; i < lk->n; i++) {
+        const struct rr_vote *v = &op->votes[i];
+        switch (v->kind) {
+        case RR_VOTE_OK:
+            res->n_ok++;
+            if (v->fence > res->fence)
+                res->fence = v->fence;
+            res->abandoned |= v->abandoned;
+            lk->started_ms[i] = v->started_ms;
+            break;
+        case RR_VOTE_BUSY:
+            res->n_busy++;
+            if (v->pttl_ms >= 0 && (res->retry_ms < 0 || v->pttl_ms < res->retry_ms))
+                res->retry_ms = v->pttl_ms;
+            if (!rep || rep->kind != RR_VOTE_BUSY || (!rep->host[0] && v->host[0]))
+                rep = v;
+            break;
+        case RR_VOTE_DONE:
+            res->n_done++;
+            rep = v;
+            break;
+        case RR_VOTE_STALE:
+            res->n_stale++;
+            if (!rep || rep->kind != RR_VOTE_DONE)
+                rep = v;
+            break;
+        case RR_VOTE_ERR:
+            res->n_err++;
+            if (!res->err[0])
+                snprintf(res->err, sizeof(res->err), "%s", op->errmsg);
+            break;
+        }
+    }
+    if (rep)
+        res->holder = *rep;
+    res->result = rr_lock_decide(lk->n, res->n_ok, res->n_busy, res->n_done,
+                                 res->n_stale, res->n_err, res->validity_ms);
+    if (res->result == RR_ACQ_OK) {
+        lk->fence = res->fence;
+        finish_acquire(op);
+        return;
+    }
+    if (res->result == RR_ACQ_ERROR && !res->err[0]) {
+        if (res->n_ok >= rr_lock_quorum(lk->n))
+            snprintf(res->err, sizeof(res->err),
+                     "the lock took %lldms to acquire, longer than its %lldms lease",
+                     (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
+        else
+            snprintf(res->err, sizeof(res->err), "no quorum");
+    }
+    /* Give back whatever we took. A master that failed may still have
+     * applied the script before its reply was lost, so ask every master
+     * that did not plainly refuse. */
+    if (res->n_ok + res->n_err == 0) {
+        finish_acquire(op);
+        return;
+    }
+    struct rr_release_info ri = { .status = "", .exit_code = -1 };
+    if (start_release(lk, op, &ri) != 0)
+        finish_acquire(op);
+}
+
+static void on_acquire_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct slot *sl = arg;
+    struct op *op = sl->op;
+
+    (void)c;
+    rr_lock_classify_acquire(status, r, &op->votes[sl->idx]);
+    if (op->votes[sl->idx].kind == RR_VOTE_ERR)
+        note_error(op, sl->idx, status, op->votes[sl->idx].detail);
+    if (--op->pending == 0)
+        decide(op);
+}
+
+int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
+{
+    struct op *op = op_new(lk, OP_ACQUIRE, (void *)cb, arg);
+    const char *keys[5] = { lk->keys.lock, lk->keys.fence, lk->keys.state,
+                            lk->keys.history, lk->keys.once };
+    const char *args[7] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
+                            lk->o.refuse_stale ? "1" : "0", lk->state_ttl };
+
+    if (!op)
+        return -1;
+    memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
+    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 5 : 4,
+                 keys, 7, args) == 0) {
+        op_free(op);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- extend ---- */
+
+static void on_extend_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct slot *sl = arg;
+    struct op *op = sl->op;
+    int q = rr_lock_quorum(op->lk->n);
+
+    (void)c;
+    switch (rr_lock_classify_renew(status, r)) {
+    case 1:
+        op->ok++;
+        break;
+    case 0:
+        op->mismatch++;
+        break;
+    default:
+        op->err++;
+        note_error(op, sl->idx, status,
+                   status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
+                       ? r->str : "unexpected reply to the renewal");
+        break;
+    }
+    if (--op->pending > 0)
+        return;
+    enum rr_extend res = op->ok >= q ? RR_EXTEND_OK
+                       : op->mismatch > op->lk->n - q ? RR_EXTEND_LOST
+                       : RR_EXTEND_FAILED;
+    if (res == RR_EXTEND_LOST)
+        snprintf(op->errmsg, sizeof(op->errmsg),
+                 "the lock was taken over or deleted on %d of %d master%s",
+                 op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");
+    ((rr_extend_fn)op->cb)(op->lk, res, op->t0, op->errmsg, op->arg);
+    op_free(op);
+}
+
+int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
+{
+    struct op *op = op_new(lk, OP_EXTEND, (void *)cb, arg);
+    const char *keys[3] = { lk->keys.lock, lk->keys.state, lk->keys.once };
+    const char *args[2] = { lk->token, lk->ttl };
+
+    if (!op)
+        return -1;
+    if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply, lk->keys.once[0] ? 3 : 2,
+                 keys, 2, args) == 0) {
+        op_free(op);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,123 @@
+/* lock.h — the Redlock algorithm over 1..N independent masters.
+ *
+ * One connection per master. Every operation sends its script to all
+ * masters at once and completes when each has answered or failed within
+ * the request timeout. With one master this is a plain single-instance
+ * lock; with N it needs a quorum of N/2+1. Operations may overlap (a
+ * release may start while a renewal is still in flight).
+ */
+#ifndef RR_LOCK_H
+#define RR_LOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "job.h"
+#include "rr.h"
+
+struct rr_lock;
+
+struct rr_lock_opts {
+    const char *prefix;
+    const char *name;
+    const char *once_id;      /* "" without --once */
+    int64_t ttl_ms;
+    int64_t state_ttl_ms;     /* once records */
+    bool refuse_stale;
+    const char *host;         /* recorded in the state */
+    long pid;
+};
+
+/* One master's answer to the acquire script. */
+enum rr_vote_kind { RR_VOTE_OK, RR_VOTE_BUSY, RR_VOTE_DONE, RR_VOTE_STALE, RR_VOTE_ERR };
+
+struct rr_vote {
+    enum rr_vote_kind kind;
+    long long fence;          /* OK: the new fencing token; others: holder's (0 unknown) */
+    long long started_ms;     /* OK: Redis TIME at acquisition */
+    long long pttl_ms;        /* BUSY: the holder's remaining lease (-1 no expiry) */
+    long long when_ms;        /* DONE: finished_ms; STALE: last heartbeat */
+    bool abandoned;           /* OK: an abandoned previous run was recorded */
+    char host[128];           /* holder / previous run host, if known */
+    long long pid;
+    char detail[RR_ERRLEN];   /* ERR: why */
+};
+
+/* Classify one acquire reply (status as in rr_reply_fn). Anything that is
+ * not exactly a well-formed script answer — nil, an error, a wrong type, a
+ * short array, a non-numeric fence — is an ERR vote, never OK. Pure. */
+void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v);
+
+/* Classify one renew reply: 1 extended, 0 token mismatch, -1 error. Pure. */
+int rr_lock_classify_renew(int status, const redisReply *r);
+
+/* N/2+1. Pure. */
+int rr_lock_quorum(int n);
+
+/* Remaining validity after acquiring with a lease of ttl_ms, elapsed_ms
+ * after the first send: ttl - elapsed - (ttl/100 + 2). Pure. */
+int64_t rr_lock_validity(int64_t ttl_ms, int64_t elapsed_ms);
+
+enum rr_acq { RR_ACQ_OK, RR_ACQ_BUSY, RR_ACQ_DONE, RR_ACQ_STALE, RR_ACQ_ERROR };
+
+/* The outcome of one acquisition round from the vote counts (n masters)
+ * and the validity left. DONE on any master wins (success is recorded only
+ * after a real success), then STALE on any, then OK with a quorum and
+ * positive validity; else ERROR if errors alone make a quorum impossible,
+ * else BUSY. Pure. */
+enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
+                           int err, int64_t validity_ms);
+
+struct rr_acquire_result {
+    enum rr_acq result;
+    long long fence;          /* OK: max fence over the quorum */
+    int64_t validity_ms;
+    int64_t elapsed_ms;
+    int64_t retry_ms;         /* BUSY: smallest holder PTTL, -1 unknown */
+    int n_ok, n_busy, n_done, n_stale, n_err;
+    bool abandoned;           /* a dead previous run was found and recorded */
+    struct rr_vote holder;    /* BUSY/DONE/STALE: a representative vote */
+    char err[RR_ERRLEN];      /* ERROR: the first error */
+};
+
+typedef void (*rr_acquire_fn)(struct rr_lock *lk, const struct rr_acquire_result *res, void *arg);
+
+enum rr_extend { RR_EXTEND_OK, RR_EXTEND_FAILED, RR_EXTEND_LOST };
+/* sent_ms is the monotonic time the renewal was sent: the lock is valid
+ * until sent_ms + rr_lock_validity(ttl, 0) after RR_EXTEND_OK. */
+typedef void (*rr_extend_fn)(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
+                             const char *err, void *arg);
+
+struct rr_release_info {
+    const char *status;       /* "succeeded", "failed", ...; "" aborts an acquisition */
+    int exit_code;            /* -1 none */
+    int signal;               /* 0 none */
+    int64_t hold_ms;          /* --min-hold remainder; 0 = delete */
+    int64_t wait_ms;
+};
+/* released = masters where our key was deleted or shortened; errors = masters
+ * that did not answer. */
+typedef void (*rr_release_fn)(struct rr_lock *lk, int released, int written,
+                              int errors, const char *err, void *arg);
+
+/* Create a lock over n connections (borrowed; the caller closes them after
+ * rr_lock_free). A fresh random 128-bit token is drawn with getrandom.
+ * Returns NULL with err set. */
+struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_opts *o,
+                            char *err, size_t errlen);
+void rr_lock_free(struct rr_lock *lk);
+
+/* The operations; each calls its callback exactly once, later. A failed
+ * acquisition has already released what it took when cb runs. */
+int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg);
+int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg);
+int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
+                    rr_release_fn cb, void *arg);
+
+const char *rr_lock_token(const struct rr_lock *lk);
+const struct rr_job_keys *rr_lock_keys(const struct rr_lock *lk);
+
+#endif

@@ -1,0 +1,73 @@
+-- acquire: take the lock if it is free and the job's records allow a run.
+-- KEYS: lock, fence, state, history[, once]
+-- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0), state_ttl_ms
+-- Returns {'OK', fence, started_ms, abandoned}
+--      or {'BUSY', pttl_ms, host, pid, fence}
+--      or {'DONE', host, pid, fence, finished_ms}
+--      or {'STALE', host, pid, fence, heartbeat_ms, key}
+local lock, fencek, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local token, ttl, host, pid = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local once, refuse, state_ttl = ARGV[5], ARGV[6] == '1', ARGV[7]
+
+local pttl = redis.call('PTTL', lock)
+if pttl ~= -2 then
+  -- Report the holder only when the state record belongs to the lock's token.
+  local holder = redis.call('GET', lock)
+  local h = redis.call('HMGET', statek, 'token', 'host', 'pid', 'fence')
+  if h[1] ~= holder then h = {false, false, false, false} end
+  return {'BUSY', pttl, h[2] or '', h[3] or '', h[4] or ''}
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- A record still 'running' while nobody holds the lock: its holder died.
+-- Mark it abandoned once, with a history entry, whatever we do next.
+local abandoned = 0
+local seen = {}
+local function check(key)
+  local r = redis.call('HMGET', key, 'status', 'token', 'host', 'pid', 'fence',
+                       'once', 'started_ms', 'heartbeat_ms')
+  if r[1] ~= 'running' then return r[1] end
+  redis.call('HSET', key, 'status', 'abandoned', 'finished_ms', r[8] or now)
+  if not seen[r[2] or ''] then
+    seen[r[2] or ''] = true
+    abandoned = 1
+    local st = tonumber(r[7]) or now
+    local hb = tonumber(r[8]) or st
+    redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', 'abandoned',
+               'exit_code', '', 'signal', '', 'host', r[3] or '', 'pid', r[4] or '',
+               'fence', r[5] or '', 'once', r[6] or '', 'started_ms', st,
+               'finished_ms', hb, 'duration_ms', hb - st, 'wait_ms', '')
+  end
+  return 'abandoned'
+end
+
+local st = check(statek)
+local rec = statek
+if oncek then
+  st = check(oncek)
+  rec = oncek
+end
+if st == 'succeeded' and oncek then
+  local r = redis.call('HMGET', oncek, 'host', 'pid', 'fence', 'finished_ms')
+  return {'DONE', r[1] or '', r[2] or '', r[3] or '', r[4] or ''}
+end
+if st == 'abandoned' and refuse then
+  local r = redis.call('HMGET', rec, 'host', 'pid', 'fence', 'heartbeat_ms')
+  return {'STALE', r[1] or '', r[2] or '', r[3] or '', r[4] or '', rec}
+end
+
+redis.call('SET', lock, token, 'PX', ttl)
+local fence = redis.call('INCR', fencek)
+local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
+                'token', token, 'started_ms', now, 'heartbeat_ms', now,
+                'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once}
+redis.call('DEL', statek)
+redis.call('HSET', statek, unpack(fields))
+if oncek then
+  redis.call('DEL', oncek)
+  redis.call('HSET', oncek, unpack(fields))
+  redis.call('PEXPIRE', oncek, state_ttl)
+end
+return {'OK', fence, now, abandoned}

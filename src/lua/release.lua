@@ -1,0 +1,47 @@
+-- release: after the child was reaped. Deletes the lock only if it is ours
+-- (or shortens it to the rest of --min-hold), writes the final status only
+-- into records that still carry our token, appends history, wakes waiters.
+-- KEYS: lock, state, history[, once]
+-- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
+--       host, pid, fence, once, started_ms
+-- status '' means an aborted acquisition: our records are removed, no history.
+-- Returns {released (1/0), state_written (1/0)}
+local lock, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local token, status, code, sig = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local hold, wait, channel = tonumber(ARGV[5]), ARGV[6], ARGV[7]
+
+local released = 0
+if redis.call('GET', lock) == token then
+  if hold > 0 then
+    redis.call('PEXPIRE', lock, hold)
+  else
+    redis.call('DEL', lock)
+    released = 1
+  end
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local started = tonumber(ARGV[12]) or now
+local written = 0
+for _, key in ipairs({statek, oncek}) do
+  if redis.call('HGET', key, 'token') == token then
+    if status == '' then
+      redis.call('DEL', key)
+    else
+      local s = tonumber(redis.call('HGET', key, 'started_ms'))
+      if s then started = s end
+      redis.call('HSET', key, 'status', status, 'finished_ms', now,
+                 'heartbeat_ms', now, 'exit_code', code, 'signal', sig)
+      written = 1
+    end
+  end
+end
+if status ~= '' then
+  redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', status,
+             'exit_code', code, 'signal', sig, 'host', ARGV[8], 'pid', ARGV[9],
+             'fence', ARGV[10], 'once', ARGV[11], 'started_ms', started,
+             'finished_ms', now, 'duration_ms', now - started, 'wait_ms', wait)
+end
+if released == 1 then redis.call('PUBLISH', channel, token) end
+return {released, written}

@@ -1,0 +1,55 @@
+/* main.c — parse, dispatch the mode, map the outcome to the exit status.
+ * The only place that exits. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <uv.h>
+
+#include "cli.h"
+#include "log.h"
+#include "run.h"
+#include "status.h"
+
+int main(int argc, char **argv)
+{
+    static struct rr_config cfg;
+    char err[RR_ERRLEN];
+    uv_loop_t loop;
+    int code;
+
+    rr_log_init(NULL, 0, false, false);
+    if (rr_cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
+        rr_log(RR_LOG_ERROR, "usage", NULL, "%s (see redlock-run --help)", err);
+        return RR_EXIT_USAGE;
+    }
+    rr_cli_scrub_argv(argc, argv);
+    if (cfg.mode == RR_MODE_HELP) {
+        rr_cli_usage(stdout);
+        return 0;
+    }
+    if (cfg.mode == RR_MODE_VERSION) {
+        printf("redlock-run %s\n", RR_VERSION);
+        return 0;
+    }
+    rr_log_init(cfg.name, cfg.verbosity, cfg.log_format == RR_LOGFMT_JSON, cfg.use_syslog);
+    if (cfg.has_password)
+        rr_log_secret(cfg.password);
+    for (int i = 0; i < cfg.n_endpoints; i++)
+        if (cfg.endpoints[i].has_password)
+            rr_log_secret(cfg.endpoints[i].password);
+
+    /* A write to a closed socket must be an error we handle, not a death. */
+    signal(SIGPIPE, SIG_IGN);
+    if (uv_loop_init(&loop) != 0) {
+        rr_log(RR_LOG_ERROR, "internal", NULL, "cannot create the event loop");
+        return RR_EXIT_OSERR;
+    }
+    if (cfg.mode == RR_MODE_RUN)
+        code = rr_run(&loop, &cfg);
+    else
+        code = rr_status_main(&loop, &cfg, stdout);
+    fflush(stdout);
+    if (uv_loop_close(&loop) != 0)
+        rr_log(RR_LOG_DEBUG, "internal", NULL, "event loop closed with handles open");
+    return code;
+}

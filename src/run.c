@@ -1,0 +1,769 @@
+/* run.c — the run state machine (see run.h for the picture). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "conn.h"
+#include "duration.h"
+#include "lock.h"
+#include "log.h"
+#include "run.h"
+
+enum state { ACQUIRING, WAITING, RUNNING, STOPPING, RELEASING, DONE };
+
+static const char *const state_names[] = {
+    "acquiring", "waiting", "running", "stopping", "releasing", "done",
+};
+
+/* Signals forwarded to the child's process group while it runs. */
+static const int fwd_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+#define N_SIGNALS (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
+
+struct run {
+    uv_loop_t *loop;
+    const struct rr_config *cfg;
+    enum state state;
+    int exit_code;
+    struct rr_run_report rep;
+
+    struct rr_conn *conns[RR_MAX_ENDPOINTS];
+    struct rr_conn *subs[RR_MAX_ENDPOINTS];   /* pub/sub, only while waiting */
+    int n;
+    struct rr_lock *lock;
+    char host[256];
+
+    /* Acquisition and waiting. */
+    int64_t t_start;              /* monotonic, when we began */
+    int64_t wait_deadline;        /* monotonic; INT64_MAX = forever */
+    int64_t backoff_ms;
+    bool acquire_in_flight;
+    bool woken;                   /* a release message came during an acquire */
+    bool subscribed;
+    int abort_signal;             /* a terminating signal before the child ran */
+
+    /* Holding. */
+    int64_t acquired_at;          /* monotonic */
+    int64_t valid_until;          /* monotonic: lease end as we must assume it */
+    int64_t renew_ms, stop_grace_ms;
+    bool renew_in_flight;
+    const char *final_status;     /* set when the reason to stop is ours */
+    int final_code;
+
+    struct rr_child *child;
+    int child_wstatus;
+    char **child_env;
+
+    uv_timer_t wait_timer, renew_timer, lost_timer, timeout_timer;
+    uv_signal_t sigs[N_SIGNALS];
+};
+
+static void enter(struct run *r, enum state s);
+static void try_acquire(struct run *r);
+
+static int64_t wall_ms(void)
+{
+    struct timeval tv;
+
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static void fmt_dur(int64_t ms, char *buf, size_t len)
+{
+    rr_duration_format(ms < 0 ? 0 : ms, buf, len);
+}
+
+/* ---- shutdown ---- */
+
+static void close_if_open(uv_handle_t *h)
+{
+    if (h->loop && !uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+/* Close every handle we own; the loop then runs dry and rr_run returns. */
+static void finish(struct run *r, int code)
+{
+    if (r->state == DONE)
+        return;
+    r->exit_code = code;
+    enter(r, DONE);
+    close_if_open((uv_handle_t *)&r->wait_timer);
+    close_if_open((uv_handle_t *)&r->renew_timer);
+    close_if_open((uv_handle_t *)&r->lost_timer);
+    close_if_open((uv_handle_t *)&r->timeout_timer);
+    for (size_t i = 0; i < N_SIGNALS; i++)
+        close_if_open((uv_handle_t *)&r->sigs[i]);
+    for (int i = 0; i < r->n; i++) {
+        if (r->subs[i])
+            rr_conn_close(r->subs[i]);
+        r->subs[i] = NULL;
+        if (r->conns[i])
+            rr_conn_close(r->conns[i]);
+        r->conns[i] = NULL;
+    }
+    if (r->child) {
+        rr_child_free(r->child);
+        r->child = NULL;
+    }
+}
+
+static void enter(struct run *r, enum state s)
+{
+    rr_log(RR_LOG_DEBUG, "state", (struct rr_field[]){ RR_FS("from", state_names[r->state]),
+                                                       RR_FS("to", state_names[s]),
+                                                       RR_FIELD_END },
+           "%s -> %s", state_names[r->state], state_names[s]);
+    r->state = s;
+}
+
+/* ---- releasing ---- */
+
+static void on_released(struct rr_lock *lk, int released, int written, int errors,
+                        const char *err, void *arg)
+{
+    struct run *r = arg;
+    char d[32];
+
+    (void)lk;
+    (void)written;
+    if (errors > 0 && released < rr_lock_quorum(r->n)) {
+        fmt_dur(r->cfg->ttl_ms, d, sizeof(d));
+        rr_log(RR_LOG_WARN, "release_failed", NULL,
+               "could not release the lock (%s); it expires by itself within %s",
+               err, d);
+    } else {
+        fmt_dur(rr_now_ms() - r->acquired_at, d, sizeof(d));
+        rr_log(RR_LOG_INFO, "released",
+               (struct rr_field[]){ RR_FS("status", r->rep.status),
+                                    RR_FN("held_ms", rr_now_ms() - r->acquired_at),
+                                    RR_FIELD_END },
+               "released after %s (%s)", d, r->rep.status);
+    }
+    finish(r, r->exit_code);
+}
+
+static void release(struct run *r)
+{
+    int64_t held = rr_now_ms() - r->acquired_at;
+    struct rr_release_info ri = {
+        .status = r->rep.status,
+        .exit_code = r->rep.child_exit,
+        .signal = r->rep.signal,
+        .hold_ms = r->cfg->min_hold_ms > held ? r->cfg->min_hold_ms - held : 0,
+        .wait_ms = r->rep.wait_ms,
+    };
+
+    enter(r, RELEASING);
+    uv_timer_stop(&r->renew_timer);
+    uv_timer_stop(&r->lost_timer);
+    uv_timer_stop(&r->timeout_timer);
+    if (ri.hold_ms > 0) {
+        char d[32];
+        fmt_dur(ri.hold_ms, d, sizeof(d));
+        rr_log(RR_LOG_INFO, "min_hold", NULL, "keeping the lock %s longer (--min-hold)", d);
+    }
+    if (rr_lock_release(r->lock, &ri, on_released, r) != 0) {
+        rr_log(RR_LOG_WARN, "release_failed", NULL,
+               "could not release the lock; it expires by itself");
+        finish(r, r->exit_code);
+    }
+}
+
+/* ---- the child ---- */
+
+static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
+{
+    struct run *r = arg;
+
+    (void)ch;
+    r->child_wstatus = wstatus;
+    r->rep.child_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    r->rep.signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+    if (r->final_status) {
+        r->rep.status = r->final_status;
+        r->exit_code = r->final_code;
+    } else {
+        r->exit_code = rr_child_exit_code(wstatus);
+        r->rep.status = r->exit_code == 0 ? "succeeded" : "failed";
+    }
+    rr_log(RR_LOG_DEBUG, "child_exit",
+           (struct rr_field[]){ RR_FN("exit_code", rr_child_exit_code(wstatus)),
+                                RR_FIELD_END },
+           "command ended with status %d", rr_child_exit_code(wstatus));
+    release(r);
+}
+
+/* Stop the child for our own reason (lost, timeout); the first reason wins. */
+static void stop_child(struct run *r, const char *status, int code, int64_t grace_ms)
+{
+    if (!r->final_status) {
+        r->final_status = status;
+        r->final_code = code;
+    }
+    if (r->state == RUNNING)
+        enter(r, STOPPING);
+    rr_child_stop(r->child, grace_ms);
+}
+
+static void lose(struct run *r, const char *why)
+{
+    if (r->final_status && strcmp(r->final_status, "lost") == 0)
+        return;
+    rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; stopping the command", why);
+    uv_timer_stop(&r->renew_timer);
+    uv_timer_stop(&r->lost_timer);
+    /* Even a --timeout stop in progress becomes a loss: the lock is gone. */
+    r->final_status = NULL;
+    stop_child(r, "lost", RR_EXIT_LOST, r->stop_grace_ms);
+}
+
+static void on_lost_timer(uv_timer_t *t)
+{
+    lose(t->data, "no quorum of renewals before the lease ran out");
+}
+
+/* The child must be gone by the time the lease can have expired, so the stop
+ * starts stop_grace_ms before the end of the validity we can vouch for. */
+static void arm_lost_timer(struct run *r)
+{
+    int64_t due = r->valid_until - r->stop_grace_ms - rr_now_ms();
+
+    uv_timer_start(&r->lost_timer, on_lost_timer, due > 0 ? (uint64_t)due : 0, 0);
+}
+
+static void on_renew_timer(uv_timer_t *t);
+
+static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
+                        const char *err, void *arg)
+{
+    struct run *r = arg;
+
+    (void)lk;
+    r->renew_in_flight = false;
+    if (r->state != RUNNING && r->state != STOPPING)
+        return;
+    if (r->final_status && strcmp(r->final_status, "lost") == 0)
+        return;
+    switch (res) {
+    case RR_EXTEND_OK:
+        r->valid_until = sent_ms + rr_lock_validity(r->cfg->ttl_ms, 0);
+        arm_lost_timer(r);
+        rr_log(RR_LOG_DEBUG, "renewed", NULL, "renewed (%lldms round trip)",
+               (long long)(rr_now_ms() - sent_ms));
+        uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
+        break;
+    case RR_EXTEND_LOST:
+        lose(r, err);
+        break;
+    case RR_EXTEND_FAILED: {
+        /* Retry soon, until the lost timer says the lease may be over. */
+        int64_t retry = r->renew_ms / 4;
+        if (retry > 250)
+            retry = 250;
+        if (retry < 20)
+            retry = 20;
+        rr_log(RR_LOG_WARN, "renew_failed", NULL, "renewal failed (%s); retrying", err);
+        uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)retry, 0);
+        break;
+    }
+    }
+}
+
+static void on_renew_timer(uv_timer_t *t)
+{
+    struct run *r = t->data;
+
+    if (r->renew_in_flight)
+        return;
+    if (rr_lock_extend(r->lock, on_extended, r) == 0)
+        r->renew_in_flight = true;
+    else
+        uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
+}
+
+static void on_timeout_timer(uv_timer_t *t)
+{
+    struct run *r = t->data;
+    char d[32];
+
+    fmt_dur(r->cfg->timeout_ms, d, sizeof(d));
+    rr_log(RR_LOG_ERROR, "timeout", NULL, "command ran longer than --timeout %s; stopping it", d);
+    stop_child(r, "timeout", RR_EXIT_TIMEOUT, r->cfg->kill_after_ms);
+}
+
+static int build_env(struct run *r)
+{
+    extern char **environ;
+    char name[300], fence[64], ttl[64], once[300];
+    const char *drop[] = { "REDLOCK_PASSWORD", "REDLOCK_USER", "REDISCLI_AUTH",
+                           NULL, NULL };
+    const char *add[5];
+    int na = 0;
+    const char *url = getenv("REDLOCK_URL");
+
+    /* A URL with credentials in it is a password too. */
+    if (url && strchr(url, '@'))
+        drop[3] = "REDLOCK_URL";
+    snprintf(name, sizeof(name), "REDLOCK_NAME=%s", r->cfg->name);
+    snprintf(fence, sizeof(fence), "REDLOCK_FENCE=%lld", r->rep.fence);
+    snprintf(ttl, sizeof(ttl), "REDLOCK_TTL_MS=%lld", (long long)r->cfg->ttl_ms);
+    add[na++] = name;
+    add[na++] = fence;
+    add[na++] = ttl;
+    if (r->cfg->once_id[0]) {
+        snprintf(once, sizeof(once), "REDLOCK_ONCE=%s", r->cfg->once_id);
+        add[na++] = once;
+    }
+    add[na] = NULL;
+    r->child_env = rr_child_env(environ, drop, add);
+    return r->child_env ? 0 : -1;
+}
+
+static void start_child(struct run *r)
+{
+    char err[RR_ERRLEN];
+    int rc;
+
+    if (build_env(r) != 0) {
+        rc = -1;
+        snprintf(err, sizeof(err), "out of memory");
+    } else {
+        rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env,
+                            r->cfg->foreground, on_child_exit, r, err, sizeof(err));
+    }
+    if (rc != 0) {
+        rr_log(RR_LOG_ERROR, "exec_failed", NULL, "%s", err);
+        r->exit_code = rc == -127 ? RR_EXIT_NOTFOUND : rc == -126 ? RR_EXIT_NOEXEC
+                                                                 : RR_EXIT_OSERR;
+        r->rep.child_exit = r->exit_code;
+        r->rep.status = "failed";
+        release(r);
+        return;
+    }
+    enter(r, RUNNING);
+    uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
+    arm_lost_timer(r);
+    if (r->cfg->timeout_ms > 0 && r->cfg->timeout_ms != RR_INF)
+        uv_timer_start(&r->timeout_timer, on_timeout_timer, (uint64_t)r->cfg->timeout_ms, 0);
+}
+
+/* ---- waiting ---- */
+
+static void on_wait_timer(uv_timer_t *t)
+{
+    try_acquire(t->data);
+}
+
+static void on_message(struct rr_conn *c, redisReply *msg, void *arg)
+{
+    struct run *r = arg;
+
+    (void)c;
+    (void)msg;
+    if (r->state == WAITING) {
+        uv_timer_stop(&r->wait_timer);
+        try_acquire(r);
+    } else if (r->state == ACQUIRING) {
+        r->woken = true;
+    }
+}
+
+static void on_subscribed(struct rr_conn *c, int status, redisReply *reply, void *arg)
+{
+    struct run *r = arg;
+
+    (void)c;
+    (void)reply;
+    if (status != RR_REPLY_OK || r->state == DONE)
+        return;   /* we still poll on the backoff and the holder's PTTL */
+    /* The release may have happened between our try and the subscription. */
+    if (r->state == WAITING) {
+        uv_timer_stop(&r->wait_timer);
+        try_acquire(r);
+    } else {
+        r->woken = true;
+    }
+}
+
+static void subscribe(struct run *r)
+{
+    const char *sub[] = { "SUBSCRIBE", rr_lock_keys(r->lock)->channel, NULL };
+
+    r->subscribed = true;
+    for (int i = 0; i < r->n; i++) {
+        struct rr_conn_opts o = { 0 };
+        const struct rr_endpoint *ep = &r->cfg->endpoints[i];
+        o.connect_timeout_ms = r->cfg->connect_timeout_ms;
+        o.request_timeout_ms = r->cfg->redis_timeout_ms;
+        o.password = ep->has_password ? ep->password
+                   : r->cfg->has_password ? r->cfg->password : NULL;
+        o.user = ep->has_user ? ep->user : r->cfg->has_user ? r->cfg->user : NULL;
+        r->subs[i] = rr_conn_new(r->loop, ep, &o);
+        if (!r->subs[i])
+            continue;
+        rr_conn_on_message(r->subs[i], on_message, r);
+        rr_conn_commandv(r->subs[i], on_subscribed, r, sub);
+    }
+}
+
+static void wait_more(struct run *r, const struct rr_acquire_result *res)
+{
+    int64_t now = rr_now_ms();
+    int64_t left = r->wait_deadline == INT64_MAX ? INT64_MAX : r->wait_deadline - now;
+    int64_t sleep_ms;
+
+    enter(r, WAITING);
+    if (!r->subscribed)
+        subscribe(r);
+    /* Jittered exponential backoff as the fallback for a lost message; the
+     * holder's PTTL bounds it, since a crashed holder publishes nothing. */
+    sleep_ms = r->backoff_ms / 2 + (int64_t)(random() % (r->backoff_ms / 2 + 1));
+    if (r->backoff_ms < 2000)
+        r->backoff_ms *= 2;
+    if (res->retry_ms >= 0 && res->retry_ms + 1 < sleep_ms)
+        sleep_ms = res->retry_ms + 1;
+    if (sleep_ms > left)
+        sleep_ms = left;
+    if (sleep_ms < 1)
+        sleep_ms = 1;
+    rr_log(RR_LOG_DEBUG, "waiting", NULL, "lock busy; next try in %lldms", (long long)sleep_ms);
+    uv_timer_start(&r->wait_timer, on_wait_timer, (uint64_t)sleep_ms, 0);
+}
+
+/* ---- acquiring ---- */
+
+static void busy_message(struct run *r, const struct rr_acquire_result *res)
+{
+    char d[32] = "", holder[256] = "";
+
+    if (res->holder.host[0])
+        snprintf(holder, sizeof(holder), " by %s pid %lld (fence %lld)", res->holder.host,
+                 res->holder.pid, res->holder.fence);
+    if (res->retry_ms >= 0)
+        fmt_dur(res->retry_ms, d, sizeof(d));
+    rr_log(RR_LOG_NOTICE, "busy",
+           (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
+                                RR_FN("holder_pid", res->holder.pid),
+                                RR_FN("holder_fence", res->holder.fence),
+                                RR_FN("ttl_ms", res->retry_ms), RR_FIELD_END },
+           "%s: lock is held%s%s%s%s", r->cfg->wait_ms ? "gave up waiting" : "not running",
+           holder, d[0] ? ", " : "", d, d[0] ? " left" : "");
+}
+
+static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res, void *arg)
+{
+    struct run *r = arg;
+    char d[32];
+
+    (void)lk;
+    r->acquire_in_flight = false;
+    if (r->abort_signal) {
+        /* A signal came while we were asking; a lock we got is given back. */
+        if (res->result == RR_ACQ_OK) {
+            r->rep.status = "";
+            r->exit_code = 128 + r->abort_signal;
+            r->acquired_at = rr_now_ms();
+            release(r);
+        } else {
+            finish(r, 128 + r->abort_signal);
+        }
+        return;
+    }
+    switch (res->result) {
+    case RR_ACQ_OK:
+        r->acquired_at = rr_now_ms();
+        r->valid_until = r->acquired_at + res->validity_ms;
+        r->rep.fence = res->fence;
+        r->rep.wait_ms = r->acquired_at - r->t_start;
+        r->rep.acquire_ms = res->elapsed_ms;
+        if (res->abandoned)
+            rr_log(RR_LOG_WARN, "abandoned", NULL,
+                   "the previous run died without finishing (recorded as abandoned "
+                   "in the history); running anyway (--on-stale run)");
+        rr_log(RR_LOG_INFO, "acquired",
+               (struct rr_field[]){ RR_FN("fence", res->fence),
+                                    RR_FN("acquire_ms", res->elapsed_ms),
+                                    RR_FN("wait_ms", r->rep.wait_ms),
+                                    RR_FN("masters", res->n_ok), RR_FIELD_END },
+               "acquired in %lldms (fence %lld, %d/%d master%s)",
+               (long long)res->elapsed_ms, res->fence, res->n_ok, r->n,
+               r->n == 1 ? "" : "s");
+        start_child(r);
+        return;
+    case RR_ACQ_BUSY:
+        if (r->woken) {
+            r->woken = false;
+            try_acquire(r);
+            return;
+        }
+        if (r->wait_deadline > rr_now_ms()) {
+            wait_more(r, res);
+            return;
+        }
+        r->rep.status = "busy";
+        r->rep.wait_ms = rr_now_ms() - r->t_start;
+        busy_message(r, res);
+        finish(r, r->cfg->conflict_exit_code);
+        return;
+    case RR_ACQ_DONE:
+        r->rep.status = "skipped";
+        rr_log(RR_LOG_NOTICE, "skipped",
+               (struct rr_field[]){ RR_FS("once", r->cfg->once_id),
+                                    RR_FS("host", res->holder.host),
+                                    RR_FN("fence", res->holder.fence), RR_FIELD_END },
+               "not running: --once %s already succeeded%s%s", r->cfg->once_id,
+               res->holder.host[0] ? " on " : "", res->holder.host);
+        finish(r, RR_EXIT_OK);
+        return;
+    case RR_ACQ_STALE:
+        r->rep.status = "refused";
+        fmt_dur(res->holder.when_ms ? wall_ms() - res->holder.when_ms : 0, d, sizeof(d));
+        rr_log(RR_LOG_ERROR, "stale",
+               (struct rr_field[]){ RR_FS("once", r->cfg->once_id),
+                                    RR_FS("host", res->holder.host),
+                                    RR_FN("pid", res->holder.pid),
+                                    RR_FN("fence", res->holder.fence), RR_FIELD_END },
+               "not running: the previous run%s%s (%s pid %lld, fence %lld) died "
+               "mid-way, last seen %s ago; check what it did, then run "
+               "'redlock-run --resolve succeeded%s%s %s' to skip it or "
+               "'--resolve clear' to run again",
+               r->cfg->once_id[0] ? " of --once " : "", r->cfg->once_id,
+               res->holder.host[0] ? res->holder.host : "unknown host", res->holder.pid,
+               res->holder.fence, d, r->cfg->once_id[0] ? " --once " : "",
+               r->cfg->once_id, r->cfg->name);
+        finish(r, RR_EXIT_STALE);
+        return;
+    case RR_ACQ_ERROR:
+        r->rep.status = "error";
+        rr_log(RR_LOG_ERROR, "unavailable", NULL,
+               "cannot take the lock: %s; check that Redis is up and -r/--redis is right",
+               res->err);
+        finish(r, RR_EXIT_UNAVAILABLE);
+        return;
+    }
+}
+
+static void try_acquire(struct run *r)
+{
+    enter(r, ACQUIRING);
+    if (rr_lock_acquire(r->lock, on_acquired, r) != 0) {
+        rr_log(RR_LOG_ERROR, "internal", NULL, "cannot send the acquire request");
+        finish(r, RR_EXIT_SOFTWARE);
+        return;
+    }
+    r->acquire_in_flight = true;
+}
+
+/* ---- signals ---- */
+
+static void on_signal(uv_signal_t *h, int sig)
+{
+    struct run *r = h->data;
+
+    switch (r->state) {
+    case RUNNING:
+    case STOPPING:
+        rr_log(RR_LOG_INFO, "signal", NULL, "forwarding %s to the command", strsignal(sig));
+        rr_child_signal(r->child, sig);
+        break;
+    case ACQUIRING:
+        r->abort_signal = sig;  /* on_acquired gives back what it got */
+        break;
+    case WAITING:
+        finish(r, 128 + sig);
+        break;
+    case RELEASING:
+    case DONE:
+        break;  /* the release is bounded by --redis-timeout; let it finish */
+    }
+}
+
+/* ---- setup ---- */
+
+static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
+{
+    struct rr_lock_opts lo = { 0 };
+
+    r->n = cfg->n_endpoints;
+    for (int i = 0; i < r->n; i++) {
+        const struct rr_endpoint *ep = &cfg->endpoints[i];
+        struct rr_conn_opts o = { 0 };
+        o.connect_timeout_ms = cfg->connect_timeout_ms;
+        o.request_timeout_ms = cfg->redis_timeout_ms;
+        o.password = ep->has_password ? ep->password
+                   : cfg->has_password ? cfg->password : NULL;
+        o.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
+        if (!(r->conns[i] = rr_conn_new(r->loop, ep, &o))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    if (gethostname(r->host, sizeof(r->host) - 1) != 0)
+        snprintf(r->host, sizeof(r->host), "unknown");
+    lo.prefix = cfg->prefix;
+    lo.name = cfg->name;
+    lo.once_id = cfg->once_id;
+    lo.ttl_ms = cfg->ttl_ms;
+    lo.state_ttl_ms = cfg->state_ttl_ms;
+    lo.refuse_stale = cfg->on_stale == RR_STALE_REFUSE;
+    lo.host = r->host;
+    lo.pid = (long)getpid();
+    r->lock = rr_lock_new(r->conns, r->n, &lo, err, errlen);
+    if (!r->lock)
+        return -1;
+
+    uv_timer_init(r->loop, &r->wait_timer);
+    uv_timer_init(r->loop, &r->renew_timer);
+    uv_timer_init(r->loop, &r->lost_timer);
+    uv_timer_init(r->loop, &r->timeout_timer);
+    r->wait_timer.data = r->renew_timer.data = r->lost_timer.data = r;
+    r->timeout_timer.data = r;
+    for (size_t i = 0; i < N_SIGNALS; i++) {
+        uv_signal_init(r->loop, &r->sigs[i]);
+        r->sigs[i].data = r;
+        uv_signal_start(&r->sigs[i], on_signal, fwd_signals[i]);
+    }
+    /* Renew at least twice per lease, and leave the stop of the child room
+     * to finish before the lease can have run out. */
+    r->renew_ms = cfg->renew_ms;
+    if (r->renew_ms > cfg->ttl_ms / 2)
+        r->renew_ms = cfg->ttl_ms / 2;
+    if (r->renew_ms < 1)
+        r->renew_ms = 1;
+    r->stop_grace_ms = cfg->kill_after_ms;
+    if (r->stop_grace_ms > cfg->ttl_ms / 4)
+        r->stop_grace_ms = cfg->ttl_ms / 4;
+    return 0;
+}
+
+int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
+{
+    struct run r;
+    char err[RR_ERRLEN] = "";
+
+    memset(&r, 0, sizeof(r));
+    r.loop = loop;
+    r.cfg = cfg;
+    r.state = ACQUIRING;
+    r.rep.child_exit = -1;
+    r.rep.status = "error";
+    r.rep.start_s = (double)wall_ms() / 1000.0;
+    r.t_start = rr_now_ms();
+    r.backoff_ms = 100;
+    r.wait_deadline = cfg->wait_ms == RR_INF ? INT64_MAX
+                    : cfg->wait_ms > 0 ? r.t_start + cfg->wait_ms : 0;
+    srandom((unsigned)(getpid() ^ (unsigned)uv_hrtime()));
+
+    if (setup(&r, cfg, err, sizeof(err)) != 0) {
+        rr_log(RR_LOG_ERROR, "setup", NULL, "%s", err);
+        finish(&r, RR_EXIT_SOFTWARE);
+    } else {
+        try_acquire(&r);
+    }
+    uv_run(loop, UV_RUN_DEFAULT);
+
+    r.rep.exit_code = r.exit_code;
+    r.rep.end_s = (double)wall_ms() / 1000.0;
+    if (cfg->metrics_file) {
+        if (rr_run_write_metrics(cfg->metrics_file, cfg->name, &r.rep, err, sizeof(err)) != 0)
+            rr_log(RR_LOG_WARN, "metrics", NULL, "%s", err);
+    }
+    rr_lock_free(r.lock);
+    rr_child_env_free(r.child_env);
+    return r.exit_code;
+}
+
+/* ---- metrics ---- */
+
+static void label_escape(const char *s, char *out, size_t len)
+{
+    size_t o = 0;
+
+    for (; *s && o + 3 < len; s++) {
+        if (*s == '\\' || *s == '"') {
+            out[o++] = '\\';
+            out[o++] = *s;
+        } else if (*s == '\n') {
+            out[o++] = '\\';
+            out[o++] = 'n';
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o] = '\0';
+}
+
+int rr_run_write_metrics(const char *path, const char *job, const struct rr_run_report *rep,
+                         char *err, size_t errlen)
+{
+    static const char *const statuses[] = { "succeeded", "failed", "timeout", "lost",
+                                            "busy", "skipped", "refused", "error" };
+    char tmp[PATH_MAX], lj[512];
+    FILE *f;
+    int fd;
+
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp)) {
+        snprintf(err, errlen, "--metrics-file path is too long");
+        return -1;
+    }
+    /* Write beside the target and rename: the collector never sees half a file. */
+    if ((fd = mkstemp(tmp)) < 0) {
+        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    fchmod(fd, 0644);
+    if (!(f = fdopen(fd, "w"))) {
+        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    label_escape(job, lj, sizeof(lj));
+    fprintf(f, "# HELP redlock_run_last_status Outcome of the last run (1 for its status).\n"
+               "# TYPE redlock_run_last_status gauge\n");
+    for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
+        fprintf(f, "redlock_run_last_status{job=\"%s\",status=\"%s\"} %d\n", lj, statuses[i],
+                rep->status && strcmp(rep->status, statuses[i]) == 0);
+    fprintf(f, "# HELP redlock_run_last_exit_code Exit status of redlock-run for the last run.\n"
+               "# TYPE redlock_run_last_exit_code gauge\n"
+               "redlock_run_last_exit_code{job=\"%s\"} %d\n", lj, rep->exit_code);
+    fprintf(f, "# HELP redlock_run_last_start_timestamp_seconds When the last run started.\n"
+               "# TYPE redlock_run_last_start_timestamp_seconds gauge\n"
+               "redlock_run_last_start_timestamp_seconds{job=\"%s\"} %.3f\n", lj, rep->start_s);
+    fprintf(f, "# HELP redlock_run_last_end_timestamp_seconds When the last run ended.\n"
+               "# TYPE redlock_run_last_end_timestamp_seconds gauge\n"
+               "redlock_run_last_end_timestamp_seconds{job=\"%s\"} %.3f\n", lj, rep->end_s);
+    fprintf(f, "# HELP redlock_run_last_duration_seconds Wall time of the last run.\n"
+               "# TYPE redlock_run_last_duration_seconds gauge\n"
+               "redlock_run_last_duration_seconds{job=\"%s\"} %.3f\n", lj,
+            rep->end_s - rep->start_s);
+    fprintf(f, "# HELP redlock_run_last_wait_seconds Time spent waiting for the lock.\n"
+               "# TYPE redlock_run_last_wait_seconds gauge\n"
+               "redlock_run_last_wait_seconds{job=\"%s\"} %.3f\n", lj,
+            (double)rep->wait_ms / 1000.0);
+    fprintf(f, "# HELP redlock_run_last_fence Fencing token of the last run that held the lock.\n"
+               "# TYPE redlock_run_last_fence gauge\n"
+               "redlock_run_last_fence{job=\"%s\"} %lld\n", lj, rep->fence);
+    if (fflush(f) != 0 || ferror(f)) {
+        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
+        fclose(f);
+        unlink(tmp);
+        return -1;
+    }
+    fclose(f);
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,112 @@
+/* scripts.c — EVALSHA with EVAL fallback for the embedded Lua scripts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "scripts.h"
+#include "scripts_gen.h"
+
+static const char *const shas[RR_SCRIPT_COUNT] = {
+    lua_acquire_sha, lua_renew_sha, lua_release_sha,
+    lua_status_sha, lua_force_sha, lua_resolve_sha,
+};
+static const char *const srcs[RR_SCRIPT_COUNT] = {
+    lua_acquire_src, lua_renew_src, lua_release_src,
+    lua_status_src, lua_force_src, lua_resolve_src,
+};
+
+/* One call in flight: the argv is kept so a NOSCRIPT answer can be retried
+ * with EVAL and the same keys and arguments. */
+struct call {
+    rr_reply_fn cb;
+    void *arg;
+    enum rr_script script;
+    bool retried;
+    int argc;
+    const char **argv;   /* argv[0] is EVALSHA/EVAL, argv[1] SHA or source */
+    size_t *argvlen;
+};
+
+const char *rr_script_sha(enum rr_script s)
+{
+    return shas[s];
+}
+
+const char *rr_script_src(enum rr_script s)
+{
+    return srcs[s];
+}
+
+bool rr_script_is_noscript(const redisReply *reply)
+{
+    return reply && reply->type == REDIS_REPLY_ERROR && reply->str &&
+           strncasecmp(reply->str, "NOSCRIPT", 8) == 0;
+}
+
+static void free_call(struct call *k)
+{
+    /* Only the strdup'd entries (index 2 onwards) are ours. */
+    for (int i = 2; k->argv && i < k->argc; i++)
+        free((void *)k->argv[i]);
+    free(k->argv);
+    free(k->argvlen);
+    free(k);
+}
+
+static void on_reply(struct rr_conn *c, int status, redisReply *reply, void *arg)
+{
+    struct call *k = arg;
+
+    if (status == RR_REPLY_OK && !k->retried && rr_script_is_noscript(reply)) {
+        k->retried = true;
+        k->argv[0] = "EVAL";
+        k->argv[1] = srcs[k->script];
+        k->argvlen[0] = 4;
+        k->argvlen[1] = strlen(srcs[k->script]);
+        if (rr_conn_command(c, on_reply, k, k->argc, k->argv, k->argvlen) == 0)
+            return;
+        /* The connection is closing: report the NOSCRIPT reply as is. */
+    }
+    k->cb(c, status, reply, k->arg);
+    free_call(k);
+}
+
+int rr_script_call(struct rr_conn *c, enum rr_script s,
+                   int nkeys, const char *const *keys,
+                   int nargs, const char *const *args,
+                   rr_reply_fn cb, void *arg)
+{
+    struct call *k = calloc(1, sizeof(*k));
+    char nk[16];
+
+    if (!k)
+        return -1;
+    k->cb = cb;
+    k->arg = arg;
+    k->script = s;
+    k->argc = 3 + nkeys + nargs;
+    k->argv = calloc((size_t)k->argc, sizeof(*k->argv));
+    k->argvlen = calloc((size_t)k->argc, sizeof(*k->argvlen));
+    if (!k->argv || !k->argvlen)
+        goto fail;
+    snprintf(nk, sizeof(nk), "%d", nkeys);
+    k->argv[0] = "EVALSHA";
+    k->argv[1] = shas[s];
+    k->argv[2] = strdup(nk);
+    for (int i = 0; i < nkeys; i++)
+        k->argv[3 + i] = strdup(keys[i]);
+    for (int i = 0; i < nargs; i++)
+        k->argv[3 + nkeys + i] = strdup(args[i] ? args[i] : "");
+    for (int i = 0; i < k->argc; i++) {
+        if (!k->argv[i])
+            goto fail;
+        k->argvlen[i] = strlen(k->argv[i]);
+    }
+    if (rr_conn_command(c, on_reply, k, k->argc, k->argv, k->argvlen) != 0)
+        goto fail;
+    return 0;
+fail:
+    free_call(k);
+    return -1;
+}

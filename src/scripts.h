@@ -1,0 +1,35 @@
+/* scripts.h — the Lua scripts (src/lua/), run by SHA with EVALSHA and
+ * sent in full with EVAL only when the server answers NOSCRIPT. */
+#ifndef RR_SCRIPTS_H
+#define RR_SCRIPTS_H
+
+#include <stdbool.h>
+#include "conn.h"
+
+enum rr_script {
+    RR_SCRIPT_ACQUIRE,
+    RR_SCRIPT_RENEW,
+    RR_SCRIPT_RELEASE,
+    RR_SCRIPT_STATUS,
+    RR_SCRIPT_FORCE,
+    RR_SCRIPT_RESOLVE,
+    RR_SCRIPT_COUNT
+};
+
+/* The script's SHA1 (40 hex chars) and its source. Static storage. */
+const char *rr_script_sha(enum rr_script s);
+const char *rr_script_src(enum rr_script s);
+
+/* Is reply a NOSCRIPT error? Pure. */
+bool rr_script_is_noscript(const redisReply *reply);
+
+/* Run script s on c with nkeys keys and nargs args (all copied). cb gets
+ * the script's reply — after one transparent EVAL retry on NOSCRIPT — with
+ * the same status semantics as rr_conn_command. Returns 0, or negative
+ * (out of memory, c closing) and then cb is never called. */
+int rr_script_call(struct rr_conn *c, enum rr_script s,
+                   int nkeys, const char *const *keys,
+                   int nargs, const char *const *args,
+                   rr_reply_fn cb, void *arg);
+
+#endif

@@ -1,0 +1,449 @@
+/* status.c — --status, --release and --resolve. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "duration.h"
+#include "log.h"
+#include "scripts.h"
+#include "status.h"
+
+struct op {
+    uv_loop_t *loop;
+    const struct rr_config *cfg;
+    FILE *out;
+    struct rr_job_keys keys;
+    struct rr_conn *conns[RR_MAX_ENDPOINTS];
+    int n, next, pending;
+    int exit_code;
+    char host[256], pid[24];
+    /* --release / --resolve tallies over all masters */
+    int done, none, running, errors;
+    char what[512];
+    char err[RR_ERRLEN];
+};
+
+int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
+{
+    if (held)
+        return RR_STATUS_HELD;
+    if (n_abandoned > 0 || last == RR_JOB_ABANDONED || last == RR_JOB_RUNNING)
+        return RR_STATUS_ABANDONED;
+    if (last == RR_JOB_FAILED || last == RR_JOB_TIMEOUT || last == RR_JOB_LOST)
+        return RR_STATUS_FAILED;
+    return RR_STATUS_IDLE;
+}
+
+static const char *str(const redisReply *r)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : "";
+}
+
+static void fmt_time(long long ms, char *buf, size_t len)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (ms <= 0 || !localtime_r(&t, &tm)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    char buf[1024];
+
+    rr_json_escape(s ? s : "", buf, sizeof(buf));
+    fprintf(f, "\"%s\"", buf);
+}
+
+/* One field of a flat HGETALL / stream entry array. */
+static const char *field(const redisReply *flat, const char *name)
+{
+    if (!flat || flat->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < flat->elements; i += 2)
+        if (strcmp(str(flat->element[i]), name) == 0)
+            return str(flat->element[i + 1]);
+    return NULL;
+}
+
+static const char *const rec_fields[] = { "status", "host", "pid", "fence", "once",
+                                          "started_ms", "heartbeat_ms", "finished_ms",
+                                          "exit_code", "signal", NULL };
+static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
+                                       "finished_ms", "exit_code", "signal", "duration_ms",
+                                       "wait_ms", NULL };
+
+static bool is_numeric(const char *name, const char *v)
+{
+    char *end;
+
+    for (int i = 0; numeric[i]; i++)
+        if (strcmp(numeric[i], name) == 0) {
+            if (!v || !*v)
+                return false;
+            strtoll(v, &end, 10);
+            return *end == '\0';
+        }
+    return false;
+}
+
+/* A record as a JSON object: known fields, numbers as numbers, missing as null. */
+static void json_record(FILE *f, const redisReply *flat, const char *const *names)
+{
+    fputc('{', f);
+    for (int i = 0; names[i]; i++) {
+        const char *v = field(flat, names[i]);
+        fprintf(f, "%s\"%s\":", i ? "," : "", names[i]);
+        if (!v || !*v)
+            fputs("null", f);
+        else if (is_numeric(names[i], v))
+            fputs(v, f);
+        else
+            json_str(f, v);
+    }
+    fputc('}', f);
+}
+
+static const char *const hist_fields[] = { "status", "exit_code", "signal", "host", "pid",
+                                           "fence", "once", "started_ms", "finished_ms",
+                                           "duration_ms", "wait_ms", "by", NULL };
+
+static void text_record(FILE *f, const char *label, const redisReply *flat)
+{
+    struct rr_job_record rec;
+    char t[32], d[32];
+
+    rr_job_record_parse(&rec, flat);
+    if (rec.status == RR_JOB_NONE) {
+        fprintf(f, "%-10s never ran\n", label);
+        return;
+    }
+    fmt_time(rec.started_ms, t, sizeof(t));
+    fprintf(f, "%-10s %s on %s pid %lld (fence %lld), started %s", label,
+            rr_job_status_name(rec.status), rec.host[0] ? rec.host : "?", rec.pid,
+            rec.fence, t);
+    if (rec.finished_ms > 0 && rec.started_ms > 0) {
+        rr_duration_format(rec.finished_ms - rec.started_ms, d, sizeof(d));
+        fprintf(f, ", took %s", d);
+    }
+    if (rec.exit_code >= 0)
+        fprintf(f, ", exit %d", rec.exit_code);
+    if (rec.signal > 0)
+        fprintf(f, ", signal %d", rec.signal);
+    fputc('\n', f);
+}
+
+/* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil} */
+static int print_status(struct op *op, const redisReply *r)
+{
+    const struct rr_config *cfg = op->cfg;
+    FILE *f = op->out;
+    bool held = r->element[0]->type == REDIS_REPLY_STRING;
+    long long pttl = r->element[1]->type == REDIS_REPLY_INTEGER ? r->element[1]->integer : -2;
+    const redisReply *state = r->element[2], *hist = r->element[3];
+    const redisReply *stale = r->element[4], *once = r->element[5];
+    struct rr_job_record st, on;
+    const char *holder_tok = held ? r->element[0]->str : "";
+    int n_stale = stale->type == REDIS_REPLY_ARRAY ? (int)stale->elements : 0;
+    bool have_once = cfg->once_id[0] && once->type == REDIS_REPLY_ARRAY;
+
+    rr_job_record_parse(&st, state);
+    rr_job_record_parse(&on, have_once ? once : NULL);
+    /* The holder is described by the state record only if it is the holder's. */
+    bool know_holder = held && strcmp(st.token, holder_tok) == 0;
+    int code = cfg->once_id[0]
+                   ? rr_status_exit_code(held && (!know_holder || !st.once[0] ||
+                                                  strcmp(st.once, cfg->once_id) == 0),
+                                         on.status, 0)
+                   : rr_status_exit_code(held, st.status, n_stale);
+
+    if (cfg->json) {
+        fputs("{\"name\":", f);
+        json_str(f, cfg->name);
+        fprintf(f, ",\"exit_code\":%d,\"lock\":{\"held\":%s", code, held ? "true" : "false");
+        if (held) {
+            fputs(",\"host\":", f);
+            if (know_holder) json_str(f, st.host); else fputs("null", f);
+            if (know_holder) fprintf(f, ",\"pid\":%lld,\"fence\":%lld", st.pid, st.fence);
+            else fputs(",\"pid\":null,\"fence\":null", f);
+            fprintf(f, ",\"ttl_ms\":%lld", pttl);
+        }
+        fputs("},\"last_run\":", f);
+        if (st.status == RR_JOB_NONE) fputs("null", f); else json_record(f, state, rec_fields);
+        fputs(",\"history\":[", f);
+        for (size_t i = 0; hist->type == REDIS_REPLY_ARRAY && i < hist->elements; i++) {
+            const redisReply *e = hist->element[i];
+            if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
+                continue;
+            fprintf(f, "%s", i ? "," : "");
+            json_record(f, e->element[1], hist_fields);
+        }
+        fputs("],\"abandoned_once\":[", f);
+        for (int i = 0; i < n_stale; i++) {
+            fprintf(f, "%s", i ? "," : "");
+            json_str(f, str(stale->element[i]));
+        }
+        fputc(']', f);
+        if (cfg->once_id[0]) {
+            fputs(",\"once\":", f);
+            if (on.status == RR_JOB_NONE) {
+                fputs("{\"id\":", f);
+                json_str(f, cfg->once_id);
+                fputs(",\"status\":null}", f);
+            } else {
+                json_record(f, once, rec_fields);
+            }
+        }
+        fputs("}\n", f);
+        return code;
+    }
+
+    char d[32];
+    fprintf(f, "%-10s %s\n", "job", cfg->name);
+    if (held) {
+        rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
+        if (know_holder)
+            fprintf(f, "%-10s held by %s pid %lld (fence %lld), %s left\n", "lock", st.host,
+                    st.pid, st.fence, d);
+        else
+            fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
+    } else {
+        fprintf(f, "%-10s free\n", "lock");
+    }
+    text_record(f, "last run", state);
+    if (st.status == RR_JOB_RUNNING && !held)
+        fprintf(f, "%-10s the last run is recorded as running but holds no lock: "
+                   "its holder died\n", "warning");
+    if (cfg->once_id[0]) {
+        char label[RR_ONCE_MAX + 8];
+        snprintf(label, sizeof(label), "once %s", cfg->once_id);
+        fprintf(f, "once %s:\n", cfg->once_id);
+        text_record(f, "  ", have_once ? once : NULL);
+        (void)label;
+    }
+    if (n_stale > 0) {
+        fprintf(f, "%-10s", "abandoned");
+        for (int i = 0; i < n_stale; i++)
+            fprintf(f, " %s", str(stale->element[i]));
+        fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once ID %s\n",
+                "", cfg->name);
+    }
+    if (hist->type == REDIS_REPLY_ARRAY && hist->elements > 0) {
+        fprintf(f, "history (newest first):\n");
+        for (size_t i = 0; i < hist->elements; i++) {
+            const redisReply *e = hist->element[i];
+            char t[32];
+            if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
+                continue;
+            const redisReply *h = e->element[1];
+            const char *s = field(h, "started_ms"), *dur = field(h, "duration_ms");
+            const char *code_s = field(h, "exit_code"), *once_s = field(h, "once");
+            fmt_time(s ? atoll(s) : 0, t, sizeof(t));
+            rr_duration_format(dur ? atoll(dur) : 0, d, sizeof(d));
+            fprintf(f, "  %s  %-10s exit %-4s %-8s %s pid %s fence %s%s%s\n", t,
+                    field(h, "status") ? field(h, "status") : "?",
+                    code_s && *code_s ? code_s : "-", d,
+                    field(h, "host") ? field(h, "host") : "?",
+                    field(h, "pid") ? field(h, "pid") : "?",
+                    field(h, "fence") ? field(h, "fence") : "?",
+                    once_s && *once_s ? " once " : "", once_s && *once_s ? once_s : "");
+        }
+    }
+    return code;
+}
+
+static bool status_shape(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ARRAY && r->elements == 6;
+}
+
+static void close_all(struct op *op)
+{
+    for (int i = 0; i < op->n; i++)
+        if (op->conns[i]) {
+            rr_conn_close(op->conns[i]);
+            op->conns[i] = NULL;
+        }
+}
+
+static void ask_status(struct op *op);
+
+static void on_status(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct op *op = arg;
+
+    if (status == RR_REPLY_OK && status_shape(r)) {
+        op->exit_code = print_status(op, r);
+        close_all(op);
+        return;
+    }
+    if (!op->err[0])
+        snprintf(op->err, sizeof(op->err), "%s",
+                 status == RR_REPLY_OK ? (r->type == REDIS_REPLY_ERROR ? r->str
+                                          : "unexpected reply") : rr_conn_error(c));
+    ask_status(op);
+}
+
+/* --status reads the first master that answers. */
+static void ask_status(struct op *op)
+{
+    const char *keys[4] = { op->keys.lock, op->keys.state, op->keys.history, op->keys.once };
+    const char *args[2] = { op->keys.once_pattern, "10" };
+
+    while (op->next < op->n) {
+        int i = op->next++;
+        if (rr_script_call(op->conns[i], RR_SCRIPT_STATUS, op->keys.once[0] ? 4 : 3, keys,
+                           2, args, on_status, op) == 0)
+            return;
+    }
+    rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot read the job's state: %s", op->err);
+    op->exit_code = RR_EXIT_UNAVAILABLE;
+    close_all(op);
+}
+
+static void tally_error(struct op *op, struct rr_conn *c, int status, const redisReply *r)
+{
+    op->errors++;
+    if (!op->err[0])
+        snprintf(op->err, sizeof(op->err), "%s",
+                 status == RR_REPLY_OK ? (r->type == REDIS_REPLY_ERROR ? r->str
+                                          : "unexpected reply") : rr_conn_error(c));
+}
+
+static void on_force(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct op *op = arg;
+
+    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements == 5) {
+        if (r->element[0]->type == REDIS_REPLY_STRING) {
+            if (!op->done++) {
+                if (*str(r->element[2]))
+                    snprintf(op->what, sizeof(op->what), "held by %s pid %s (fence %s)",
+                             str(r->element[2]), str(r->element[3]), str(r->element[4]));
+                else
+                    snprintf(op->what, sizeof(op->what), "holder unknown");
+            }
+        } else {
+            op->none++;
+        }
+    } else {
+        tally_error(op, c, status, r);
+    }
+    if (--op->pending > 0)
+        return;
+    if (op->done) {
+        fprintf(op->out, "released the lock of %s (%s) on %d of %d master%s\n",
+                op->cfg->name, op->what, op->done, op->n, op->n == 1 ? "" : "s");
+        op->exit_code = 0;
+    } else if (op->none) {
+        fprintf(op->out, "the lock of %s is not held; nothing to release\n", op->cfg->name);
+        op->exit_code = 1;
+    } else {
+        rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot release: %s", op->err);
+        op->exit_code = RR_EXIT_UNAVAILABLE;
+    }
+    if (op->errors && op->exit_code != RR_EXIT_UNAVAILABLE)
+        rr_log(RR_LOG_WARN, "partial", NULL, "%d master%s did not answer: %s", op->errors,
+               op->errors == 1 ? "" : "s", op->err);
+    close_all(op);
+}
+
+static void on_resolve(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct op *op = arg;
+    const char *tag = status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements >= 1
+                          ? str(r->element[0]) : NULL;
+
+    if (tag && strcmp(tag, "OK") == 0 && r->elements == 2) {
+        if (!op->done++)
+            snprintf(op->what, sizeof(op->what), "%s", str(r->element[1]));
+    } else if (tag && strcmp(tag, "NONE") == 0) {
+        op->none++;
+    } else if (tag && strcmp(tag, "RUNNING") == 0) {
+        op->running++;
+    } else {
+        tally_error(op, c, status, r);
+    }
+    if (--op->pending > 0)
+        return;
+    const char *target = op->cfg->once_id[0] ? "--once " : "the last run";
+    if (op->running) {
+        rr_log(RR_LOG_ERROR, "running", NULL,
+               "%s of %s is running right now and holds the lock; resolve it after it ends",
+               op->cfg->once_id[0] ? op->cfg->once_id : "the job", op->cfg->name);
+        op->exit_code = RR_EXIT_BUSY;
+    } else if (op->done) {
+        fprintf(op->out, "%s %s%s of %s (was %s)\n",
+                op->cfg->resolve == RR_RESOLVE_CLEAR ? "cleared" : "marked as succeeded:",
+                target, op->cfg->once_id, op->cfg->name, op->what);
+        op->exit_code = 0;
+    } else if (op->none) {
+        fprintf(op->out, "no record of %s%s for %s; nothing to resolve\n", target,
+                op->cfg->once_id, op->cfg->name);
+        op->exit_code = 1;
+    } else {
+        rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot resolve: %s", op->err);
+        op->exit_code = RR_EXIT_UNAVAILABLE;
+    }
+    close_all(op);
+}
+
+int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
+{
+    struct op op;
+
+    memset(&op, 0, sizeof(op));
+    op.loop = loop;
+    op.cfg = cfg;
+    op.out = out;
+    op.n = cfg->n_endpoints;
+    if (rr_job_keys(&op.keys, cfg->prefix, cfg->name, cfg->once_id) != 0) {
+        rr_log(RR_LOG_ERROR, "usage", NULL, "job name, prefix and --once ID are too long together");
+        return RR_EXIT_USAGE;
+    }
+    if (gethostname(op.host, sizeof(op.host) - 1) != 0)
+        snprintf(op.host, sizeof(op.host), "unknown");
+    snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
+    for (int i = 0; i < op.n; i++) {
+        const struct rr_endpoint *ep = &cfg->endpoints[i];
+        struct rr_conn_opts o = { 0 };
+        o.connect_timeout_ms = cfg->connect_timeout_ms;
+        o.request_timeout_ms = cfg->redis_timeout_ms;
+        o.password = ep->has_password ? ep->password
+                   : cfg->has_password ? cfg->password : NULL;
+        o.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
+        if (!(op.conns[i] = rr_conn_new(loop, ep, &o))) {
+            close_all(&op);
+            uv_run(loop, UV_RUN_DEFAULT);
+            return RR_EXIT_SOFTWARE;
+        }
+    }
+    if (cfg->mode == RR_MODE_STATUS) {
+        ask_status(&op);
+    } else if (cfg->mode == RR_MODE_RELEASE) {
+        const char *keys[3] = { op.keys.lock, op.keys.state, op.keys.history };
+        const char *args[3] = { op.keys.channel, op.host, op.pid };
+        for (int i = 0; i < op.n; i++)
+            if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, 3, keys, 3, args, on_force,
+                               &op) == 0)
+                op.pending++;
+    } else {
+        const char *keys[3] = { op.keys.lock, op.keys.once[0] ? op.keys.once : op.keys.state,
+                                op.keys.history };
+        const char *args[4] = { cfg->resolve == RR_RESOLVE_CLEAR ? "clear" : "succeeded",
+                                op.host, op.pid, cfg->once_id };
+        for (int i = 0; i < op.n; i++)
+            if (rr_script_call(op.conns[i], RR_SCRIPT_RESOLVE, 3, keys, 4, args, on_resolve,
+                               &op) == 0)
+                op.pending++;
+    }
+    uv_run(loop, UV_RUN_DEFAULT);
+    return op.exit_code;
+}

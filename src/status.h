@@ -1,0 +1,25 @@
+/* status.h — the operator modes: --status, --release, --resolve. */
+#ifndef RR_STATUS_H
+#define RR_STATUS_H
+
+#include <stdio.h>
+#include <uv.h>
+#include "cli.h"
+#include "job.h"
+
+/* Exit statuses of --status, for monitoring checks. */
+enum rr_status_exit {
+    RR_STATUS_IDLE = 0,       /* free, last run succeeded or never ran */
+    RR_STATUS_HELD = 1,       /* the lock is held right now */
+    RR_STATUS_FAILED = 2,     /* last run failed, timed out or lost its lock */
+    RR_STATUS_ABANDONED = 3,  /* a run died mid-way and nobody resolved it */
+};
+
+/* The --status exit code from what was read. Pure. */
+int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned);
+
+/* Run --status, --release or --resolve as cfg->mode says; prints to out
+ * (messages go through log). Returns the exit status. */
+int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,251 @@
+/* check_lock.c — quorum, validity, reply classification and the acquire
+ * decision: the pure parts of the Redlock algorithm. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "conn.h"
+#include "lock.h"
+#include "resp.h"
+
+START_TEST(test_quorum)
+{
+    ck_assert_int_eq(rr_lock_quorum(1), 1);
+    ck_assert_int_eq(rr_lock_quorum(2), 2);
+    ck_assert_int_eq(rr_lock_quorum(3), 2);
+    ck_assert_int_eq(rr_lock_quorum(4), 3);
+    ck_assert_int_eq(rr_lock_quorum(5), 3);
+    ck_assert_int_eq(rr_lock_quorum(15), 8);
+}
+END_TEST
+
+START_TEST(test_validity)
+{
+    /* ttl - elapsed - (ttl/100 + 2) */
+    ck_assert_int_eq(rr_lock_validity(30000, 0), 30000 - 302);
+    ck_assert_int_eq(rr_lock_validity(30000, 100), 30000 - 100 - 302);
+    ck_assert_int_eq(rr_lock_validity(1000, 0), 988);
+    ck_assert_int_eq(rr_lock_validity(10, 0), 8);
+    ck_assert(rr_lock_validity(1000, 988) <= 0);
+    ck_assert(rr_lock_validity(1000, 5000) < 0);
+}
+END_TEST
+
+START_TEST(test_decide_single)
+{
+    ck_assert_int_eq(rr_lock_decide(1, 1, 0, 0, 0, 0, 900), RR_ACQ_OK);
+    ck_assert_int_eq(rr_lock_decide(1, 0, 1, 0, 0, 0, 900), RR_ACQ_BUSY);
+    ck_assert_int_eq(rr_lock_decide(1, 0, 0, 0, 0, 1, 900), RR_ACQ_ERROR);
+    ck_assert_int_eq(rr_lock_decide(1, 0, 0, 1, 0, 0, 900), RR_ACQ_DONE);
+    ck_assert_int_eq(rr_lock_decide(1, 0, 0, 0, 1, 0, 900), RR_ACQ_STALE);
+    /* A quorum that arrived after its lease expired is not a lock. */
+    ck_assert_int_eq(rr_lock_decide(1, 1, 0, 0, 0, 0, 0), RR_ACQ_ERROR);
+    ck_assert_int_eq(rr_lock_decide(1, 1, 0, 0, 0, 0, -5), RR_ACQ_ERROR);
+}
+END_TEST
+
+START_TEST(test_decide_quorum)
+{
+    /* 3 masters, quorum 2. */
+    ck_assert_int_eq(rr_lock_decide(3, 2, 1, 0, 0, 0, 900), RR_ACQ_OK);
+    ck_assert_int_eq(rr_lock_decide(3, 2, 0, 0, 0, 1, 900), RR_ACQ_OK);
+    ck_assert_int_eq(rr_lock_decide(3, 1, 2, 0, 0, 0, 900), RR_ACQ_BUSY);
+    ck_assert_int_eq(rr_lock_decide(3, 1, 1, 0, 0, 1, 900), RR_ACQ_BUSY);
+    ck_assert_int_eq(rr_lock_decide(3, 1, 0, 0, 0, 2, 900), RR_ACQ_ERROR);
+    ck_assert_int_eq(rr_lock_decide(3, 0, 1, 0, 0, 2, 900), RR_ACQ_ERROR);
+    ck_assert_int_eq(rr_lock_decide(3, 0, 0, 0, 0, 3, 900), RR_ACQ_ERROR);
+    /* DONE on any master wins, even over a quorum of OK. */
+    ck_assert_int_eq(rr_lock_decide(3, 2, 0, 1, 0, 0, 900), RR_ACQ_DONE);
+    ck_assert_int_eq(rr_lock_decide(3, 2, 0, 0, 1, 0, 900), RR_ACQ_STALE);
+    ck_assert_int_eq(rr_lock_decide(3, 0, 0, 1, 2, 0, 900), RR_ACQ_DONE);
+    /* 5 masters, quorum 3. */
+    ck_assert_int_eq(rr_lock_decide(5, 3, 2, 0, 0, 0, 900), RR_ACQ_OK);
+    ck_assert_int_eq(rr_lock_decide(5, 2, 3, 0, 0, 0, 900), RR_ACQ_BUSY);
+    ck_assert_int_eq(rr_lock_decide(5, 2, 1, 0, 0, 2, 900), RR_ACQ_BUSY);
+    ck_assert_int_eq(rr_lock_decide(5, 2, 0, 0, 0, 3, 900), RR_ACQ_ERROR);
+    ck_assert_int_eq(rr_lock_decide(5, 3, 0, 0, 0, 2, 900), RR_ACQ_OK);
+}
+END_TEST
+
+/* Every split of 5 masters into ok/busy/err agrees with the rule. */
+START_TEST(test_decide_exhaustive)
+{
+    for (int n = 1; n <= 7; n++)
+        for (int ok = 0; ok <= n; ok++)
+            for (int busy = 0; ok + busy <= n; busy++) {
+                int err = n - ok - busy, q = n / 2 + 1;
+                enum rr_acq want = ok >= q ? RR_ACQ_OK
+                                 : err > n - q ? RR_ACQ_ERROR : RR_ACQ_BUSY;
+                ck_assert_int_eq(rr_lock_decide(n, ok, busy, 0, 0, err, 100), want);
+            }
+}
+END_TEST
+
+static void vote(const char *text, int status, struct rr_vote *v)
+{
+    redisReply *r = text ? resp(text) : NULL;
+
+    if (text)
+        ck_assert_ptr_nonnull(r);
+    rr_lock_classify_acquire(status, r, v);
+    if (r)
+        freeReplyObject(r);
+}
+
+START_TEST(test_classify_ok)
+{
+    struct rr_vote v;
+
+    vote("*4\r\n$2\r\nOK\r\n:7\r\n:1700000000000\r\n:0\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_OK);
+    ck_assert_int_eq(v.fence, 7);
+    ck_assert_int_eq(v.started_ms, 1700000000000LL);
+    ck_assert(!v.abandoned);
+    vote("*4\r\n$2\r\nOK\r\n:8\r\n:1\r\n:1\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_OK);
+    ck_assert(v.abandoned);
+}
+END_TEST
+
+START_TEST(test_classify_busy_done_stale)
+{
+    struct rr_vote v;
+
+    vote("*5\r\n$4\r\nBUSY\r\n:1234\r\n$3\r\nweb\r\n$2\r\n42\r\n$1\r\n9\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
+    ck_assert_int_eq(v.pttl_ms, 1234);
+    ck_assert_str_eq(v.host, "web");
+    ck_assert_int_eq(v.pid, 42);
+    ck_assert_int_eq(v.fence, 9);
+    /* Holder unknown: empty strings. */
+    vote("*5\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
+    ck_assert_int_eq(v.pttl_ms, -1);
+    ck_assert_str_eq(v.host, "");
+    vote("*5\r\n$4\r\nDONE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_DONE);
+    ck_assert_int_eq(v.when_ms, 100);
+    vote("*6\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n$1\r\nk\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_STALE);
+}
+END_TEST
+
+/* A malformed reply is never counted as a vote for us. */
+static const char *const bad_replies[] = {
+    "$-1\r\n",                                     /* nil */
+    "*-1\r\n",                                     /* nil array */
+    "-ERR something\r\n",                          /* error */
+    "-NOSCRIPT No matching script\r\n",
+    "-OOM command not allowed\r\n",
+    "+OK\r\n",                                     /* wrong type */
+    ":1\r\n",
+    "$2\r\nOK\r\n",
+    "*0\r\n",                                      /* empty array */
+    "*1\r\n$2\r\nOK\r\n",                          /* short */
+    "*3\r\n$2\r\nOK\r\n:1\r\n:2\r\n",
+    "*4\r\n$2\r\nOK\r\n$1\r\nx\r\n:2\r\n:0\r\n",  /* non-numeric fence */
+    "*4\r\n$2\r\nOK\r\n:0\r\n:2\r\n:0\r\n",       /* fence 0 */
+    "*4\r\n$2\r\nOK\r\n:-3\r\n:2\r\n:0\r\n",      /* negative fence */
+    "*4\r\n$2\r\nOK\r\n$-1\r\n:2\r\n:0\r\n",      /* nil fence */
+    "*4\r\n$2\r\nok\r\n:1\r\n:2\r\n:0\r\n",       /* wrong case */
+    "*4\r\n$3\r\nOKK\r\n:1\r\n:2\r\n:0\r\n",
+    "*4\r\n*1\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n", /* nested */
+    "*5\r\n$4\r\nBUSY\r\n$3\r\nabc\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n",
+    "*2\r\n$4\r\nBUSY\r\n:5\r\n",
+    "*4\r\n$4\r\nDONE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n",
+    "*3\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n",
+};
+
+START_TEST(test_classify_malformed)
+{
+    struct rr_vote v;
+    const char *text = bad_replies[_i];
+
+    vote(text, RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    ck_assert_str_ne(v.detail, "");
+}
+END_TEST
+
+START_TEST(test_classify_truncated_and_failures)
+{
+    struct rr_vote v;
+
+    /* A truncated reply never parses into anything. */
+    ck_assert_ptr_null(resp("*4\r\n$2\r\nOK\r\n:7\r\n"));
+    ck_assert_ptr_null(resp("$100\r\nshort\r\n"));
+    vote(NULL, RR_REPLY_TIMEOUT, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    vote(NULL, RR_REPLY_IOERR, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    vote(NULL, RR_REPLY_CLOSED, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    vote(NULL, RR_REPLY_OK, &v);   /* OK status without a reply */
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+}
+END_TEST
+
+START_TEST(test_classify_huge_bulk)
+{
+    /* A 1 MiB host name is truncated, never overflows. */
+    size_t big = 1 << 20;
+    char *text = malloc(big + 200);
+    struct rr_vote v;
+    int n = sprintf(text, "*5\r\n$4\r\nBUSY\r\n:5\r\n$%zu\r\n", big);
+
+    memset(text + n, 'h', big);
+    strcpy(text + n + big, "\r\n$1\r\n1\r\n$1\r\n2\r\n");
+    vote(text, RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
+    ck_assert_uint_eq(strlen(v.host), sizeof(v.host) - 1);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_classify_renew)
+{
+    redisReply *r;
+
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":1\r\n")), 1);
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":0\r\n")), 0);
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":2\r\n")), -1);
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("$1\r\n1\r\n")), -1);
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("-ERR x\r\n")), -1);
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("$-1\r\n")), -1);
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_TIMEOUT, NULL), -1);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_IOERR, NULL), -1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("lock");
+    TCase *tc = tcase_create("pure");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_quorum);
+    tcase_add_test(tc, test_validity);
+    tcase_add_test(tc, test_decide_single);
+    tcase_add_test(tc, test_decide_quorum);
+    tcase_add_test(tc, test_decide_exhaustive);
+    tcase_add_test(tc, test_classify_ok);
+    tcase_add_test(tc, test_classify_busy_done_stale);
+    tcase_add_loop_test(tc, test_classify_malformed, 0,
+                        (int)(sizeof(bad_replies) / sizeof(bad_replies[0])));
+    tcase_add_test(tc, test_classify_truncated_and_failures);
+    tcase_add_test(tc, test_classify_huge_bulk);
+    tcase_add_test(tc, test_classify_renew);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,23 @@
+/* resp.h — build hiredis replies from RESP text in unit tests, through the
+ * same redisReader the program uses, so tests see real reply shapes. */
+#ifndef RR_TEST_RESP_H
+#define RR_TEST_RESP_H
+
+#include <string.h>
+#include <hiredis/hiredis.h>
+
+/* Parse one complete RESP reply; returns NULL for a protocol error or an
+ * incomplete (truncated) reply. Free with freeReplyObject. */
+static inline redisReply *resp(const char *text)
+{
+    redisReader *rd = redisReaderCreate();
+    void *reply = NULL;
+
+    redisReaderFeed(rd, text, strlen(text));
+    if (redisReaderGetReply(rd, &reply) != REDIS_OK)
+        reply = NULL;
+    redisReaderFree(rd);
+    return reply;
+}
+
+#endif
