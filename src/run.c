@@ -466,6 +466,8 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
 
     (void)lk;
     r->acquire_in_flight = false;
+    if (r->state == DONE)
+        return;   /* answered with CLOSED while we shut down */
     if (r->abort_signal) {
         /* A signal came while we were asking; a lock we got is given back. */
         if (res->result == RR_ACQ_OK) {
