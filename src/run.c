@@ -54,6 +54,7 @@ struct run {
     int64_t valid_until;          /* monotonic: lease end as we must assume it */
     int64_t renew_ms, stop_grace_ms;
     bool renew_in_flight;
+    int renew_failures;           /* in a row */
     const char *final_status;     /* set when the reason to stop is ours */
     int final_code;
 
@@ -89,6 +90,15 @@ static void close_if_open(uv_handle_t *h)
         uv_close(h, NULL);
 }
 
+static void close_subs(struct run *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        if (r->subs[i])
+            rr_conn_close(r->subs[i]);
+        r->subs[i] = NULL;
+    }
+}
+
 /* Close every handle we own; the loop then runs dry and rr_run returns. */
 static void finish(struct run *r, int code)
 {
@@ -102,10 +112,8 @@ static void finish(struct run *r, int code)
     close_if_open((uv_handle_t *)&r->timeout_timer);
     for (size_t i = 0; i < N_SIGNALS; i++)
         close_if_open((uv_handle_t *)&r->sigs[i]);
+    close_subs(r);
     for (int i = 0; i < r->n; i++) {
-        if (r->subs[i])
-            rr_conn_close(r->subs[i]);
-        r->subs[i] = NULL;
         if (r->conns[i])
             rr_conn_close(r->conns[i]);
         r->conns[i] = NULL;
@@ -255,6 +263,10 @@ static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
         return;
     switch (res) {
     case RR_EXTEND_OK:
+        if (r->renew_failures)
+            rr_log(RR_LOG_WARN, "renewed", NULL, "renewed again after %d failed attempt%s",
+                   r->renew_failures, r->renew_failures == 1 ? "" : "s");
+        r->renew_failures = 0;
         r->valid_until = sent_ms + rr_lock_validity(r->cfg->ttl_ms, 0);
         arm_lost_timer(r);
         rr_log(RR_LOG_DEBUG, "renewed", NULL, "renewed (%lldms round trip)",
@@ -271,7 +283,9 @@ static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
             retry = 250;
         if (retry < 20)
             retry = 20;
-        rr_log(RR_LOG_WARN, "renew_failed", NULL, "renewal failed (%s); retrying", err);
+        /* One warning per outage, not one per retry. */
+        rr_log(r->renew_failures++ ? RR_LOG_DEBUG : RR_LOG_WARN, "renew_failed", NULL,
+               "renewal failed (%s); retrying until the lease runs out", err);
         uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)retry, 0);
         break;
     }
@@ -482,6 +496,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
     }
     switch (res->result) {
     case RR_ACQ_OK:
+        close_subs(r);
         r->acquired_at = rr_now_ms();
         r->valid_until = r->acquired_at + res->validity_ms;
         r->rep.fence = res->fence;
