@@ -1,0 +1,429 @@
+/* url.c — Redis endpoint URLs (redis://, rediss://, unix://,
+ * redis-sentinel://) to struct rr_endpoint. Pure; never connects.
+ *
+ * Credentials are found the same way here and in rr_url_scrub: the userinfo
+ * is everything between "//" and the LAST '@' of the URL, and the password
+ * is what follows the first ':' in it. Taking the last '@' means an
+ * unencoded '/', '?' or '@' inside a password can never make password bytes
+ * reach a host, port or path, and so can never reach an error message. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "url.h"
+
+#define DEFAULT_PORT 6379
+#define DEFAULT_SENTINEL_PORT 26379
+#define MAX_DB 10000
+
+/* Copy n bytes of s for an error message: printable ASCII only, at most 60
+ * bytes, so the message stays one line. Never used on userinfo. */
+static void quote(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t i, o = 0;
+
+    for (i = 0; i < n && s[i] && o + 4 < outlen && i < 60; i++)
+        out[o++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+    if (i < n && s[i] && o + 4 < outlen) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+/* " (got '70000')" for a port or database that is a short number, else
+ * nothing: "redis://user:secret" without a host puts the password where the
+ * port goes, and it must not reach the message. */
+static void got(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t i;
+
+    out[0] = '\0';
+    if (n == 0 || n > 5)
+        return;
+    for (i = 0; i < n; i++)
+        if ((s[i] < '0' || s[i] > '9') && !(i == 0 && s[i] == '-'))
+            return;
+    snprintf(out, outlen, " (got '%.*s')", (int)n, s);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode n bytes of s into out (outlen includes the NUL).
+ * Returns the decoded length, -1 on a bad escape or an encoded NUL, -2 if
+ * the result does not fit. */
+static int pct_decode(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t i, o = 0;
+
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '%') {
+            int hi, lo;
+            if (i + 2 >= n)
+                return -1;
+            hi = hexval(s[i + 1]);
+            lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                return -1;
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (o + 1 >= outlen)
+            return -2;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+/* Parse a decimal number of n bytes in [lo, hi]; digits only. */
+static int parse_int(const char *s, size_t n, long lo, long hi, long *out)
+{
+    long v = 0;
+    size_t i;
+
+    if (n == 0 || n > 9)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_db(const char *s, size_t n, struct rr_endpoint *ep, char *err, size_t errlen)
+{
+    long v;
+    char q[72];
+
+    if (parse_int(s, n, 0, MAX_DB, &v) < 0) {
+        got(s, n, q, sizeof q);
+        snprintf(err, errlen, "invalid Redis URL: database must be a number from 0 to %d%s", MAX_DB, q);
+        return -1;
+    }
+    ep->db = (int)v;
+    return 0;
+}
+
+/* Split userinfo (n bytes, no '@') into user and password, decoded. */
+static int parse_userinfo(const char *s, size_t n, struct rr_endpoint *ep, char *err, size_t errlen)
+{
+    const char *colon = memchr(s, ':', n);
+    size_t ulen = colon ? (size_t)(colon - s) : n;
+    int r;
+
+    if (ulen > 0) {
+        r = pct_decode(s, ulen, ep->user, sizeof ep->user);
+        if (r == -1) {
+            snprintf(err, errlen, "invalid Redis URL: bad %%-escape in the user name");
+            return -1;
+        }
+        if (r == -2) {
+            snprintf(err, errlen, "invalid Redis URL: user name longer than %zu bytes", sizeof ep->user - 1);
+            return -1;
+        }
+        ep->has_user = true;
+    }
+    if (colon && (size_t)(colon - s) + 1 < n) {
+        r = pct_decode(colon + 1, n - ulen - 1, ep->password, sizeof ep->password);
+        if (r == -1) {
+            snprintf(err, errlen, "invalid Redis URL: bad %%-escape in the password; write a literal %% as %%25");
+            return -1;
+        }
+        if (r == -2) {
+            snprintf(err, errlen, "invalid Redis URL: password longer than %zu bytes", sizeof ep->password - 1);
+            return -1;
+        }
+        ep->has_password = true;
+    }
+    return 0;
+}
+
+static bool host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+}
+
+/* Parse "host[:port]" or "[v6]:port" of n bytes into ep. */
+static int parse_hostport(const char *s, size_t n, int defport, struct rr_endpoint *ep,
+                          char *err, size_t errlen)
+{
+    const char *end = s + n, *p;
+    const char *port = NULL;
+    size_t hlen, i;
+    long v;
+    char q[72];
+    unsigned char addr[16];
+
+    if (n > 0 && s[0] == '[') {
+        p = memchr(s, ']', n);
+        if (p == NULL) {
+            snprintf(err, errlen, "invalid Redis URL: missing ']' after the IPv6 address");
+            return -1;
+        }
+        hlen = (size_t)(p - s - 1);
+        if (hlen == 0 || hlen >= sizeof ep->host) {
+            snprintf(err, errlen, "invalid Redis URL: empty or overlong IPv6 address");
+            return -1;
+        }
+        memcpy(ep->host, s + 1, hlen);
+        ep->host[hlen] = '\0';
+        if (inet_pton(AF_INET6, ep->host, addr) != 1) {
+            quote(ep->host, hlen, q, sizeof q);
+            snprintf(err, errlen, "invalid Redis URL: '%s' is not an IPv6 address", q);
+            return -1;
+        }
+        p++;
+        if (p < end && *p != ':') {
+            quote(p, (size_t)(end - p), q, sizeof q);
+            snprintf(err, errlen, "invalid Redis URL: unexpected '%s' after the IPv6 address", q);
+            return -1;
+        }
+        if (p < end)
+            port = p + 1;
+    } else {
+        p = memchr(s, ':', n);
+        if (p && memchr(p + 1, ':', (size_t)(end - p - 1))) {
+            snprintf(err, errlen, "invalid Redis URL: put an IPv6 address in brackets, as in redis://[::1]:6379");
+            return -1;
+        }
+        hlen = p ? (size_t)(p - s) : n;
+        if (hlen == 0) {
+            snprintf(err, errlen, "invalid Redis URL: empty host; write one, as in redis://127.0.0.1:6379");
+            return -1;
+        }
+        for (i = 0; i < hlen; i++) {
+            if (!host_char(s[i])) {
+                quote(s, hlen, q, sizeof q);
+                snprintf(err, errlen, "invalid Redis URL: bad host '%s'%s", q,
+                         s[i] == ':' || memchr(s, ':', hlen) ? "; put an IPv6 address in brackets" : "");
+                return -1;
+            }
+        }
+        if (hlen >= sizeof ep->host) {
+            snprintf(err, errlen, "invalid Redis URL: host name longer than %zu bytes", sizeof ep->host - 1);
+            return -1;
+        }
+        memcpy(ep->host, s, hlen);
+        ep->host[hlen] = '\0';
+        if (p)
+            port = p + 1;
+    }
+
+    ep->port = defport;
+    if (port) {
+        if (parse_int(port, (size_t)(end - port), 1, 65535, &v) < 0) {
+            got(port, (size_t)(end - port), q, sizeof q);
+            snprintf(err, errlen, "invalid Redis URL: port must be a number from 1 to 65535%s", q);
+            return -1;
+        }
+        ep->port = (int)v;
+    }
+    if (strchr(ep->host, ':'))
+        snprintf(ep->display, sizeof ep->display, "[%s]:%d", ep->host, ep->port);
+    else
+        snprintf(ep->display, sizeof ep->display, "%s:%d", ep->host, ep->port);
+    return 0;
+}
+
+/* unix:///path[?db=N] or unix:/path[?db=N]; rest starts after "unix:". */
+static int parse_unix(const char *rest, struct rr_endpoint *ep, char *err, size_t errlen)
+{
+    const char *path, *query;
+    size_t plen;
+    int r;
+
+    if (strncmp(rest, "//", 2) == 0) {
+        path = rest + 2;
+        if (*path != '/') {
+            snprintf(err, errlen, "invalid Redis URL: a unix:// URL takes an absolute socket path and no host or credentials, as in unix:///run/redis.sock; use --password-file for a password");
+            return -1;
+        }
+    } else {
+        path = rest;
+    }
+    if (*path != '/') {
+        snprintf(err, errlen, "invalid Redis URL: the socket path must be absolute, as in unix:///run/redis.sock");
+        return -1;
+    }
+    if (strchr(path, '@')) {
+        snprintf(err, errlen, "invalid Redis URL: a unix:// URL cannot carry credentials; use --password-file or $REDLOCK_PASSWORD");
+        return -1;
+    }
+    if (strchr(path, '#')) {
+        snprintf(err, errlen, "invalid Redis URL: unexpected '#' in a unix:// URL");
+        return -1;
+    }
+    query = strchr(path, '?');
+    plen = query ? (size_t)(query - path) : strlen(path);
+
+    r = pct_decode(path, plen, ep->path, sizeof ep->path);
+    if (r == -1) {
+        snprintf(err, errlen, "invalid Redis URL: bad %%-escape in the socket path");
+        return -1;
+    }
+    if (r == -2) {
+        snprintf(err, errlen, "invalid Redis URL: socket path longer than %zu bytes", sizeof ep->path - 1);
+        return -1;
+    }
+    if (r <= 1) {
+        snprintf(err, errlen, "invalid Redis URL: empty socket path, write one as in unix:///run/redis.sock");
+        return -1;
+    }
+
+    if (query) {
+        const char *q = query + 1;
+        /* Only db is understood; a ?password= would put the secret where
+         * ps(1) and shell history show it, so it is refused by name and
+         * its value is never echoed. */
+        if (strncmp(q, "db=", 3) != 0) {
+            if (strncmp(q, "password=", 9) == 0)
+                snprintf(err, errlen, "invalid Redis URL: ?password= is not accepted; use --password-file or $REDLOCK_PASSWORD");
+            else
+                snprintf(err, errlen, "invalid Redis URL: the only query parameter of a unix:// URL is ?db=N");
+            return -1;
+        }
+        if (parse_db(q + 3, strlen(q + 3), ep, err, errlen) < 0)
+            return -1;
+    }
+    ep->transport = RR_TRANSPORT_UNIX;
+    snprintf(ep->display, sizeof ep->display, "%s", ep->path);
+    return 0;
+}
+
+/* Everything after "redis://", "rediss://" or "redis-sentinel://". */
+static int parse_tcp(const char *rest, struct rr_endpoint *ep, char *err, size_t errlen)
+{
+    const char *at = strrchr(rest, '@');
+    const char *host = at ? at + 1 : rest;
+    const char *slash, *end;
+    char q[72];
+
+    if (at && parse_userinfo(rest, (size_t)(at - rest), ep, err, errlen) < 0)
+        return -1;
+
+    end = host + strcspn(host, "?#");
+    if (*end) {
+        snprintf(err, errlen, "invalid Redis URL: query parameters and fragments are not supported; put the database in the path, as in redis://host:6379/2");
+        return -1;
+    }
+
+    if (ep->sentinel) {
+        /* redis-sentinel://h1[:p][,h2[:p]...]/master: check every sentinel,
+         * keep the first, and require a master name. */
+        const char *p = host, *comma;
+        slash = memchr(host, '/', (size_t)(end - host));
+        if (slash == NULL || slash + 1 >= end) {
+            snprintf(err, errlen, "invalid Redis URL: redis-sentinel:// needs a master name, as in redis-sentinel://host:26379/mymaster");
+            return -1;
+        }
+        for (;;) {
+            struct rr_endpoint tmp = *ep;
+            comma = memchr(p, ',', (size_t)(slash - p));
+            if (parse_hostport(p, (size_t)((comma ? comma : slash) - p), DEFAULT_SENTINEL_PORT,
+                               p == host ? ep : &tmp, err, errlen) < 0)
+                return -1;
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+        return 0;
+    }
+
+    slash = memchr(host, '/', (size_t)(end - host));
+    if (parse_hostport(host, (size_t)((slash ? slash : end) - host), DEFAULT_PORT, ep, err, errlen) < 0)
+        return -1;
+    if (slash && slash + 1 < end) {
+        if (memchr(slash + 1, '/', (size_t)(end - slash - 1))) {
+            quote(slash, (size_t)(end - slash), q, sizeof q);
+            snprintf(err, errlen, "invalid Redis URL: unexpected path '%s'; the path is only the database number, as in /2", q);
+            return -1;
+        }
+        if (parse_db(slash + 1, (size_t)(end - slash - 1), ep, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errlen)
+{
+    const char *rest;
+    char q[72];
+    size_t n;
+
+    memset(ep, 0, sizeof *ep);
+    ep->transport = RR_TRANSPORT_TCP;
+    if (url == NULL || *url == '\0') {
+        snprintf(err, errlen, "empty Redis URL; write one as in redis://127.0.0.1:6379");
+        goto fail;
+    }
+
+    if (strncasecmp(url, "redis://", 8) == 0) {
+        rest = url + 8;
+    } else if (strncasecmp(url, "rediss://", 9) == 0) {
+        ep->tls = true;
+        rest = url + 9;
+    } else if (strncasecmp(url, "redis-sentinel://", 17) == 0) {
+        ep->sentinel = true;
+        rest = url + 17;
+    } else if (strncasecmp(url, "unix:", 5) == 0) {
+        if (parse_unix(url + 5, ep, err, errlen) < 0)
+            goto fail;
+        return 0;
+    } else {
+        /* Show only the scheme: whatever follows may hold a password. */
+        n = strcspn(url, ":/@");
+        quote(url, n, q, sizeof q);
+        if (url[n] == ':')
+            snprintf(err, errlen, "invalid Redis URL: unknown scheme '%s:'; use redis://, rediss://, unix:// or redis-sentinel://", q);
+        else
+            snprintf(err, errlen, "invalid Redis URL: missing scheme; write it as redis://HOST[:PORT][/DB] or unix:///PATH");
+        goto fail;
+    }
+    if (parse_tcp(rest, ep, err, errlen) < 0)
+        goto fail;
+    return 0;
+
+fail:
+    /* Leave no half-parsed secret behind in the caller's struct. */
+    memset(ep, 0, sizeof *ep);
+    return -1;
+}
+
+bool rr_url_scrub(char *url)
+{
+    char *rest = strstr(url, "://");
+    char *at, *colon, *p;
+    bool hidden = false;
+
+    if (rest == NULL)
+        return false;
+    rest += 3;
+    at = strrchr(rest, '@');
+    if (at == NULL)
+        return false;
+    colon = memchr(rest, ':', (size_t)(at - rest));
+    if (colon == NULL)
+        return false;
+    for (p = colon + 1; p < at; p++) {
+        *p = '*';
+        hidden = true;
+    }
+    return hidden;
+}
