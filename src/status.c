@@ -94,12 +94,16 @@ static bool is_numeric(const char *name, const char *v)
     return false;
 }
 
-/* A record as a JSON object: known fields, numbers as numbers, missing as null. */
-static void json_record(FILE *f, const redisReply *flat, const char *const *names)
+/* A record as a JSON object: known fields, numbers as numbers, missing as
+ * null; status, if not NULL, replaces the stored status. */
+static void json_record(FILE *f, const redisReply *flat, const char *const *names,
+                        const char *status)
 {
     fputc('{', f);
     for (int i = 0; names[i]; i++) {
         const char *v = field(flat, names[i]);
+        if (status && strcmp(names[i], "status") == 0)
+            v = status;
         fprintf(f, "%s\"%s\":", i ? "," : "", names[i]);
         if (!v || !*v)
             fputs("null", f);
@@ -115,12 +119,14 @@ static const char *const hist_fields[] = { "status", "exit_code", "signal", "hos
                                            "fence", "once", "started_ms", "finished_ms",
                                            "duration_ms", "wait_ms", "by", NULL };
 
-static void text_record(FILE *f, const char *label, const redisReply *flat)
+static void text_record(FILE *f, const char *label, const redisReply *flat, bool held)
 {
     struct rr_job_record rec;
     char t[32], d[32];
 
     rr_job_record_parse(&rec, flat);
+    if (rec.status == RR_JOB_RUNNING && !held)
+        rec.status = RR_JOB_ABANDONED;
     if (rec.status == RR_JOB_NONE) {
         fprintf(f, "%-10s never ran\n", label);
         return;
@@ -156,6 +162,10 @@ static int print_status(struct op *op, const redisReply *r)
 
     rr_job_record_parse(&st, state);
     rr_job_record_parse(&on, have_once ? once : NULL);
+    /* 'running' with nobody holding the lock means its holder died: show it
+     * as the next run will record it. */
+    const char *st_shown = st.status == RR_JOB_RUNNING && !held ? "abandoned" : NULL;
+    const char *on_shown = on.status == RR_JOB_RUNNING && !held ? "abandoned" : NULL;
     /* The holder is described by the state record only if it is the holder's. */
     bool know_holder = held && strcmp(st.token, holder_tok) == 0;
     int code = cfg->once_id[0]
@@ -176,14 +186,14 @@ static int print_status(struct op *op, const redisReply *r)
             fprintf(f, ",\"ttl_ms\":%lld", pttl);
         }
         fputs("},\"last_run\":", f);
-        if (st.status == RR_JOB_NONE) fputs("null", f); else json_record(f, state, rec_fields);
+        if (st.status == RR_JOB_NONE) fputs("null", f); else json_record(f, state, rec_fields, st_shown);
         fputs(",\"history\":[", f);
         for (size_t i = 0; hist->type == REDIS_REPLY_ARRAY && i < hist->elements; i++) {
             const redisReply *e = hist->element[i];
             if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
                 continue;
             fprintf(f, "%s", i ? "," : "");
-            json_record(f, e->element[1], hist_fields);
+            json_record(f, e->element[1], hist_fields, NULL);
         }
         fputs("],\"abandoned_once\":[", f);
         for (int i = 0; i < n_stale; i++) {
@@ -198,7 +208,7 @@ static int print_status(struct op *op, const redisReply *r)
                 json_str(f, cfg->once_id);
                 fputs(",\"status\":null}", f);
             } else {
-                json_record(f, once, rec_fields);
+                json_record(f, once, rec_fields, on_shown);
             }
         }
         fputs("}\n", f);
@@ -217,16 +227,13 @@ static int print_status(struct op *op, const redisReply *r)
     } else {
         fprintf(f, "%-10s free\n", "lock");
     }
-    text_record(f, "last run", state);
-    if (st.status == RR_JOB_RUNNING && !held)
+    text_record(f, "last run", state, held);
+    if (st_shown)
         fprintf(f, "%-10s the last run is recorded as running but holds no lock: "
                    "its holder died\n", "warning");
     if (cfg->once_id[0]) {
-        char label[RR_ONCE_MAX + 8];
-        snprintf(label, sizeof(label), "once %s", cfg->once_id);
         fprintf(f, "once %s:\n", cfg->once_id);
-        text_record(f, "  ", have_once ? once : NULL);
-        (void)label;
+        text_record(f, "  ", have_once ? once : NULL, held);
     }
     if (n_stale > 0) {
         fprintf(f, "%-10s", "abandoned");
