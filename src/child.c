@@ -1,0 +1,482 @@
+/* child.c — the wrapped command: spawn, signal, stop, reap.
+ *
+ * We fork and exec ourselves instead of using uv_spawn because the child
+ * must call prctl(PR_SET_PDEATHSIG) between fork and exec, which uv_spawn
+ * has no hook for. Exit is observed with our own SIGCHLD watcher and
+ * waitpid() on our pid only, so libuv's SIGCHLD handling for any uv_spawn
+ * process elsewhere is left alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "rr.h"
+
+extern char **environ;
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+struct rr_child {
+    uv_loop_t *loop;
+    uv_signal_t sigchld;
+    uv_timer_t check_timer;    /* one look right after the watcher starts */
+    uv_timer_t kill_timer;     /* TERM -> KILL escalation */
+    pid_t pid;
+    bool foreground;
+    bool reaped;
+    bool kill_armed;           /* kill_timer is counting down */
+    bool closing;
+    int open_handles;
+    int64_t kill_deadline_ms;  /* uv_now() based, valid if kill_armed */
+    rr_child_exit_fn exit_cb;
+    void *arg;
+};
+
+/* Everything the forked child needs, built before fork so that the child
+ * only makes async-signal-safe calls (no malloc). */
+struct exec_plan {
+    char **paths;              /* candidate file names, NULL-terminated */
+};
+
+static void free_plan(struct exec_plan *plan)
+{
+    if (plan->paths) {
+        for (char **p = plan->paths; *p; p++)
+            free(*p);
+        free(plan->paths);
+    }
+    plan->paths = NULL;
+}
+
+/* Build the list of files execvp would try for name: name itself when it
+ * contains a slash, else every PATH directory (an empty entry meaning the
+ * current directory, as POSIX says). Returns 0 or -1 when out of memory. */
+static int build_plan(const char *name, struct exec_plan *plan)
+{
+    plan->paths = NULL;
+    if (strchr(name, '/') || name[0] == '\0') {
+        plan->paths = calloc(2, sizeof *plan->paths);
+        if (!plan->paths || !(plan->paths[0] = strdup(name)))
+            goto fail;
+        return 0;
+    }
+
+    const char *path = getenv("PATH");
+    if (!path)
+        path = DEFAULT_PATH;
+    size_t n = 1;
+    for (const char *s = path; *s; s++)
+        n += (*s == ':');
+    plan->paths = calloc(n + 1, sizeof *plan->paths);
+    if (!plan->paths)
+        goto fail;
+
+    size_t namelen = strlen(name), i = 0;
+    const char *dir = path;
+    for (;;) {
+        const char *end = strchrnul(dir, ':');
+        size_t dirlen = (size_t)(end - dir);
+        char *cand = malloc(dirlen + namelen + 3);
+        if (!cand)
+            goto fail;
+        if (dirlen == 0)
+            sprintf(cand, "./%s", name);
+        else
+            sprintf(cand, "%.*s/%s", (int)dirlen, dir, name);
+        plan->paths[i++] = cand;
+        if (*end == '\0')
+            break;
+        dir = end + 1;
+    }
+    return 0;
+
+fail:
+    free_plan(plan);
+    return -1;
+}
+
+/* Runs in the forked child: only async-signal-safe calls from here on. */
+static void __attribute__((noreturn))
+exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
+           bool foreground, pid_t parent, int errfd)
+{
+    if (!foreground)
+        setpgid(0, 0);
+
+    /* Die with redlock-run, even when it is SIGKILLed: our lock would
+     * expire under a child that outlives us. If the parent already died
+     * before prctl took effect, the signal will never come, so check. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(RR_EXIT_SOFTWARE);
+
+    /* Handlers are reset by exec anyway, but ignored signals survive it
+     * (SIGPIPE: redlock-run ignores it), so every disposition goes back to
+     * default. This is done while all signals are still blocked (the parent
+     * blocked them around fork), so no inherited libuv handler can run here
+     * and write into the parent's signal pipe. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaction(sig, &dfl, NULL);   /* glibc-reserved ones fail: fine */
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    /* Like execvp: skip files that are missing, remember EACCES in case
+     * nothing else is found, stop at any other error. */
+    int err = ENOENT;
+    bool saw_eacces = false;
+    for (char *const *p = plan->paths; *p; p++) {
+        execve(*p, argv, envp);
+        err = errno;
+        if (err == EACCES) {
+            saw_eacces = true;
+            continue;
+        }
+        if (err == ENOENT || err == ENOTDIR || err == ESTALE || err == ENODEV ||
+            err == ETIMEDOUT)
+            continue;
+        break;
+    }
+    if (saw_eacces && (err == ENOENT || err == ENOTDIR || err == ESTALE ||
+                       err == ENODEV || err == ETIMEDOUT))
+        err = EACCES;
+
+    ssize_t w;
+    do {
+        w = write(errfd, &err, sizeof err);
+    } while (w < 0 && errno == EINTR);
+    _exit(RR_EXIT_NOTFOUND);
+}
+
+/* "cannot run 'foo': permission denied" and friends; returns -126/-127. */
+static int exec_error(int e, const char *name, bool searched, char *err, size_t errlen)
+{
+    if (e == ENOENT || e == ENOTDIR) {
+        /* A bare name was looked up in PATH; a path names one file. */
+        if (searched)
+            snprintf(err, errlen, "cannot run '%s': command not found", name);
+        else
+            snprintf(err, errlen, "cannot run '%s': no such file or directory", name);
+        return -RR_EXIT_NOTFOUND;
+    }
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s", strerror(e));
+    if (msg[0] >= 'A' && msg[0] <= 'Z')
+        msg[0] = (char)(msg[0] - 'A' + 'a');
+    snprintf(err, errlen, "cannot run '%s': %s", name, msg);
+    return -RR_EXIT_NOEXEC;
+}
+
+static void on_handle_close(uv_handle_t *h)
+{
+    struct rr_child *ch = h->data;
+    if (--ch->open_handles == 0)
+        free(ch);
+}
+
+static void try_reap(struct rr_child *ch)
+{
+    if (ch->reaped)
+        return;
+    int st = 0;
+    pid_t r;
+    do {
+        r = waitpid(ch->pid, &st, WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0)
+        return;
+    if (r < 0) {
+        /* ECHILD: someone else reaped our child (SIGCHLD set to SIG_IGN,
+         * or a stray waitpid(-1)). The status is gone; report a failure
+         * rather than waiting forever for an exit we will never see. */
+        st = 255 << 8;
+    }
+    ch->reaped = true;
+    ch->kill_armed = false;
+    uv_signal_stop(&ch->sigchld);
+    uv_timer_stop(&ch->check_timer);
+    uv_timer_stop(&ch->kill_timer);
+    /* Last use of ch here: exit_cb may call rr_child_free, whose memory
+     * stays valid until the close callbacks run. */
+    if (ch->exit_cb)
+        ch->exit_cb(ch, st, ch->arg);
+}
+
+static void on_sigchld(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    try_reap(h->data);
+}
+
+static void on_check_timer(uv_timer_t *h)
+{
+    try_reap(h->data);
+}
+
+static void on_kill_timer(uv_timer_t *h)
+{
+    struct rr_child *ch = h->data;
+    ch->kill_armed = false;
+    rr_child_signal(ch, SIGKILL);
+}
+
+int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
+                   char *const envp[], bool foreground,
+                   rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen)
+{
+    struct exec_plan plan = { NULL };
+    struct rr_child *ch = NULL;
+    int pipefd[2] = { -1, -1 };
+    int rc = -1;
+
+    *out = NULL;
+    if (!argv || !argv[0]) {
+        snprintf(err, errlen, "no command to run");
+        return -RR_EXIT_NOTFOUND;
+    }
+    if (!envp)
+        envp = environ;
+    if (build_plan(argv[0], &plan) < 0) {
+        snprintf(err, errlen, "cannot run '%s': out of memory", argv[0]);
+        return -1;
+    }
+    ch = calloc(1, sizeof *ch);
+    if (!ch) {
+        snprintf(err, errlen, "cannot run '%s': out of memory", argv[0]);
+        goto fail;
+    }
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
+        goto fail;
+    }
+
+    /* Block every signal across fork: the child must not run one of our
+     * handlers before it has reset them to default. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pipefd[0]);
+        exec_child(&plan, argv, envp, foreground, parent, pipefd[1]);
+    }
+    int fork_errno = errno;
+    if (pid > 0 && !foreground) {
+        /* Also from this side, so the group exists when fork returns and a
+         * killpg right away cannot miss. EACCES once the child has exec'd:
+         * then it has done setpgid itself. */
+        setpgid(pid, pid);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(pipefd[1]);
+    pipefd[1] = -1;
+    if (pid < 0) {
+        snprintf(err, errlen, "cannot fork: %s", strerror(fork_errno));
+        goto fail;
+    }
+
+    /* The write end closes on exec: EOF means the exec succeeded. */
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = read(pipefd[0], &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    close(pipefd[0]);
+    pipefd[0] = -1;
+    if (n != 0) {
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (n != (ssize_t)sizeof child_errno)
+            child_errno = EIO;
+        rc = exec_error(child_errno, argv[0], !strchr(argv[0], '/'), err, errlen);
+        goto fail;
+    }
+    free_plan(&plan);
+
+    ch->loop = loop;
+    ch->pid = pid;
+    ch->foreground = foreground;
+    ch->exit_cb = exit_cb;
+    ch->arg = arg;
+
+    int e = uv_signal_init(loop, &ch->sigchld);
+    if (e < 0) {
+        /* Nothing watches it: kill it now rather than leave it unmanaged. */
+        snprintf(err, errlen, "cannot watch '%s': %s", argv[0], uv_strerror(e));
+        rr_child_signal(ch, SIGKILL);
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        free(ch);
+        return -1;
+    }
+    uv_timer_init(loop, &ch->check_timer);
+    uv_timer_init(loop, &ch->kill_timer);
+    ch->open_handles = 3;
+    ch->sigchld.data = ch->check_timer.data = ch->kill_timer.data = ch;
+
+    e = uv_signal_start(&ch->sigchld, on_sigchld, SIGCHLD);
+    if (e < 0) {
+        snprintf(err, errlen, "cannot watch '%s': %s", argv[0], uv_strerror(e));
+        rr_child_signal(ch, SIGKILL);
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        ch->reaped = true;
+        rr_child_free(ch);   /* freed by the close callbacks */
+        return -1;
+    }
+    /* The child may have exited before the watcher was started, and that
+     * SIGCHLD is gone; look once on the next loop iteration (not here: the
+     * caller must have *out before exit_cb can run). */
+    uv_timer_start(&ch->check_timer, on_check_timer, 0, 0);
+
+    *out = ch;
+    return 0;
+
+fail:
+    if (pipefd[0] >= 0)
+        close(pipefd[0]);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    free_plan(&plan);
+    free(ch);
+    return rc;
+}
+
+int rr_child_signal(struct rr_child *ch, int sig)
+{
+    if (!ch || ch->reaped)
+        return 0;
+    int r = ch->foreground ? kill(ch->pid, sig) : killpg(ch->pid, sig);
+    return r < 0 ? -errno : 0;
+}
+
+void rr_child_stop(struct rr_child *ch, int64_t grace_ms)
+{
+    if (!ch || ch->reaped || ch->closing)
+        return;
+    rr_child_signal(ch, SIGTERM);
+    /* A stopped process would hold TERM pending until the KILL; wake it so
+     * it can exit cleanly (as timeout(1) does). */
+    rr_child_signal(ch, SIGCONT);
+
+    if (grace_ms < 0)
+        grace_ms = 0;
+    if (grace_ms == RR_INF)
+        return;   /* never escalate, unless an earlier call asked to */
+    /* The loop's cached time may be stale (stop called after blocking
+     * work), and the timer counts from it: refresh it so the grace period
+     * is never shorter than asked. */
+    uv_update_time(ch->loop);
+    int64_t now = (int64_t)uv_now(ch->loop);
+    int64_t deadline = grace_ms > RR_INF - now ? RR_INF : now + grace_ms;
+    if (ch->kill_armed && ch->kill_deadline_ms <= deadline)
+        return;
+    ch->kill_armed = true;
+    ch->kill_deadline_ms = deadline;
+    uv_timer_start(&ch->kill_timer, on_kill_timer, (uint64_t)grace_ms, 0);
+}
+
+pid_t rr_child_pid(const struct rr_child *ch)
+{
+    return ch ? ch->pid : -1;
+}
+
+void rr_child_free(struct rr_child *ch)
+{
+    if (!ch || ch->closing)
+        return;
+    /* A child still running is left alone (the caller decides whether to
+     * stop it first); the watchers go, so the loop can finish. */
+    ch->closing = true;
+    ch->kill_armed = false;
+    uv_close((uv_handle_t *)&ch->sigchld, on_handle_close);
+    uv_close((uv_handle_t *)&ch->check_timer, on_handle_close);
+    uv_close((uv_handle_t *)&ch->kill_timer, on_handle_close);
+}
+
+int rr_child_exit_code(int wstatus)
+{
+    if (WIFEXITED(wstatus))
+        return WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus))
+        return 128 + WTERMSIG(wstatus);
+    return -1;
+}
+
+/* Length of the name part of "NAME=value" (the whole string if no '='). */
+static size_t name_len(const char *s)
+{
+    const char *eq = strchr(s, '=');
+    return eq ? (size_t)(eq - s) : strlen(s);
+}
+
+static bool has_name(const char *entry, size_t len, const char *const list[], bool list_is_env)
+{
+    if (!list)
+        return false;
+    for (const char *const *p = list; *p; p++) {
+        size_t plen = list_is_env ? name_len(*p) : strlen(*p);
+        if (plen == len && memcmp(*p, entry, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+char **rr_child_env(char *const env[], const char *const drop[], const char *const add[])
+{
+    size_t n = 0, nadd = 0;
+    if (env)
+        for (char *const *p = env; *p; p++)
+            n++;
+    if (add)
+        for (const char *const *p = add; *p; p++)
+            nadd++;
+
+    char **out = calloc(n + nadd + 1, sizeof *out);
+    if (!out)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = name_len(env[i]);
+        if (has_name(env[i], len, drop, false) || has_name(env[i], len, add, true))
+            continue;
+        if (!(out[k++] = strdup(env[i])))
+            goto fail;
+    }
+    for (size_t i = 0; i < nadd; i++) {
+        if (!(out[k++] = strdup(add[i])))
+            goto fail;
+    }
+    return out;
+
+fail:
+    rr_child_env_free(out);
+    return NULL;
+}
+
+void rr_child_env_free(char **env)
+{
+    if (!env)
+        return;
+    for (char **p = env; *p; p++)
+        free(*p);
+    free(env);
+}

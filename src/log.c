@@ -1,0 +1,465 @@
+/* log.c — messages to stderr (text or JSON lines) and optionally syslog.
+ *
+ * Every line is built whole in a buffer and handed to one write(2): lines
+ * of at most 4 KiB (PIPE_BUF on Linux) written to a pipe by several
+ * redlock-run processes at once then never interleave.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* The whole line, newline included. */
+#define LINE_CAP 4096
+#define JOB_MAX 255
+#define ELLIPSIS "..."
+#define TEXT_PREFIX "redlock-run: "
+
+static struct {
+    char job[JOB_MAX + 1];
+    bool has_job;
+    int verbosity;
+    bool json;
+    bool use_syslog;
+    bool syslog_open;
+    char **secrets;
+    size_t n_secrets;
+} st;
+
+static const char *const level_names[] = { "error", "warn", "notice", "info", "debug" };
+static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+
+void rr_log_init(const char *job, int verbosity, bool json, bool use_syslog)
+{
+    st.has_job = job != NULL;
+    snprintf(st.job, sizeof st.job, "%s", job ? job : "");
+    st.verbosity = verbosity;
+    st.json = json;
+    st.use_syslog = use_syslog;
+    if (!use_syslog && st.syslog_open) {
+        closelog();
+        st.syslog_open = false;
+    }
+}
+
+void rr_log_secret(const char *secret)
+{
+    if (!secret || !*secret)
+        return;
+    for (size_t i = 0; i < st.n_secrets; i++)
+        if (strcmp(st.secrets[i], secret) == 0)
+            return;
+    /* No fixed limit: silently dropping a secret would leak it. */
+    char **grown = realloc(st.secrets, (st.n_secrets + 1) * sizeof *grown);
+    if (!grown)
+        return;
+    st.secrets = grown;
+    if ((st.secrets[st.n_secrets] = strdup(secret)) != NULL)
+        st.n_secrets++;
+}
+
+static enum rr_log_level max_level(void)
+{
+    if (st.verbosity < 0)
+        return RR_LOG_ERROR;
+    if (st.verbosity == 0)
+        return RR_LOG_NOTICE;
+    if (st.verbosity == 1)
+        return RR_LOG_INFO;
+    return RR_LOG_DEBUG;
+}
+
+bool rr_log_enabled(enum rr_log_level level)
+{
+    return level <= max_level();
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the byte at s
+ * does not start one: overlong forms, surrogates and code points above
+ * U+10FFFF count as invalid, as in RFC 3629. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    if (c < 0xC2 || c > 0xF4)
+        return 0;
+    size_t need = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (n < need)
+        return 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c == 0xE0)
+        lo = 0xA0;
+    else if (c == 0xED)
+        hi = 0x9F;
+    else if (c == 0xF0)
+        lo = 0x90;
+    else if (c == 0xF4)
+        hi = 0x8F;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < need; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return need;
+}
+
+/* Escape len bytes of s into out (at most outlen-1 bytes, NUL-terminated),
+ * never cutting an escape or a UTF-8 sequence in half. JSON: quotes,
+ * backslashes and control bytes escaped, invalid UTF-8 becomes U+FFFD.
+ * Text: newlines and other control bytes become \n, \xHH, so that one
+ * message stays one line; invalid UTF-8 becomes \xHH. Returns the length
+ * written; *consumed (if not NULL) gets how much of s fit. */
+static size_t escape_n(const char *s, size_t len, char *out, size_t outlen,
+                       bool json, size_t *consumed)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, o = 0;
+
+    while (i < len) {
+        char tmp[8];
+        size_t tlen = 0, used = 1;
+        unsigned char c = u[i];
+        size_t ulen = utf8_len(u + i, len - i);
+
+        if (ulen > 1) {
+            memcpy(tmp, u + i, ulen);
+            tlen = used = ulen;
+        } else if (ulen == 0) {
+            if (json) {
+                memcpy(tmp, "\\ufffd", 6);
+                tlen = 6;
+            } else {
+                tmp[0] = '\\'; tmp[1] = 'x';
+                tmp[2] = hex[c >> 4]; tmp[3] = hex[c & 15];
+                tlen = 4;
+            }
+        } else if (c == '\n' || c == '\r' || (json && (c == '\t' || c == '\b' || c == '\f'))) {
+            tmp[0] = '\\';
+            tmp[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
+            tlen = 2;
+        } else if (json && (c == '"' || c == '\\')) {
+            tmp[0] = '\\';
+            tmp[1] = (char)c;
+            tlen = 2;
+        } else if ((c < 0x20 && !(c == '\t' && !json)) || c == 0x7f) {
+            if (json) {
+                memcpy(tmp, "\\u00", 4);
+                tmp[4] = hex[c >> 4];
+                tmp[5] = hex[c & 15];
+                tlen = 6;
+            } else {
+                tmp[0] = '\\'; tmp[1] = 'x';
+                tmp[2] = hex[c >> 4]; tmp[3] = hex[c & 15];
+                tlen = 4;
+            }
+        } else {
+            tmp[0] = (char)c;
+            tlen = 1;
+        }
+
+        if (outlen == 0 || o + tlen > outlen - 1)
+            break;
+        memcpy(out + o, tmp, tlen);
+        o += tlen;
+        i += used;
+    }
+    if (outlen > 0)
+        out[o] = '\0';
+    if (consumed)
+        *consumed = i;
+    return o;
+}
+
+size_t rr_json_escape(const char *s, char *out, size_t outlen)
+{
+    if (!s)
+        s = "";
+    return escape_n(s, strlen(s), out, outlen, true, NULL);
+}
+
+/* The line being built, bounded by LINE_CAP. */
+struct line {
+    char buf[LINE_CAP + 1];
+    size_t len;
+};
+
+static size_t room(const struct line *l)
+{
+    return LINE_CAP - 1 - l->len;   /* keep one byte for the newline */
+}
+
+static void put(struct line *l, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > room(l))
+        n = room(l);
+    memcpy(l->buf + l->len, s, n);
+    l->len += n;
+    l->buf[l->len] = '\0';
+}
+
+/* Append s escaped, using at most max bytes; when it does not all fit, cut
+ * it short and end it with "..." (within the same max). */
+static void put_escaped(struct line *l, const char *s, size_t slen, size_t max, bool json)
+{
+    if (max > room(l))
+        max = room(l);
+    size_t used;
+    size_t n = escape_n(s, slen, l->buf + l->len, max + 1, json, &used);
+    if (used < slen) {
+        size_t keep = max >= sizeof ELLIPSIS - 1 ? max - (sizeof ELLIPSIS - 1) : 0;
+        n = escape_n(s, slen, l->buf + l->len, keep + 1, json, NULL);
+        memcpy(l->buf + l->len + n, ELLIPSIS, max - keep);
+        n += max - keep;
+    }
+    l->len += n;
+    l->buf[l->len] = '\0';
+}
+
+/* A copy of s (len bytes) with every registered secret replaced by "***"
+ * (the longest match wins where secrets overlap). Returns NULL when out of
+ * memory: the caller must then show nothing of s. */
+static char *redact(const char *s, size_t len, size_t *outlen)
+{
+    size_t cap = len + 1, o = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        size_t best = 0;
+        for (size_t k = 0; k < st.n_secrets; k++) {
+            size_t sl = strlen(st.secrets[k]);
+            if (sl > best && sl <= len - i && memcmp(s + i, st.secrets[k], sl) == 0)
+                best = sl;
+        }
+        const char *piece = best ? "***" : s + i;
+        size_t plen = best ? 3 : 1;
+        if (o + plen + 1 > cap) {
+            /* Only a secret shorter than "***" makes the text grow. */
+            char *grown = realloc(out, cap * 2 + plen);
+            if (!grown) {
+                free(out);
+                return NULL;
+            }
+            out = grown;
+            cap = cap * 2 + plen;
+        }
+        memcpy(out + o, piece, plen);
+        o += plen;
+        i += best ? best : 1;
+    }
+    out[o] = '\0';
+    *outlen = o;
+    return out;
+}
+
+/* Fields rendered as ,"key":value in at most max bytes; a field that does
+ * not fit ends the list (a long string value is cut with "..." instead if
+ * enough of it fits to be useful). */
+static void put_fields(struct line *l, const struct rr_field *fields, size_t max)
+{
+    size_t limit = l->len + (max < room(l) ? max : room(l));
+    for (const struct rr_field *f = fields; f && f->key; f++) {
+        char val[32];
+        const char *sval = f->str;
+        char *red = NULL;
+        size_t slen = 0;
+        if (sval) {
+            slen = strlen(sval);
+            if (st.n_secrets && !(red = redact(sval, slen, &slen))) {
+                sval = "***";
+                slen = 3;
+            } else if (red) {
+                sval = red;
+            }
+        } else {
+            snprintf(val, sizeof val, "%lld", f->num);
+        }
+
+        char key[200];
+        escape_n(f->key, strlen(f->key), key, sizeof key, true, NULL);
+        size_t head = strlen(key) + 5;   /* ,"key": */
+        size_t left = limit - l->len;
+        bool fits;
+        if (sval) {
+            char probe[LINE_CAP];
+            size_t used;
+            size_t n = escape_n(sval, slen, probe, sizeof probe, true, &used);
+            fits = used == slen && head + n + 2 <= left;
+        } else {
+            fits = head + strlen(val) <= left;
+        }
+        bool cut = !fits && sval && head + 2 + 32 <= left;
+        if (fits || cut) {
+            put(l, ",\"");
+            put(l, key);
+            put(l, "\":");
+            if (sval) {
+                put(l, "\"");
+                put_escaped(l, sval, slen, left - head - 2, true);
+                put(l, "\"");
+            } else {
+                put(l, val);
+            }
+        }
+        free(red);
+        if (!fits)
+            break;
+    }
+}
+
+static void put_time(struct line *l)
+{
+    struct timespec ts;
+    struct tm tm;
+    char buf[64];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof buf - n, ".%03ldZ", ts.tv_nsec / 1000000);
+    put(l, buf);
+}
+
+/* Room kept for the message when fields are long. */
+#define MSG_MIN 256
+
+static void build_json(struct line *l, enum rr_log_level level, const char *event,
+                       const struct rr_field *fields, const char *msg, size_t msglen)
+{
+    put(l, "{\"time\":\"");
+    put_time(l);
+    put(l, "\",\"level\":\"");
+    put(l, level_names[level]);
+    put(l, "\"");
+    if (st.has_job) {
+        put(l, ",\"job\":\"");
+        put_escaped(l, st.job, strlen(st.job), 1024, true);
+        put(l, "\"");
+    }
+    if (event) {
+        put(l, ",\"event\":\"");
+        put_escaped(l, event, strlen(event), 256, true);
+        put(l, "\"");
+    }
+
+    /* Fields go after msg in the line, but are rendered first into a side
+     * buffer so the message gets whatever room they leave. */
+    struct line fl = { .len = 0 };
+    size_t msg_fixed = strlen(",\"msg\":\"\"}");
+    size_t avail = room(l) - msg_fixed;
+    size_t fmax = avail > MSG_MIN ? avail - MSG_MIN : 0;
+    fl.buf[0] = '\0';
+    put_fields(&fl, fields, fmax);
+
+    put(l, ",\"msg\":\"");
+    put_escaped(l, msg, msglen, room(l) - fl.len - 2, true);
+    put(l, "\"");
+    put(l, fl.buf);
+    put(l, "}");
+}
+
+static void build_text(struct line *l, bool prefix, const char *msg, size_t msglen)
+{
+    if (prefix)
+        put(l, TEXT_PREFIX);
+    if (st.has_job) {
+        put_escaped(l, st.job, strlen(st.job), 1024, false);
+        put(l, ": ");
+    }
+    put_escaped(l, msg, msglen, room(l), false);
+}
+
+static void write_line(struct line *l)
+{
+    l->buf[l->len++] = '\n';
+    const char *p = l->buf;
+    size_t left = l->len;
+    while (left > 0) {
+        ssize_t w = write(STDERR_FILENO, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        left -= (size_t)w;
+    }
+}
+
+void rr_log(enum rr_log_level level, const char *event,
+            const struct rr_field *fields, const char *fmt, ...)
+{
+    if ((int)level < 0)
+        level = RR_LOG_ERROR;
+    if (level > RR_LOG_DEBUG)
+        level = RR_LOG_DEBUG;
+    if (!rr_log_enabled(level))
+        return;
+    int saved_errno = errno;   /* callers may log between a call and errno */
+
+    char stackbuf[1024];
+    char *heap = NULL, *red = NULL;
+    const char *msg = stackbuf;
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(stackbuf, sizeof stackbuf, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        msg = "(unformattable message)";
+    } else if ((size_t)n >= sizeof stackbuf) {
+        /* Format it whole: redacting a cut text could leave part of a
+         * secret at the cut. */
+        heap = malloc((size_t)n + 1);
+        if (heap) {
+            vsnprintf(heap, (size_t)n + 1, fmt, ap2);
+            msg = heap;
+        } else {
+            msg = "(message dropped: out of memory)";
+        }
+    }
+    va_end(ap2);
+
+    size_t msglen = strlen(msg);
+    if (st.n_secrets) {
+        red = redact(msg, msglen, &msglen);
+        if (!red) {
+            msg = "***";
+            msglen = 3;
+        } else {
+            msg = red;
+        }
+    }
+
+    struct line l = { .len = 0 };
+    l.buf[0] = '\0';
+    if (st.json)
+        build_json(&l, level, event, fields, msg, msglen);
+    else
+        build_text(&l, true, msg, msglen);
+    write_line(&l);
+
+    if (st.use_syslog) {
+        if (!st.syslog_open) {
+            openlog("redlock-run", LOG_PID, LOG_USER);
+            st.syslog_open = true;
+        }
+        /* syslog adds the ident itself. */
+        struct line sl = { .len = 0 };
+        sl.buf[0] = '\0';
+        build_text(&sl, false, msg, msglen);
+        syslog(syslog_prio[level], "%s", sl.buf);
+    }
+
+    free(heap);
+    free(red);
+    errno = saved_errno;
+}

@@ -1,0 +1,747 @@
+/* check_child.c — spawning, exit codes, process groups, stopping, env. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "child.h"
+#include "rr.h"
+
+extern char **environ;
+
+/* Slack on top of a grace period: valgrind and loaded CI machines are slow. */
+#define SLACK_MS 1500
+
+#define PATHLEN 300
+#define SCRIPTLEN 2048
+
+struct outcome {
+    int calls;
+    int wstatus;
+    bool free_in_cb;
+};
+
+static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
+{
+    struct outcome *o = arg;
+    o->calls++;
+    o->wstatus = wstatus;
+    if (o->free_in_cb)
+        rr_child_free(ch);
+}
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/rr-child-XXXXXX", base && *base ? base : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[PATHLEN + 16];
+    if (!tmpdir[0])
+        return;
+    snprintf(cmd, sizeof cmd, "/bin/rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+    tmpdir[0] = '\0';
+}
+
+static void tmppath(char *out, size_t outlen, const char *name)
+{
+    snprintf(out, outlen, "%s/%s", tmpdir, name);
+}
+
+/* Read a whole small file; "" if it does not exist. Caller frees. */
+static char *slurp(const char *path)
+{
+    char *buf = calloc(1, 65536);
+    ck_assert_ptr_nonnull(buf);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(buf, 1, 65535, f);
+        buf[n] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
+/* Wait until path exists (written atomically by mv), up to timeout_ms. */
+static bool wait_for_file(const char *path, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        if (access(path, F_OK) == 0)
+            return true;
+        usleep(10000);
+    }
+    return false;
+}
+
+static long read_pid_file(const char *path)
+{
+    ck_assert_msg(wait_for_file(path, 5000), "%s never appeared", path);
+    char *s = slurp(path);
+    long pid = strtol(s, NULL, 10);
+    free(s);
+    ck_assert_int_gt(pid, 1);
+    return pid;
+}
+
+/* Does text contain exactly this line? */
+static bool has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; (p = strstr(p, line)) != NULL; p++) {
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+static int64_t elapsed_since(int64_t start)
+{
+    return rr_now_ms() - start;
+}
+
+/* Run a started child to its end and tear everything down, checking that
+ * exit_cb ran exactly once and that the loop closes cleanly. */
+static int finish(uv_loop_t *loop, struct rr_child *ch, struct outcome *o)
+{
+    ck_assert_int_eq(uv_run(loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(o->calls, 1);
+    if (!o->free_in_cb)
+        rr_child_free(ch);
+    uv_run(loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(loop), 0);
+    return rr_child_exit_code(o->wstatus);
+}
+
+/* Spawn argv, wait for it, return its shell-style exit code. */
+static int run_argv(char *const argv[], char *const envp[], bool foreground)
+{
+    uv_loop_t loop;
+    struct rr_child *ch = NULL;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN] = "";
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    int r = rr_child_spawn(&loop, &ch, argv, envp, foreground, on_child_exit, &o,
+                           err, sizeof err);
+    ck_assert_msg(r == 0, "spawn failed: %d %s", r, err);
+    ck_assert_ptr_nonnull(ch);
+    ck_assert_int_gt(rr_child_pid(ch), 0);
+    return finish(&loop, ch, &o);
+}
+
+static int run_sh(const char *script)
+{
+    char *argv[] = { (char *)"sh", (char *)"-c", (char *)script, NULL };
+    return run_argv(argv, NULL, false);
+}
+
+/* Expect spawning argv to fail with code rc and message err_expected. */
+static void expect_spawn_error(char *const argv[], int rc, const char *err_expected)
+{
+    uv_loop_t loop;
+    struct rr_child *ch = (struct rr_child *)&loop;   /* must be reset to NULL */
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN] = "";
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    int r = rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o, err, sizeof err);
+    ck_assert_int_eq(r, rc);
+    ck_assert_ptr_null(ch);
+    ck_assert_str_eq(err, err_expected);
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(o.calls, 0);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+    /* The failed child was reaped by spawn itself. */
+    ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+    ck_assert_int_eq(errno, ECHILD);
+}
+
+static void write_file(const char *path, const char *content, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+    close(fd);
+    ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+/* ---- exit codes ---- */
+
+START_TEST(test_exit_zero)
+{
+    ck_assert_int_eq(run_sh("exit 0"), 0);
+    char *argv[] = { (char *)"true", NULL };
+    ck_assert_int_eq(run_argv(argv, NULL, false), 0);
+}
+END_TEST
+
+START_TEST(test_exit_three)
+{
+    ck_assert_int_eq(run_sh("exit 3"), 3);
+    char *argv[] = { (char *)"false", NULL };
+    ck_assert_int_eq(run_argv(argv, NULL, false), 1);
+}
+END_TEST
+
+START_TEST(test_exit_signal)
+{
+    ck_assert_int_eq(run_sh("kill -USR1 $$"), 128 + SIGUSR1);
+    ck_assert_int_eq(run_sh("kill -KILL $$"), 128 + SIGKILL);
+}
+END_TEST
+
+START_TEST(test_quick_exits)
+{
+    /* A child that exits before the SIGCHLD watcher starts must still be
+     * seen, every time. */
+    for (int i = 0; i < 25; i++) {
+        char *argv[] = { (char *)"/bin/true", NULL };
+        ck_assert_int_eq(run_argv(argv, NULL, i % 2 == 0), 0);
+    }
+}
+END_TEST
+
+/* ---- exec failures ---- */
+
+START_TEST(test_not_found)
+{
+    char *argv[] = { (char *)"rr-no-such-command-q7z", NULL };
+    expect_spawn_error(argv, -127, "cannot run 'rr-no-such-command-q7z': command not found");
+}
+END_TEST
+
+START_TEST(test_not_found_path)
+{
+    char *argv[] = { (char *)"/nonexistent-rr/bin/tool", NULL };
+    expect_spawn_error(argv, -127, "cannot run '/nonexistent-rr/bin/tool': no such file or directory");
+    char *argv2[] = { (char *)"", NULL };
+    expect_spawn_error(argv2, -127, "cannot run '': command not found");
+}
+END_TEST
+
+START_TEST(test_not_found_empty_path)
+{
+    make_tmpdir();
+    ck_assert_int_eq(setenv("PATH", tmpdir, 1), 0);
+    char *argv[] = { (char *)"sh", NULL };
+    expect_spawn_error(argv, -127, "cannot run 'sh': command not found");
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_not_executable)
+{
+    char path[PATHLEN], expected[PATHLEN + 100];
+    make_tmpdir();
+    tmppath(path, sizeof path, "script");
+    write_file(path, "#!/bin/sh\nexit 0\n", 0644);
+    snprintf(expected, sizeof expected, "cannot run '%s': permission denied", path);
+    char *argv[] = { path, NULL };
+    expect_spawn_error(argv, -126, expected);   /* even for root: no x bit */
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_directory)
+{
+    char expected[PATHLEN + 100];
+    make_tmpdir();
+    snprintf(expected, sizeof expected, "cannot run '%s': permission denied", tmpdir);
+    char *argv[] = { tmpdir, NULL };
+    expect_spawn_error(argv, -126, expected);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_exec_format)
+{
+    char path[PATHLEN], expected[PATHLEN + 100];
+    make_tmpdir();
+    tmppath(path, sizeof path, "garbage");
+    write_file(path, "\x7f" "ELF not really\n", 0755);
+    snprintf(expected, sizeof expected, "cannot run '%s': exec format error", path);
+    char *argv[] = { path, NULL };
+    expect_spawn_error(argv, -126, expected);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_path_search_eacces)
+{
+    /* Like execvp: a non-executable match is remembered, a later
+     * executable one wins, and EACCES is reported if nothing else is
+     * found. */
+    char a[PATHLEN], b[PATHLEN], pa[PATHLEN + 16], pb[PATHLEN + 16], path[2 * PATHLEN];
+    make_tmpdir();
+    tmppath(a, sizeof a, "a");
+    tmppath(b, sizeof b, "b");
+    ck_assert_int_eq(mkdir(a, 0755), 0);
+    ck_assert_int_eq(mkdir(b, 0755), 0);
+    snprintf(pa, sizeof pa, "%s/rrtool", a);
+    snprintf(pb, sizeof pb, "%s/rrtool", b);
+    write_file(pa, "#!/bin/sh\nexit 0\n", 0644);
+    write_file(pb, "#!/bin/sh\nexit 5\n", 0755);
+    char *argv[] = { (char *)"rrtool", NULL };
+
+    snprintf(path, sizeof path, "%s:%s", a, b);
+    ck_assert_int_eq(setenv("PATH", path, 1), 0);
+    ck_assert_int_eq(run_argv(argv, NULL, false), 5);
+
+    snprintf(path, sizeof path, "/nonexistent-rr:%s", a);
+    ck_assert_int_eq(setenv("PATH", path, 1), 0);
+    expect_spawn_error(argv, -126, "cannot run 'rrtool': permission denied");
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- process group, signals, environment ---- */
+
+START_TEST(test_own_process_group)
+{
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN];
+    char *argv[] = { (char *)"sleep", (char *)"30", NULL };
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    pid_t pid = rr_child_pid(ch);
+    /* Right when spawn returns, not eventually: the parent sets it too. */
+    ck_assert_int_eq(getpgid(pid), pid);
+    ck_assert_int_ne(getpgid(pid), getpgrp());
+    rr_child_stop(ch, 10000);
+    ck_assert_int_eq(finish(&loop, ch, &o), 128 + SIGTERM);
+}
+END_TEST
+
+START_TEST(test_foreground_group)
+{
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN];
+    char *argv[] = { (char *)"sleep", (char *)"30", NULL };
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, true, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    ck_assert_int_eq(getpgid(rr_child_pid(ch)), getpgrp());
+    /* In our group, a killpg would hit us too: kill() must be used. */
+    ck_assert_int_eq(rr_child_signal(ch, SIGUSR2), 0);
+    ck_assert_int_eq(finish(&loop, ch, &o), 128 + SIGUSR2);
+}
+END_TEST
+
+START_TEST(test_signal_forward)
+{
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN], ready[PATHLEN], script[SCRIPTLEN];
+    make_tmpdir();
+    tmppath(ready, sizeof ready, "ready");
+    snprintf(script, sizeof script, "touch '%s'; sleep 30; exit 0", ready);
+    char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    ck_assert(wait_for_file(ready, 5000));
+    ck_assert_int_eq(rr_child_signal(ch, SIGUSR1), 0);
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_int_eq(rr_child_exit_code(o.wstatus), 128 + SIGUSR1);
+    /* After the reap: nothing is sent (the pid may be reused). */
+    ck_assert_int_eq(rr_child_signal(ch, SIGKILL), 0);
+    rr_child_stop(ch, 0);
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(o.calls, 1);
+    rr_child_free(ch);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_env_passed)
+{
+    char out[PATHLEN], script[SCRIPTLEN];
+    make_tmpdir();
+    tmppath(out, sizeof out, "env");
+    ck_assert_int_eq(setenv("REDLOCK_PASSWORD", "hunter2", 1), 0);
+    ck_assert_int_eq(setenv("REDLOCK_NAME", "stale-from-outside", 1), 0);
+    ck_assert_int_eq(setenv("RR_KEEP_ME", "kept", 1), 0);
+    const char *drop[] = { "REDLOCK_PASSWORD", "REDLOCK_USER", NULL };
+    const char *add[] = { "REDLOCK_NAME=settle", "REDLOCK_FENCE=42", NULL };
+    char **env = rr_child_env(environ, drop, add);
+    ck_assert_ptr_nonnull(env);
+
+    snprintf(script, sizeof script, "env > '%s'", out);
+    char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+    ck_assert_int_eq(run_argv(argv, env, false), 0);
+    rr_child_env_free(env);
+
+    char *got = slurp(out);
+    ck_assert_ptr_null(strstr(got, "REDLOCK_PASSWORD"));
+    ck_assert_ptr_null(strstr(got, "hunter2"));
+    ck_assert_ptr_null(strstr(got, "stale-from-outside"));
+    ck_assert(has_line(got, "REDLOCK_NAME=settle"));
+    ck_assert(has_line(got, "REDLOCK_FENCE=42"));
+    ck_assert(has_line(got, "RR_KEEP_ME=kept"));
+    free(got);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_signals_reset)
+{
+    /* Ignored signals and the signal mask survive exec: both must be clean
+     * in the child even though we ignore SIGPIPE and block others. */
+    char out[PATHLEN], script[SCRIPTLEN];
+    make_tmpdir();
+    tmppath(out, sizeof out, "status");
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGUSR2, SIG_IGN);
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGHUP);
+    ck_assert_int_eq(sigprocmask(SIG_BLOCK, &block, NULL), 0);
+
+    snprintf(script, sizeof script, "grep -E '^Sig(Ign|Blk):' /proc/$$/status > '%s'", out);
+    char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+    ck_assert_int_eq(run_argv(argv, NULL, false), 0);
+    char *got = slurp(out);
+    ck_assert_str_eq(got, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    free(got);
+
+    /* And the same through a PATH-searched binary reading its own status. */
+    snprintf(script, sizeof script, "exec grep -E '^Sig(Ign|Blk):' /proc/self/status > '%s'", out);
+    ck_assert_int_eq(run_argv(argv, NULL, false), 0);
+    got = slurp(out);
+    ck_assert_str_eq(got, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    free(got);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- stopping ---- */
+
+/* Start `sh -c 'trap "" TERM; ...'` and wait until the trap is in place. */
+static struct rr_child *spawn_term_ignorer(uv_loop_t *loop, struct outcome *o)
+{
+    struct rr_child *ch;
+    char err[RR_ERRLEN], ready[PATHLEN], script[SCRIPTLEN];
+    tmppath(ready, sizeof ready, "ready");
+    unlink(ready);
+    snprintf(script, sizeof script, "trap '' TERM; touch '%s'; sleep 30; exit 0", ready);
+    char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+    ck_assert_int_eq(uv_loop_init(loop), 0);
+    ck_assert_int_eq(rr_child_spawn(loop, &ch, argv, NULL, false, on_child_exit, o,
+                                    err, sizeof err), 0);
+    ck_assert(wait_for_file(ready, 5000));
+    return ch;
+}
+
+START_TEST(test_stop_escalates_to_kill)
+{
+    uv_loop_t loop;
+    struct outcome o = { 0 };
+    make_tmpdir();
+    struct rr_child *ch = spawn_term_ignorer(&loop, &o);
+    int64_t start = rr_now_ms();
+    rr_child_stop(ch, 300);
+    ck_assert_int_eq(finish(&loop, ch, &o), 128 + SIGKILL);
+    int64_t took = elapsed_since(start);
+    ck_assert_int_ge(took, 290);
+    ck_assert_int_lt(took, 300 + SLACK_MS);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_stop_sooner_deadline_wins)
+{
+    make_tmpdir();
+    for (int order = 0; order < 2; order++) {
+        uv_loop_t loop;
+        struct outcome o = { 0 };
+        struct rr_child *ch = spawn_term_ignorer(&loop, &o);
+        int64_t start = rr_now_ms();
+        rr_child_stop(ch, order ? 300 : 20000);
+        rr_child_stop(ch, order ? 20000 : 300);
+        ck_assert_int_eq(finish(&loop, ch, &o), 128 + SIGKILL);
+        ck_assert_int_lt(elapsed_since(start), 300 + SLACK_MS);
+    }
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_stop_no_escalation_when_it_exits)
+{
+    /* A child that exits on TERM is reaped and the KILL timer stops, so
+     * the loop ends at once instead of waiting out the grace period. */
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN];
+    char *argv[] = { (char *)"sleep", (char *)"30", NULL };
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    int64_t start = rr_now_ms();
+    rr_child_stop(ch, 20000);
+    ck_assert_int_eq(finish(&loop, ch, &o), 128 + SIGTERM);
+    ck_assert_int_lt(elapsed_since(start), SLACK_MS);
+}
+END_TEST
+
+START_TEST(test_stop_reaches_grandchild)
+{
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN], pidfile[PATHLEN], script[SCRIPTLEN];
+    make_tmpdir();
+    /* Orphans come to us, so we can see how the grandchild died. */
+    ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    tmppath(pidfile, sizeof pidfile, "gpid");
+    snprintf(script, sizeof script, "sleep 30 & echo $! > '%s.tmp'; mv '%s.tmp' '%s'; wait",
+             pidfile, pidfile, pidfile);
+    char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    pid_t gpid = (pid_t)read_pid_file(pidfile);
+    ck_assert_int_eq(getpgid(gpid), rr_child_pid(ch));
+
+    rr_child_stop(ch, 20000);   /* no KILL within this test: TERM only */
+    ck_assert_int_eq(finish(&loop, ch, &o), 128 + SIGTERM);
+
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; i++) {
+        int st;
+        pid_t r = waitpid(gpid, &st, WNOHANG);
+        if (r == gpid) {
+            ck_assert(WIFSIGNALED(st));
+            ck_assert_int_eq(WTERMSIG(st), SIGTERM);
+            gone = true;
+        } else if (r < 0 && kill(gpid, 0) < 0 && errno == ESRCH) {
+            gone = true;   /* the shell reaped it first */
+        } else {
+            usleep(10000);
+        }
+    }
+    ck_assert_msg(gone, "grandchild %d survived the stop", (int)gpid);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_pdeathsig)
+{
+    char pidfile[PATHLEN], script[SCRIPTLEN];
+    make_tmpdir();
+    ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    tmppath(pidfile, sizeof pidfile, "cpid");
+    snprintf(script, sizeof script, "echo $$ > '%s.tmp'; mv '%s.tmp' '%s'; exec sleep 30",
+             pidfile, pidfile, pidfile);
+
+    /* The intermediate plays redlock-run and is killed without warning. */
+    pid_t mid = fork();
+    ck_assert_int_ge(mid, 0);
+    if (mid == 0) {
+        uv_loop_t loop;
+        struct rr_child *ch;
+        struct outcome o = { 0 };
+        char err[RR_ERRLEN];
+        char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+        if (uv_loop_init(&loop) != 0 ||
+            rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o, err, sizeof err) != 0)
+            _exit(1);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        _exit(2);
+    }
+    pid_t cpid = (pid_t)read_pid_file(pidfile);
+    ck_assert_int_eq(kill(mid, SIGKILL), 0);
+    int st;
+    ck_assert_int_eq(waitpid(mid, &st, 0), mid);
+    ck_assert(WIFSIGNALED(st));
+
+    int64_t start = rr_now_ms();
+    bool gone = false;
+    while (!gone && elapsed_since(start) < 1000) {
+        pid_t r = waitpid(cpid, &st, WNOHANG);
+        if (r == cpid) {
+            ck_assert(WIFSIGNALED(st));
+            ck_assert_int_eq(WTERMSIG(st), SIGKILL);
+            gone = true;
+        } else {
+            ck_assert_int_eq(r, 0);
+            usleep(5000);
+        }
+    }
+    if (!gone)
+        kill(cpid, SIGKILL);
+    ck_assert_msg(gone, "child %d outlived its parent by 1s", (int)cpid);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- handle lifetime ---- */
+
+START_TEST(test_free_in_callback)
+{
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct outcome o = { .free_in_cb = true };
+    char err[RR_ERRLEN];
+    char *argv[] = { (char *)"sh", (char *)"-c", (char *)"exit 7", NULL };
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    ck_assert_int_eq(finish(&loop, ch, &o), 7);
+}
+END_TEST
+
+START_TEST(test_free_while_running)
+{
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN];
+    char *argv[] = { (char *)"sleep", (char *)"30", NULL };
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    pid_t pid = rr_child_pid(ch);
+    rr_child_stop(ch, 100);   /* its KILL timer must go with the handles */
+    rr_child_free(ch);
+    int64_t start = rr_now_ms();
+    ck_assert_int_eq(uv_run(&loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_lt(elapsed_since(start), 90);
+    ck_assert_int_eq(o.calls, 0);
+    ck_assert_int_eq(uv_loop_close(&loop), 0);
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+END_TEST
+
+/* ---- pure functions ---- */
+
+START_TEST(test_exit_code_mapping)
+{
+    ck_assert_int_eq(rr_child_exit_code(0), 0);
+    ck_assert_int_eq(rr_child_exit_code(3 << 8), 3);
+    ck_assert_int_eq(rr_child_exit_code(255 << 8), 255);
+    ck_assert_int_eq(rr_child_exit_code(SIGKILL), 137);
+    ck_assert_int_eq(rr_child_exit_code(SIGTERM), 143);
+    ck_assert_int_eq(rr_child_exit_code(SIGSEGV | 0x80), 128 + SIGSEGV);   /* core dumped */
+}
+END_TEST
+
+static size_t env_count(char **env)
+{
+    size_t n = 0;
+    while (env[n])
+        n++;
+    return n;
+}
+
+START_TEST(test_env_build)
+{
+    char *env[] = {
+        (char *)"PATH=/bin", (char *)"REDLOCK_PASSWORD=x", (char *)"REDLOCK_PASSWORD_HINT=y",
+        (char *)"REDLOCK_FENCE=1", (char *)"NOEQUALS", (char *)"REDLOCK_USER=u",
+        (char *)"HOME=/root", NULL,
+    };
+    const char *drop[] = { "REDLOCK_PASSWORD", "REDLOCK_USER", NULL };
+    const char *add[] = { "REDLOCK_FENCE=9", "REDLOCK_NAME=job", NULL };
+    char **out = rr_child_env(env, drop, add);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_uint_eq(env_count(out), 6);
+    /* Order kept, added ones last, a name is never a prefix match. */
+    ck_assert_str_eq(out[0], "PATH=/bin");
+    ck_assert_str_eq(out[1], "REDLOCK_PASSWORD_HINT=y");
+    ck_assert_str_eq(out[2], "NOEQUALS");
+    ck_assert_str_eq(out[3], "HOME=/root");
+    ck_assert_str_eq(out[4], "REDLOCK_FENCE=9");
+    ck_assert_str_eq(out[5], "REDLOCK_NAME=job");
+    ck_assert_ptr_null(out[6]);
+    /* Copies, not the caller's strings. */
+    ck_assert_ptr_ne(out[0], env[0]);
+    rr_child_env_free(out);
+
+    out = rr_child_env(NULL, NULL, NULL);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_ptr_null(out[0]);
+    rr_child_env_free(out);
+
+    out = rr_child_env(env, NULL, NULL);
+    ck_assert_uint_eq(env_count(out), 7);
+    ck_assert_str_eq(out[6], "HOME=/root");
+    rr_child_env_free(out);
+
+    rr_child_env_free(NULL);
+}
+END_TEST
+
+static Suite *child_suite(void)
+{
+    Suite *s = suite_create("child");
+    TCase *tc = tcase_create("spawn");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_exit_zero);
+    tcase_add_test(tc, test_exit_three);
+    tcase_add_test(tc, test_exit_signal);
+    tcase_add_test(tc, test_quick_exits);
+    tcase_add_test(tc, test_not_found);
+    tcase_add_test(tc, test_not_found_path);
+    tcase_add_test(tc, test_not_found_empty_path);
+    tcase_add_test(tc, test_not_executable);
+    tcase_add_test(tc, test_directory);
+    tcase_add_test(tc, test_exec_format);
+    tcase_add_test(tc, test_path_search_eacces);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("process");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_own_process_group);
+    tcase_add_test(tc, test_foreground_group);
+    tcase_add_test(tc, test_signal_forward);
+    tcase_add_test(tc, test_env_passed);
+    tcase_add_test(tc, test_signals_reset);
+    tcase_add_test(tc, test_stop_escalates_to_kill);
+    tcase_add_test(tc, test_stop_sooner_deadline_wins);
+    tcase_add_test(tc, test_stop_no_escalation_when_it_exits);
+    tcase_add_test(tc, test_stop_reaches_grandchild);
+    tcase_add_test(tc, test_pdeathsig);
+    tcase_add_test(tc, test_free_in_callback);
+    tcase_add_test(tc, test_free_while_running);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("pure");
+    tcase_add_test(tc, test_exit_code_mapping);
+    tcase_add_test(tc, test_env_build);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(child_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
