@@ -40,6 +40,10 @@ int main(int argc, char **argv)
 
     /* A write to a closed socket must be an error we handle, not a death. */
     signal(SIGPIPE, SIG_IGN);
+    /* An ignored SIGCHLD is inherited across exec (some daemons and shells
+     * set it) and would make the kernel reap our child before we see how it
+     * ended. */
+    signal(SIGCHLD, SIG_DFL);
     if (uv_loop_init(&loop) != 0) {
         rr_log(RR_LOG_ERROR, "internal", NULL, "cannot create the event loop");
         return RR_EXIT_OSERR;
