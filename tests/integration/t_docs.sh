@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# t_docs.sh — --help, the man page and the README agree (like curl's
+# test1139): every long option the parser takes is in --help, in
+# man/redlock-run.1, and every option in --help is in the man page; every
+# exit status the man page lists is in --help and in the README.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+MAN=$TOP/man/redlock-run.1
+README=$TOP/README.md
+
+help_opts() { "$RR_BIN" --help | grep -o -- '--[a-z][a-z-]*' | sort -u; }
+# The options the source actually accepts, from the getopt_long table.
+src_opts() {
+    grep -o '{ *"[a-z][a-z-]*", *\(no\|required\|optional\)_argument' "$TOP/src/cli.c" |
+        sed 's/{ *"\([a-z-]*\)".*/--\1/' | sort -u
+}
+
+t "the option table is not empty (the checks below can fail)"
+n=$(src_opts | wc -l)
+[ "$n" -ge 25 ] || fail "found only $n long options in src/cli.c"
+end_test
+
+t "every long option in src/cli.c is in --help"
+missing=$(comm -23 <(src_opts) <(help_opts) | tr '\n' ' ')
+[ -z "$missing" ] || fail "not in --help: $missing"
+end_test
+
+t "every long option in --help is in the man page"
+missing=
+for o in $(help_opts); do
+    # The man source writes an option's leading dashes as \-\-.
+    grep -q -- "\\\\-\\\\-${o#--}\\b" "$MAN" || missing="$missing $o"
+done
+[ -z "$missing" ] || fail "not in man/redlock-run.1:$missing"
+end_test
+
+t "every long option in --help is in the README or named in the man page only"
+# The README shows the options that matter most, and says so; at least the
+# operator modes and the main options must be there.
+missing=
+for o in --redis --ttl --wait --once --on-stale --timeout --min-hold --status \
+         --release --resolve --password-file --log-format --metrics-file; do
+    grep -q -- "$o" "$README" || missing="$missing $o"
+done
+[ -z "$missing" ] || fail "not in README.md:$missing"
+end_test
+
+t "every exit status of the man page is in --help and in the README"
+codes=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B \([0-9][0-9]*\)$/\1/p' | sort -un)
+[ "$(echo "$codes" | wc -w)" -ge 8 ] || fail "parsed too few codes from the man page: $codes"
+h=$("$RR_BIN" --help)
+for c in $codes; do
+    echo "$h" | grep -qE "^ +$c " || fail "exit status $c not in --help"
+    grep -qE "^\| ($c|[0-9 /]*\b$c\b[0-9 /]*) \|" "$README" || fail "exit status $c not in README"
+done
+end_test
+
+t "the man page renders without warnings"
+if command -v groff >/dev/null 2>&1; then
+    out=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
+    [ -z "$out" ] || fail "groff: $(echo "$out" | head -3)"
+else
+    note "groff not installed; skipped the rendering check"
+fi
+end_test
+
+done_testing
