@@ -398,6 +398,80 @@ static void finish_acquire(struct op *op)
     op_free(op);
 }
 
+static void give_back(struct op *op);
+
+/* Masters hand out fences independently, so the maximum over our quorum may
+ * come from a master that the next holder's quorum does not include. Raising
+ * every master of our quorum to that maximum before the child starts makes
+ * the next holder's quorum, which shares at least one master with ours, draw
+ * a larger fence: the fence then strictly increases across holders. */
+static void on_fence_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct slot *sl = arg;
+    struct op *op = sl->op;
+    struct rr_acquire_result *res = &op->res;
+
+    (void)c;
+    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_INTEGER && r->integer == 1)
+        op->ok++;
+    else
+        note_error(op, sl->idx, status, "cannot raise the fencing counter");
+    if (--op->pending > 0)
+        return;
+    res->elapsed_ms = rr_now_ms() - op->t0;
+    res->validity_ms = rr_lock_validity(op->lk->o.ttl_ms, res->elapsed_ms);
+    if (op->ok >= rr_lock_quorum(op->lk->n) && res->validity_ms > 0) {
+        finish_acquire(op);
+        return;
+    }
+    res->result = RR_ACQ_ERROR;
+    snprintf(res->err, sizeof(res->err), "%s", op->errmsg[0] ? op->errmsg
+             : "the lock's validity ran out while synchronising the fencing counter");
+    give_back(op);
+}
+
+static int sync_fences(struct op *op)
+{
+    struct rr_lock *lk = op->lk;
+    char fence[24];
+    const char *keys[1] = { lk->keys.fence };
+    const char *args[1] = { fence };
+    int lagging = 0;
+
+    snprintf(fence, sizeof(fence), "%lld", lk->fence);
+    op->ok = 0;
+    op->pending = 0;
+    op->errmsg[0] = '\0';
+    for (int i = 0; i < lk->n; i++) {
+        if (op->votes[i].kind != RR_VOTE_OK)
+            continue;
+        if (op->votes[i].fence >= lk->fence) {
+            op->ok++;
+            continue;
+        }
+        lagging++;
+    }
+    if (lagging == 0)
+        return -1;
+    for (int i = 0; i < lk->n; i++) {
+        if (op->votes[i].kind != RR_VOTE_OK || op->votes[i].fence >= lk->fence)
+            continue;
+        op->pending++;
+        if (rr_script_call(lk->conns[i], RR_SCRIPT_FENCE, 1, keys, 1, args, on_fence_reply,
+                           &op->slots[i]) != 0)
+            op->pending--;
+    }
+    if (op->pending > 0)
+        return 0;
+    /* Nothing could be sent: decide with what we have. */
+    if (op->ok >= rr_lock_quorum(lk->n))
+        return -1;
+    op->res.result = RR_ACQ_ERROR;
+    snprintf(op->res.err, sizeof(op->res.err), "cannot raise the fencing counter");
+    give_back(op);
+    return 0;
+}
+
 static void decide(struct op *op)
 {
     struct rr_lock *lk = op->lk;
@@ -446,6 +520,8 @@ static void decide(struct op *op)
                                  res->n_stale, res->n_err, res->validity_ms);
     if (res->result == RR_ACQ_OK) {
         lk->fence = res->fence;
+        if (sync_fences(op) == 0)
+            return;   /* finish_acquire runs when the masters have answered */
         finish_acquire(op);
         return;
     }
@@ -457,15 +533,21 @@ static void decide(struct op *op)
         else
             snprintf(res->err, sizeof(res->err), "no quorum");
     }
-    /* Give back whatever we took. A master that failed may still have
-     * applied the script before its reply was lost, so ask every master
-     * that did not plainly refuse. */
     if (res->n_ok + res->n_err == 0) {
         finish_acquire(op);
         return;
     }
+    give_back(op);
+}
+
+/* Give back whatever we took. A master that failed may still have applied
+ * the script before its reply was lost, so every master is asked. */
+static void give_back(struct op *op)
+{
     struct rr_release_info ri = { .status = "", .exit_code = -1 };
-    if (start_release(lk, op, &ri) != 0)
+
+    op->res.fence = 0;
+    if (start_release(op->lk, op, &ri) != 0)
         finish_acquire(op);
 }
 

@@ -59,7 +59,13 @@ if st == 'abandoned' and refuse then
 end
 
 redis.call('SET', lock, token, 'PX', ttl)
+-- The fencing token never goes below this server's clock in ms, so it keeps
+-- increasing even if the counter is lost (a restart without persistence).
 local fence = redis.call('INCR', fencek)
+if fence < now then
+  fence = now
+  redis.call('SET', fencek, fence)
+end
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once}

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# t_status.sh — the operator modes (--status, --status --json, --release),
+# --metrics-file and --log-format json.
+# shellcheck disable=SC2016,SC2153  # child commands; NAME_URL etc. come from start_redis
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis S || { t "start redis"; fail "cannot start redis-server"; done_testing; exit 1; }
+U=$S_URL
+
+# json_get FILE EXPR — evaluate a Python expression on the parsed JSON `j`;
+# prints the result (JSON-encoded), or "INVALID: ..." if it does not parse.
+json_get() {
+    "$PY" - "$1" "$2" <<'EOF'
+import json, sys
+try:
+    with open(sys.argv[1]) as f:
+        j = json.load(f)
+except Exception as e:
+    print("INVALID: %s" % e)
+    sys.exit(0)
+try:
+    v = eval(sys.argv[2], {"j": j})
+except Exception as e:
+    print("MISSING: %s" % e)
+    sys.exit(0)
+print(v if isinstance(v, str) else json.dumps(v))
+EOF
+}
+
+# status_both JOB EXPECTED MSG [--once ID] — --status and --status --json
+# agree on the exit status; the JSON is left in $TMP/status.json.
+status_both() {
+    local job=$1 want=$2 msg=$3; shift 3
+    rr -r "$U" --status "$@" "$job"
+    assert_rc "$want" "$msg: --status"
+    [ -s "$OUT" ] || fail "$msg: --status printed nothing"
+    rr -r "$U" --status --json "$@" "$job"
+    assert_rc "$want" "$msg: --status --json"
+    cp "$OUT" "$TMP/status.json"
+    local v
+    v=$(json_get "$TMP/status.json" 'sorted(k for k in ("name","lock","last_run","history","abandoned_once") if k not in j)')
+    assert_eq "[]" "$v" "$msg: missing JSON keys"
+    assert_eq "$job" "$(json_get "$TMP/status.json" 'j["name"]')" "$msg: JSON name"
+}
+
+# ---------------------------------------------------------------------------
+t "--status of a job that never ran: 0"
+status_both never 0 "never ran"
+assert_eq false "$(json_get "$TMP/status.json" 'j["lock"]["held"]')" "lock.held"
+assert_eq "[]" "$(json_get "$TMP/status.json" 'j["history"]')" "history"
+
+t "--status after a successful run: 0"
+job=good
+rr -r "$U" "$job" -- true
+assert_rc 0 "the run"
+status_both "$job" 0 "succeeded"
+assert_eq false "$(json_get "$TMP/status.json" 'j["lock"]["held"]')" "lock.held"
+assert_eq succeeded "$(json_get "$TMP/status.json" 'j["last_run"]["status"]')" "last_run.status"
+assert_eq 0 "$(json_get "$TMP/status.json" 'j["last_run"]["exit_code"]')" "last_run.exit_code"
+assert_eq 1 "$(json_get "$TMP/status.json" 'len(j["history"])')" "history length"
+
+t "--status while the lock is held: 1"
+job=held
+# A 1 s lease (renewed every 333 ms) so the holder notices --release below;
+# the child lives until the test lets it go (at most 20 s).
+bg "$TMP/held" "$RR_BIN" -r "$U" -t 1s "$job" -- sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done' sh "$TMP/held.started" "$TMP/held.stop"
+w=$BG
+wait_for 10 file_there "$TMP/held.started" || fail "child did not start"
+status_both "$job" 1 "held"
+assert_eq true "$(json_get "$TMP/status.json" 'j["lock"]["held"]')" "lock.held"
+assert_eq "$(R S GET "$(k_fence $job)")" "$(json_get "$TMP/status.json" 'j["lock"]["fence"]')" "lock.fence"
+assert_eq "$w" "$(json_get "$TMP/status.json" 'j["lock"]["pid"]')" "lock.pid"
+assert_eq "$(hostname)" "$(json_get "$TMP/status.json" 'j["lock"]["host"]')" "lock.host"
+ttl=$(json_get "$TMP/status.json" 'j["lock"]["ttl_ms"]')
+if ! { [ "$ttl" -gt 0 ] && [ "$ttl" -le 1000 ]; } 2>/dev/null; then fail "lock.ttl_ms $ttl"; fi
+assert_eq running "$(json_get "$TMP/status.json" 'j["last_run"]["status"]')" "last_run.status"
+
+t "--release removes a held lock; the holder then stops with 79"
+rr -r "$U" --release "$job"
+assert_rc 0 "--release"
+[ -s "$OUT" ] || [ -s "$ERR" ] || fail "--release said nothing about what it removed"
+assert_key_gone S "$(k_lock $job)"
+rr -r "$U" --release "$job"
+assert_rc 1 "--release with no lock held"
+wait_pid "$w" 15
+assert_rc 79 "the holder"
+assert_hash S "$(k_state $job)" status lost
+
+t "--status after a failed run: 2"
+job=bad
+rr -r "$U" "$job" -- sh -c 'exit 5'
+assert_rc 5 "the run"
+status_both "$job" 2 "failed"
+assert_eq failed "$(json_get "$TMP/status.json" 'j["last_run"]["status"]')" "last_run.status"
+assert_eq 5 "$(json_get "$TMP/status.json" 'j["last_run"]["exit_code"]')" "last_run.exit_code"
+
+t "--status after a timed-out run: 2"
+job=slow
+rr -r "$U" --timeout 0.2s "$job" -- sleep 5
+assert_rc 124 "the run"
+status_both "$job" 2 "timeout"
+assert_eq timeout "$(json_get "$TMP/status.json" 'j["last_run"]["status"]')" "last_run.status"
+
+t "--status of an abandoned run: 3"
+job=dead
+bg "$TMP/dead" "$RR_BIN" -r "$U" -t 1s "$job" -- sh -c 'touch "$1"; sleep 30' sh "$TMP/dead.started"
+w=$BG
+wait_for 10 file_there "$TMP/dead.started" || fail "child did not start"
+kill_wait KILL "$w" 5
+wait_for 5 key_gone S "$(k_lock $job)" || fail "lease did not expire"
+status_both "$job" 3 "abandoned"
+assert_eq false "$(json_get "$TMP/status.json" 'j["lock"]["held"]')" "lock.held"
+assert_eq abandoned "$(json_get "$TMP/status.json" 'j["last_run"]["status"]')" "last_run.status"
+
+t "--status --once of an abandoned ID: 3, listed in abandoned_once"
+job=deadonce
+bg "$TMP/deadonce" "$RR_BIN" -r "$U" -t 1s --once id7 "$job" -- sh -c 'touch "$1"; sleep 30' sh "$TMP/deadonce.started"
+w=$BG
+wait_for 10 file_there "$TMP/deadonce.started" || fail "child did not start"
+kill_wait KILL "$w" 5
+wait_for 5 key_gone S "$(k_lock $job)" || fail "lease did not expire"
+status_both "$job" 3 "abandoned once" --once id7
+assert_eq abandoned "$(json_get "$TMP/status.json" 'j["once"]["status"]')" "once.status"
+assert_eq '["id7"]' "$(json_get "$TMP/status.json" 'j["abandoned_once"]')" "abandoned_once"
+status_both "$job" 3 "abandoned once, without --once"
+
+t "--status with Redis unavailable: 69"
+start_redis GONE || fail "cannot start a server"
+gone_url=$GONE_URL
+stop_redis GONE
+rr -r "$gone_url" --status good
+assert_rc 69
+rr -r "$gone_url" --status --json good
+assert_rc 69 "--json"
+rr -r "$gone_url" --release good
+assert_rc 69 "--release"
+
+t "history in --status --json: newest 10 at most"
+job=many
+for i in $(seq 12); do rr_direct -r "$U" "$job" -- sh -c "exit $((i % 2))"; done
+rr -r "$U" --status --json "$job"
+cp "$OUT" "$TMP/status.json"
+assert_eq 10 "$(json_get "$TMP/status.json" 'len(j["history"])')" "history length"
+assert_eq 12 "$(R S XLEN "$(k_hist $job)")" "history stream length"
+
+# ---------------------------------------------------------------------------
+t "--metrics-file: Prometheus text, never seen half-written"
+job=metered
+mf=$TMP/metrics/redlock.prom
+mkdir -p "$TMP/metrics"
+# The reader checks every read: empty or cut short means a torn write.
+"$PY" - "$mf" "$TMP/metrics.stop" >"$TMP/reader.out" 2>&1 <<'EOF' &
+import os, re, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+sample = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? \S+( [0-9]+)?$')
+reads = bad = 0
+torn = []
+deadline = time.time() + 60
+while not os.path.exists(stop) and time.time() < deadline:
+    try:
+        with open(path) as f:
+            s = f.read()
+    except FileNotFoundError:
+        time.sleep(0.001)
+        continue
+    reads += 1
+    lines = s.splitlines()
+    if (not s.endswith("\n") or "# HELP" not in s or "# TYPE" not in s
+            or not sample.match(lines[-1])):
+        bad += 1
+        torn.append(s[-120:])
+    time.sleep(0.001)
+print("reads=%d bad=%d" % (reads, bad))
+for x in torn[:3]:
+    print("torn: %r" % x)
+EOF
+reader=$!
+track_pid "$reader"
+for i in $(seq 15); do
+    rr_direct -r "$U" --metrics-file "$mf" "$job" -- sh -c "exit $((i % 3 == 0))"
+done
+touch "$TMP/metrics.stop"
+wait_pid "$reader" 10
+res=$(cat "$TMP/reader.out")
+note "metrics reader: $(head -1 "$TMP/reader.out")"
+assert_contains "$res" "bad=0" "reader"
+case $res in reads=0*) fail "the reader never saw the file" ;; esac
+if [ -s "$mf" ]; then
+    body=$(cat "$mf")
+    assert_contains "$body" "# HELP " "metrics"
+    assert_contains "$body" "# TYPE " "metrics"
+    grep -v '^#' "$mf" | grep -q "job=\"$job\"" || fail "no sample with job=\"$job\""
+    # Every sample line: name{labels} value
+    badl=$(grep -v '^#' "$mf" | grep -v '^$' | grep -Evc '^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfa]+( [0-9]+)?$')
+    assert_eq 0 "$badl" "malformed sample lines"
+    # The final line of the final file is a complete sample.
+    last=$(tail -1 "$mf")
+    [ -n "$last" ] || fail "empty last line"
+else
+    fail "no metrics file at $mf"
+fi
+left=$(find "$TMP/metrics" -type f ! -name redlock.prom | head -3)
+assert_eq "" "$left" "temporary files left next to the metrics file"
+
+# ---------------------------------------------------------------------------
+t "--log-format json: every stderr line is JSON"
+job=jsonlog
+check_json_lines() {
+    "$PY" - "$1" <<'EOF'
+import json, sys
+bad = 0
+n = 0
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if not line:
+        continue
+    n += 1
+    try:
+        if not isinstance(json.loads(line), dict):
+            bad += 1
+    except Exception:
+        bad += 1
+        print("not JSON: %r" % line[:200])
+print("lines=%d bad=%d" % (n, bad))
+EOF
+}
+rr -r "$U" -v --log-format json "$job" -- true
+assert_rc 0 "verbose run"
+r=$(check_json_lines "$ERR")
+assert_contains "$r" "bad=0" "verbose run's stderr"
+case $r in *lines=0\ *) fail "-v printed nothing on stderr" ;; esac
+R S SET "$(k_lock $job)" foreign-value PX 60000 >/dev/null
+rr -r "$U" --log-format json "$job" -- true
+assert_rc 75 "busy run"
+r=$(check_json_lines "$ERR")
+assert_contains "$r" "bad=0" "busy run's stderr"
+case $r in *lines=0\ *) fail "the busy run said nothing" ;; esac
+R S DEL "$(k_lock $job)" >/dev/null
+start_redis GONE2 || fail "cannot start a server"
+g2=$GONE2_URL
+stop_redis GONE2
+rr -r "$g2" -v --log-format json "$job" -- true
+assert_rc 69 "unavailable run"
+r=$(check_json_lines "$ERR")
+assert_contains "$r" "bad=0" "unavailable run's stderr"
+
+t "-q: a busy run prints nothing"
+job=quiet
+R S SET "$(k_lock $job)" foreign-value PX 60000 >/dev/null
+rr -r "$U" -q "$job" -- true
+assert_rc 75
+[ -s "$ERR" ] && fail "stderr not empty: $(head -c 200 "$ERR")"
+R S DEL "$(k_lock $job)" >/dev/null
+
+done_testing
