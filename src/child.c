@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,12 +25,28 @@ extern char **environ;
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
+/* close_range(2) through syscall(): async-signal-safe, and present on every
+ * kernel this runs on (5.9+); if it is not, the guard merely holds a few
+ * descriptors open until it exits. */
+static void syscall_close_range(unsigned first, unsigned last)
+{
+#ifdef SYS_close_range
+    if (first <= last)
+        syscall(SYS_close_range, first, last, 0);
+#else
+    (void)first;
+    (void)last;
+#endif
+}
+
 struct rr_child {
     uv_loop_t *loop;
     uv_signal_t sigchld;
     uv_timer_t check_timer;    /* one look right after the watcher starts */
     uv_timer_t kill_timer;     /* TERM -> KILL escalation */
     pid_t pid;
+    pid_t guard_pid;           /* see start_guard; 0 if none */
+    int guard_fd;              /* write end of the guard's pipe; -1 if none */
     bool foreground;
     bool reaped;
     bool kill_armed;           /* kill_timer is counting down */
@@ -181,6 +198,74 @@ static int exec_error(int e, const char *name, bool searched, char *err, size_t 
     return -RR_EXIT_NOEXEC;
 }
 
+/* PR_SET_PDEATHSIG kills only the direct child when redlock-run dies. A
+ * script's own children (`sh -c 'a; b'`, a python process under a shell)
+ * would run on without a lock. So a tiny guard process, forked from us,
+ * waits on a pipe that only we hold: if the pipe closes without the word
+ * that the child was reaped — we died, even by SIGKILL — it kills the
+ * child's whole process group. It keeps every signal blocked (forwarded
+ * and terminal signals are not for it) and closes every other descriptor,
+ * so it never holds a socket, a terminal or an output pipe open. */
+static void __attribute__((noreturn)) guard_main(int fd, pid_t child, bool foreground)
+{
+    char c;
+    ssize_t n;
+
+    if (fd > 0)
+        syscall_close_range(0, (unsigned)fd - 1);
+    syscall_close_range((unsigned)fd + 1, ~0U);
+    do {
+        n = read(fd, &c, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        kill(foreground ? child : -child, SIGKILL);
+    _exit(0);
+}
+
+static void start_guard(struct rr_child *ch)
+{
+    int fds[2];
+    sigset_t all, old;
+
+    ch->guard_fd = -1;
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return;   /* PR_SET_PDEATHSIG still covers the direct child */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t g = fork();
+    if (g == 0) {
+        close(fds[1]);
+        guard_main(fds[0], ch->pid, ch->foreground);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(fds[0]);
+    if (g < 0) {
+        close(fds[1]);
+        return;
+    }
+    ch->guard_pid = g;
+    ch->guard_fd = fds[1];
+}
+
+/* The child was reaped: tell the guard to stand down, and reap it. */
+static void stop_guard(struct rr_child *ch)
+{
+    if (ch->guard_fd >= 0) {
+        ssize_t w;
+        do {
+            w = write(ch->guard_fd, "x", 1);
+        } while (w < 0 && errno == EINTR);
+        close(ch->guard_fd);
+        ch->guard_fd = -1;
+    }
+    /* It exits as soon as it reads that: a short wait, and no zombie. */
+    if (ch->guard_pid > 0) {
+        while (waitpid(ch->guard_pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        ch->guard_pid = 0;
+    }
+}
+
 static void on_handle_close(uv_handle_t *h)
 {
     struct rr_child *ch = h->data;
@@ -207,6 +292,7 @@ static void try_reap(struct rr_child *ch)
     }
     ch->reaped = true;
     ch->kill_armed = false;
+    stop_guard(ch);
     uv_signal_stop(&ch->sigchld);
     uv_timer_stop(&ch->check_timer);
     uv_timer_stop(&ch->kill_timer);
@@ -312,6 +398,7 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     ch->loop = loop;
     ch->pid = pid;
     ch->foreground = foreground;
+    start_guard(ch);
     ch->exit_cb = exit_cb;
     ch->arg = arg;
 
@@ -407,6 +494,12 @@ void rr_child_free(struct rr_child *ch)
      * stop it first); the watchers go, so the loop can finish. */
     ch->closing = true;
     ch->kill_armed = false;
+    if (ch->reaped)
+        stop_guard(ch);
+    /* else: the guard keeps watching the still running child, and acts
+     * when we exit without having reaped it. */
+    if (ch->guard_fd >= 0 && !ch->reaped)
+        ch->guard_fd = -1;  /* leaked on purpose: it closes when we exit */
     uv_close((uv_handle_t *)&ch->sigchld, on_handle_close);
     uv_close((uv_handle_t *)&ch->check_timer, on_handle_close);
     uv_close((uv_handle_t *)&ch->kill_timer, on_handle_close);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# t_child.sh — the command never outlives a redlock-run that died: not the
+# command itself (PR_SET_PDEATHSIG), nor what it started in its process group
+# (the guard process). A grandchild left running would work without a lock.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis S
+U=$S_URL
+
+alive() {  # alive PID: running, not a zombie
+    local st
+    st=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+gone() { ! alive "$1"; }
+
+t "SIGKILL to redlock-run kills the command's grandchildren too"
+bg "$TMP/gk" "$RR_BIN" -r "$U" -t 30s grandkids -- \
+    sh -c 'sleep 60 & echo $! > "$1"; sleep 60 & echo $! > "$2"; wait' sh "$TMP/g1" "$TMP/g2"
+w=$BG
+wait_for 10 test -s "$TMP/g2" || fail "the command did not start"
+g1=$(cat "$TMP/g1" 2>/dev/null); g2=$(cat "$TMP/g2" 2>/dev/null)
+alive "$g1" || fail "grandchild $g1 is not running before the kill"
+kill -KILL "$w"
+wait_for 3 gone "$g1" || fail "grandchild $g1 still runs after redlock-run was killed"
+wait_for 3 gone "$g2" || fail "grandchild $g2 still runs after redlock-run was killed"
+end_test
+
+t "a command that ends normally leaves its background processes alone"
+# Like flock(1): what the command deliberately leaves behind is its business.
+rr -r "$U" bgleft -- sh -c 'sleep 5 & echo $! > "$1"' sh "$TMP/left"
+assert_rc 0
+l=$(cat "$TMP/left" 2>/dev/null)
+alive "$l" || fail "the left-behind process $l was killed"
+[ -n "$l" ] && kill "$l" 2>/dev/null
+end_test
+
+done_testing
