@@ -405,6 +405,19 @@ START_TEST(test_env_passed)
 }
 END_TEST
 
+/* SigBlk must be empty and SigIgn too, except glibc's two internal
+ * real-time signals (32 and 33): glibc's sigaction refuses to touch them,
+ * and an exec'd glibc program installs its own handlers for them anyway.
+ * (make(1), for one, starts its commands with them ignored.) */
+static void assert_sig_clean(const char *got)
+{
+    unsigned long long blk = ~0ULL, ign = ~0ULL;
+
+    ck_assert_int_eq(sscanf(got, "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign), 2);
+    ck_assert_uint_eq(blk, 0);
+    ck_assert_uint_eq(ign & ~0x180000000ULL, 0);
+}
+
 START_TEST(test_signals_reset)
 {
     /* Ignored signals and the signal mask survive exec: both must be clean
@@ -424,14 +437,14 @@ START_TEST(test_signals_reset)
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(run_argv(argv, NULL, false), 0);
     char *got = slurp(out);
-    ck_assert_str_eq(got, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    assert_sig_clean(got);
     free(got);
 
     /* And the same through a PATH-searched binary reading its own status. */
     snprintf(script, sizeof script, "exec grep -E '^Sig(Ign|Blk):' /proc/self/status > '%s'", out);
     ck_assert_int_eq(run_argv(argv, NULL, false), 0);
     got = slurp(out);
-    ck_assert_str_eq(got, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    assert_sig_clean(got);
     free(got);
     remove_tmpdir();
 }

@@ -1,0 +1,425 @@
+# shellcheck shell=bash
+# lib.sh — sourced by every tests/integration/t_*.sh.
+#
+# Gives each test file: a private temp dir, throwaway redis-server instances
+# (never port 6379, never the system Redis), bounded ways to run redlock-run,
+# assertions, and TAP-like output:
+#
+#   ok - NAME
+#   not ok - NAME: reason
+#   # result: N passed, N failed        (the last line; run.sh sums these)
+#
+# Every wait here has a deadline. Every process started here is killed by its
+# PID at exit; nothing is ever killed by name.
+#
+# Environment:
+#   RR_BIN       the redlock-run binary (default: ./redlock-run at the top)
+#   RR_HELPERS   build/tests (helper binaries, optional)
+#   RR_VALGRIND  1 = wrap "${RR[@]}" calls in valgrind (timing-sensitive
+#                calls use "$RR_BIN" directly and are never wrapped)
+#   RR_LIMIT     seconds before a redlock-run call counts as hung (20)
+
+LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$LIB_DIR/../.." && pwd)
+TEST_FILE=$(basename "$0" .sh)
+
+RR_BIN=${RR_BIN:-$TOP/redlock-run}
+RR_HELPERS=${RR_HELPERS:-$TOP/build/tests}
+RR_LIMIT=${RR_LIMIT:-20}
+export RR_BIN RR_HELPERS
+
+# The command used for calls that are not sensitive to timing.
+RR=("$RR_BIN")
+if [ "${RR_VALGRIND:-0}" = 1 ]; then
+    # shellcheck disable=SC2054  # the commas belong to valgrind's option
+    RR=(valgrind --error-exitcode=99 --leak-check=full
+        --errors-for-leak-kinds=definite,indirect -q "$RR_BIN")
+    # Valgrind makes start-up slow; give calls more time before "hung".
+    RR_LIMIT=$((RR_LIMIT * 2))
+fi
+
+# Debian's python3 starts faster than a pyenv shim; only the stdlib is used.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+
+# Never let a stray setting reach the binary under test.
+unset REDLOCK_URL REDLOCK_PASSWORD REDLOCK_USER
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/rr-${TEST_FILE}.XXXXXX")
+SERVERS=()       # names given to start_redis
+BG_PIDS=()       # background jobs to kill at exit
+
+N_OK=0
+N_FAIL=0
+CUR_TEST=
+CUR_REASON=
+
+# --- cleanup -----------------------------------------------------------------
+
+cleanup() {
+    local name pidvar pid
+    set +e
+    for pid in "${BG_PIDS[@]}"; do
+        [ -n "$pid" ] || continue
+        kill -CONT "$pid" 2>/dev/null
+        kill -KILL "$pid" 2>/dev/null
+    done
+    for name in "${SERVERS[@]}"; do
+        pidvar="${name}_PID"
+        pid=${!pidvar:-}
+        [ -n "$pid" ] || continue
+        kill -CONT "$pid" 2>/dev/null
+        kill -KILL "$pid" 2>/dev/null
+    done
+    # Give the kernel a moment so rm does not race with dying servers.
+    for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    if [ "${RR_KEEP_TMP:-0}" = 1 ]; then
+        echo "# kept $TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
+    # Bash reports killed background jobs when it exits; those are ours.
+    exec 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+track_pid() { BG_PIDS+=("$1"); }
+
+# --- time and bounded waits ----------------------------------------------------
+
+now_ms() { date +%s%3N; }
+
+# secs_ms SECONDS — "2", "0.3", "1.25" → milliseconds.
+secs_ms() {
+    local s=$1 i f
+    i=${s%%.*}
+    if [[ $s == *.* ]]; then f=${s#*.}000; f=${f:0:3}; else f=000; fi
+    echo $(( 10#${i:-0} * 1000 + 10#$f ))
+}
+
+# wait_for SECONDS CMD... — poll CMD every 20 ms until it succeeds.
+# Returns 0 when it did, 1 when the deadline passed.
+wait_for() {
+    local limit=$1; shift
+    local deadline=$(( $(now_ms) + $(secs_ms "$limit") ))
+    while :; do
+        "$@" && return 0
+        [ "$(now_ms)" -ge "$deadline" ] && return 1
+        sleep 0.02
+    done
+}
+
+# Is PID gone (or a zombie nobody reaped)?
+pid_gone() {
+    local st
+    [ -r "/proc/$1/stat" ] || return 0
+    st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+    [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+
+# wait_pid PID SECONDS — wait for a background job of this shell, bounded.
+# Sets RC (its exit status) and HUNG (1 if it had to be killed: RC is then
+# meaningless). ELAPSED_MS is measured from the call.
+wait_pid() {
+    # stderr is closed throughout: bash would print "Killed" for jobs that
+    # the test itself killed on purpose.
+    {
+        local pid=$1 limit=$2 t0
+        t0=$(now_ms)
+        HUNG=0
+        RC=
+        if ! wait_for "$limit" pid_gone "$pid"; then
+            HUNG=1
+            kill -CONT "$pid"
+            kill -KILL "$pid"
+        fi
+        wait "$pid"
+        RC=$?
+        ELAPSED_MS=$(( $(now_ms) - t0 ))
+    } 2>/dev/null
+    return 0
+}
+
+# kill_wait SIG PID SECONDS — signal a background job and wait for it
+# (bounded, like wait_pid), without bash's "Killed" report on stderr.
+kill_wait() {
+    {
+        kill "-$1" "$2"
+        wait_pid "$2" "$3"
+    } 2>/dev/null
+}
+
+# --- running things ------------------------------------------------------------
+
+# rc CMD... — run CMD, store its status in RC, never abort.
+rc() {
+    "$@"
+    RC=$?
+    return 0
+}
+
+# rr ARGS... — run "${RR[@]}" ARGS with a hang limit. stdout → $OUT,
+# stderr → $ERR (files, also kept in $TMP/last.*). Sets RC, HUNG, ELAPSED_MS.
+# rr_direct is the same with the bare binary (for timing-sensitive calls).
+OUT=$TMP/last.out
+ERR=$TMP/last.err
+rr() { run_limited "${RR[@]}" "$@"; }
+rr_direct() { run_limited "$RR_BIN" "$@"; }
+
+run_limited() {
+    local t0
+    t0=$(now_ms)
+    timeout -k 2 "$RR_LIMIT" "$@" >"$OUT" 2>"$ERR" </dev/null
+    RC=$?
+    ELAPSED_MS=$(( $(now_ms) - t0 ))
+    HUNG=0
+    if [ "$ELAPSED_MS" -ge $(( RR_LIMIT * 1000 )) ]; then HUNG=1; fi
+    return 0
+}
+
+# bg PREFIX CMD... — start CMD in the background (stdout PREFIX.out, stderr
+# PREFIX.err, stdin /dev/null), track it, and leave its PID in BG.
+bg() {
+    local prefix=$1; shift
+    "$@" >"$prefix.out" 2>"$prefix.err" </dev/null &
+    BG=$!
+    track_pid "$BG"
+}
+
+# --- redis servers -------------------------------------------------------------
+
+free_port() {
+    "$PY" - <<'EOF'
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+EOF
+}
+
+# start_redis NAME [redis-server args...]
+# Exposes NAME_PORT, NAME_SOCK, NAME_URL, NAME_SOCKURL, NAME_PID (and
+# NAME_PASS when --requirepass is among the args).
+start_redis() {
+    local name=$1; shift
+    local port
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        if [ "$port" = 6379 ]; then continue; fi
+        if spawn_redis "$name" "$port" "$@"; then
+            SERVERS+=("$name")
+            return 0
+        fi
+    done
+    echo "# cannot start redis-server $name (see $TMP/$name.log)" >&2
+    tail -5 "$TMP/$name.log" >&2 2>/dev/null
+    return 1
+}
+
+spawn_redis() {
+    local name=$1 port=$2; shift 2
+    local sock=$TMP/$name.sock pass='' a prev='' pid
+    for a in "$@"; do
+        [ "$prev" = --requirepass ] && pass=$a
+        prev=$a
+    done
+    rm -f "$sock"
+    redis-server --port "$port" --bind 127.0.0.1 \
+        --unixsocket "$sock" --unixsocketperm 700 \
+        --save '' --appendonly no --dir "$TMP" \
+        --daemonize no --logfile "$TMP/$name.log" "$@" </dev/null >/dev/null 2>&1 &
+    pid=$!
+    # Not a job we wait for: keeps bash from reporting "Killed" for it.
+    disown "$pid"
+    printf -v "${name}_PID" %s "$pid"
+    printf -v "${name}_PORT" %s "$port"
+    printf -v "${name}_SOCK" %s "$sock"
+    printf -v "${name}_URL" %s "redis://127.0.0.1:$port"
+    printf -v "${name}_SOCKURL" %s "unix://$sock"
+    printf -v "${name}_PASS" %s "$pass"
+    if wait_for 10 redis_up "$name"; then return 0; fi
+    kill -KILL "$pid" 2>/dev/null
+    return 1
+}
+
+redis_up() {
+    local pidvar="${1}_PID" out
+    pid_gone "${!pidvar}" && return 1
+    out=$(R "$1" PING 2>&1)
+    [ "$out" = PONG ]
+}
+
+# R NAME ARGS... — redis-cli against that server (raw output, no tty).
+R() {
+    local name=$1; shift
+    local pv="${name}_PORT" pw="${name}_PASS"
+    if [ -n "${!pw}" ]; then
+        REDISCLI_AUTH=${!pw} timeout 10 redis-cli --no-auth-warning -h 127.0.0.1 -p "${!pv}" "$@"
+    else
+        timeout 10 redis-cli -h 127.0.0.1 -p "${!pv}" "$@"
+    fi
+}
+
+stop_redis() {
+    local pv="${1}_PID"
+    kill -CONT "${!pv}" 2>/dev/null
+    kill -KILL "${!pv}" 2>/dev/null
+    wait_for 5 pid_gone "${!pv}"
+    return 0
+}
+pause_redis() { local pv="${1}_PID"; kill -STOP "${!pv}"; }
+resume_redis() { local pv="${1}_PID"; kill -CONT "${!pv}"; }
+
+# restart_redis NAME — kill it and start it again on the same port, empty.
+restart_redis() {
+    local name=$1 pp="${1}_PORT" port pass pw="${1}_PASS"
+    port=${!pp}
+    pass=${!pw}
+    stop_redis "$name"
+    if [ -n "$pass" ]; then
+        spawn_redis "$name" "$port" --requirepass "$pass"
+    else
+        spawn_redis "$name" "$port"
+    fi
+}
+
+# Key names for a job (default prefix).
+k_lock() { printf 'redlock:{%s}:lock' "$1"; }
+k_fence() { printf 'redlock:{%s}:fence' "$1"; }
+k_state() { printf 'redlock:{%s}:state' "$1"; }
+k_once() { printf 'redlock:{%s}:once:%s' "$1" "$2"; }
+k_hist() { printf 'redlock:{%s}:history' "$1"; }
+
+# hget SERVER KEY FIELD
+hget() { R "$1" HGET "$2" "$3"; }
+
+# key_gone SERVER KEY — for wait_for.
+key_gone() { [ "$(R "$1" EXISTS "$2")" = 0 ]; }
+key_there() { [ "$(R "$1" EXISTS "$2")" = 1 ]; }
+
+file_there() { [ -e "$1" ]; }
+
+# count_lines FILE — lines in FILE, 0 when it does not exist.
+count_lines() { if [ -e "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+
+# --- test cases and assertions ---------------------------------------------------
+
+# t NAME — start a test case (ends the previous one).
+t() {
+    end_test
+    CUR_TEST=$1
+    CUR_REASON=
+}
+
+end_test() {
+    [ -n "$CUR_TEST" ] || return 0
+    if [ -z "$CUR_REASON" ]; then
+        echo "ok - $CUR_TEST"
+        N_OK=$((N_OK + 1))
+    else
+        echo "not ok - $CUR_TEST: $CUR_REASON"
+        N_FAIL=$((N_FAIL + 1))
+        if [ -s "$ERR" ]; then
+            echo "#   last stderr of redlock-run:"
+            head -c 2000 "$ERR" | sed 's/^/#     /'
+        fi
+    fi
+    CUR_TEST=
+    CUR_REASON=
+}
+
+# fail REASON — mark the current test failed (the first reason is kept,
+# later ones are printed as comments).
+fail() {
+    if [ -z "$CUR_REASON" ]; then
+        CUR_REASON=$1
+    else
+        echo "#   also: $1"
+    fi
+    return 1
+}
+
+# note TEXT — a comment line in the output.
+note() { echo "# $*"; }
+
+assert_eq() {
+    [ "$1" = "$2" ] && return 0
+    fail "${3:-value}: expected '$1', got '$2'"
+}
+
+assert_ne() {
+    [ "$1" != "$2" ] && return 0
+    fail "${3:-value}: expected anything but '$1'"
+}
+
+# assert_rc EXPECTED MSG — checks RC (and that the call did not hang).
+assert_rc() {
+    if [ "${HUNG:-0}" = 1 ]; then
+        HUNG=0
+        fail "${2:-exit status}: hung (killed after the limit)"
+        return 1
+    fi
+    [ "$RC" = "$1" ] && return 0
+    fail "${2:-exit status}: expected $1, got $RC"
+}
+
+assert_file_exists() {
+    [ -e "$1" ] && return 0
+    fail "${2:-file} $1 does not exist"
+}
+
+assert_no_file() {
+    [ ! -e "$1" ] && return 0
+    fail "${2:-file} $1 exists"
+}
+
+assert_contains() {
+    case $1 in *"$2"*) return 0 ;; esac
+    fail "${3:-text}: '$2' not found in '$(printf %s "$1" | head -c 300)'"
+}
+
+assert_not_contains() {
+    case $1 in *"$2"*) fail "${3:-text}: '$2' found in '$(printf %s "$1" | head -c 300)'"; return 1 ;; esac
+    return 0
+}
+
+# assert_lt A B MSG — integers.
+assert_lt() {
+    [ "$1" -lt "$2" ] 2>/dev/null && return 0
+    fail "${3:-value}: expected $1 < $2"
+}
+
+assert_int() {
+    case $1 in '' | *[!0-9]*) fail "${2:-value}: '$1' is not a non-negative integer"; return 1 ;; esac
+    return 0
+}
+
+# assert_key_gone SERVER KEY MSG
+assert_key_gone() {
+    local e
+    e=$(R "$1" EXISTS "$2")
+    [ "$e" = 0 ] && return 0
+    fail "${3:-key} $2 still exists ($(R "$1" TYPE "$2"))"
+}
+
+# assert_hash SERVER KEY FIELD EXPECTED
+assert_hash() {
+    local v
+    v=$(R "$1" HGET "$2" "$3")
+    assert_eq "$4" "$v" "$2 $3"
+}
+
+# done_testing — print the counts; exit 1 if anything failed.
+done_testing() {
+    end_test
+    echo "# result: $N_OK passed, $N_FAIL failed"
+    [ "$N_FAIL" = 0 ]
+}
+
+# A test file cannot run without the binary; say so once, clearly.
+if [ ! -x "$RR_BIN" ]; then
+    echo "# redlock-run binary not found at $RR_BIN (set RR_BIN or run make)" >&2
+fi

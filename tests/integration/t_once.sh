@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# t_once.sh — --once IDs, stale runs, --resolve, --min-hold, and a run that
+# lost its lock never overwriting the next holder's state.
+# shellcheck disable=SC2016,SC2153  # child commands; NAME_URL etc. come from start_redis
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis S || { t "start redis"; fail "cannot start redis-server"; done_testing; exit 1; }
+U=$S_URL
+
+# counter FILE — a child command that appends one line per run.
+counter() { COUNT_CMD=(sh -c 'echo "${REDLOCK_ONCE-}" >> "$1"' sh "$1"); }
+
+# ---------------------------------------------------------------------------
+t "--once 'slot-%F' twice: the child runs once, the second run exits 0"
+job=slot
+id="slot-$(date +%F)"
+counter "$TMP/slot.count"
+rr -r "$U" --once 'slot-%F' "$job" -- "${COUNT_CMD[@]}"
+assert_rc 0 "first run"
+rr -r "$U" --once 'slot-%F' "$job" -- "${COUNT_CMD[@]}"
+assert_rc 0 "second run"
+# Guard against the date turning over between the two runs.
+if [ "slot-$(date +%F)" = "$id" ]; then
+    assert_eq 1 "$(count_lines "$TMP/slot.count")" "times the child ran"
+fi
+assert_eq "$id" "$(head -1 "$TMP/slot.count" 2>/dev/null)" "REDLOCK_ONCE"
+assert_hash S "$(k_once $job "$id")" status succeeded
+assert_hash S "$(k_once $job "$id")" once "$id"
+ttl=$(R S TTL "$(k_once $job "$id")")
+[ "$ttl" -gt 0 ] 2>/dev/null || fail "once record has no TTL ($ttl)"
+assert_key_gone S "$(k_lock $job)"
+
+t "--state-ttl sets the once record's TTL"
+job=statettl
+rr -r "$U" --once id1 --state-ttl 1h "$job" -- true
+assert_rc 0
+ttl=$(R S TTL "$(k_once $job id1)")
+if [ "$ttl" -gt 3600 ] 2>/dev/null || [ "$ttl" -lt 3500 ] 2>/dev/null || ! [ "$ttl" -ge 0 ] 2>/dev/null; then
+    fail "once record TTL $ttl, expected about 3600"
+fi
+
+t "a failed attempt does not count: the next one runs"
+job=retry
+counter "$TMP/retry.count"
+rr -r "$U" --once r1 "$job" -- sh -c 'echo x >> "$1"; exit 1' sh "$TMP/retry.count"
+assert_rc 1 "first run"
+assert_hash S "$(k_once $job r1)" status failed
+rr -r "$U" --once r1 "$job" -- "${COUNT_CMD[@]}"
+assert_rc 0 "second run"
+assert_eq 2 "$(count_lines "$TMP/retry.count")" "times the child ran"
+assert_hash S "$(k_once $job r1)" status succeeded
+rr -r "$U" --once r1 "$job" -- "${COUNT_CMD[@]}"
+assert_rc 0 "third run"
+assert_eq 2 "$(count_lines "$TMP/retry.count")" "times the child ran after success"
+
+t "a timed-out attempt does not count: the next one runs"
+job=tmo
+rr -r "$U" --once t1 --timeout 0.3s "$job" -- sleep 10
+assert_rc 124 "first run"
+assert_hash S "$(k_once $job t1)" status timeout
+rr -r "$U" --once t1 "$job" -- touch "$TMP/tmo.ran"
+assert_rc 0 "second run"
+assert_file_exists "$TMP/tmo.ran" "second run's marker"
+
+# ---------------------------------------------------------------------------
+# abandon JOB ID — start a --once run with a 1 s lease, kill -9 the wrapper
+# while its child runs, and wait for the lease to expire.
+abandon() {
+    local job=$1 id=$2 started=$TMP/$1-$2.started
+    bg "$TMP/$job-$id" "$RR_BIN" -r "$U" -t 1s ${id:+--once "$id"} "$job" -- sh -c 'touch "$1"; sleep 30' sh "$started"
+    local w=$BG
+    wait_for 10 file_there "$started" || { fail "abandon: child did not start"; return 1; }
+    kill_wait KILL "$w" 5
+    wait_for 5 key_gone S "$(k_lock "$job")" || { fail "abandon: lease did not expire"; return 1; }
+    return 0
+}
+
+t "a --once run killed mid-way: the next run is refused with 65"
+job=stale
+abandon "$job" s1
+rr -r "$U" --once s1 "$job" -- touch "$TMP/stale.ran"
+assert_rc 65
+assert_no_file "$TMP/stale.ran" "marker"
+[ -s "$ERR" ] || fail "no message on stderr"
+assert_key_gone S "$(k_lock $job)"
+rr -r "$U" --once s1 "$job" -- touch "$TMP/stale.ran"
+assert_rc 65 "still refused"
+rr -r "$U" --once s1 --on-stale run "$job" -- touch "$TMP/stale.ran"
+assert_rc 0 "--on-stale run"
+assert_file_exists "$TMP/stale.ran" "marker with --on-stale run"
+
+t "--resolve succeeded: the next run is skipped (0, not run)"
+job=resolved
+abandon "$job" s2
+rr -r "$U" --resolve succeeded --once s2 "$job"
+assert_rc 0 "--resolve"
+assert_hash S "$(k_once $job s2)" status succeeded
+rr -r "$U" --once s2 "$job" -- touch "$TMP/resolved.ran"
+assert_rc 0
+assert_no_file "$TMP/resolved.ran" "marker"
+
+t "--resolve clear: the next run runs"
+job=cleared
+abandon "$job" s3
+rr -r "$U" --once s3 "$job" -- touch "$TMP/cleared.ran"
+assert_rc 65 "before --resolve"
+rr -r "$U" --resolve clear --once s3 "$job"
+assert_rc 0 "--resolve"
+rr -r "$U" --once s3 "$job" -- touch "$TMP/cleared.ran"
+assert_rc 0
+assert_file_exists "$TMP/cleared.ran" "marker"
+assert_hash S "$(k_once $job s3)" status succeeded
+
+t "without --once an abandoned run is reported and the next run goes ahead"
+job=noonce
+abandon "$job" ""
+rr -r "$U" "$job" -- touch "$TMP/noonce.ran"
+assert_rc 0
+assert_file_exists "$TMP/noonce.ran" "marker"
+[ -s "$ERR" ] || fail "no warning on stderr"
+assert_hash S "$(k_state $job)" status succeeded
+hist=$(R S XRANGE "$(k_hist $job)" - +)
+assert_contains "$hist" abandoned "history"
+assert_contains "$hist" succeeded "history"
+rr -r "$U" --on-stale refuse "$job" -- true
+assert_rc 0 "after a clean run nothing is stale"
+
+t "--on-stale refuse without --once: 65"
+job=refuse
+abandon "$job" ""
+rr -r "$U" --on-stale refuse "$job" -- touch "$TMP/refuse.ran"
+assert_rc 65
+assert_no_file "$TMP/refuse.ran" "marker"
+
+# ---------------------------------------------------------------------------
+t "a run that lost its lock cannot overwrite the next holder's state"
+job=paused
+bg "$TMP/pa" "$RR_BIN" -r "$U" -t 1s "$job" -- sh -c 'echo $$ > "$1"; sleep 8; touch "$2"' sh "$TMP/pa.pid" "$TMP/pa.done"
+wa=$BG
+wait_for 10 test -s "$TMP/pa.pid" || fail "A's child did not start"
+ca=$(cat "$TMP/pa.pid" 2>/dev/null)
+fence_a=$(hget S "$(k_state $job)" fence)
+kill -STOP "$wa"
+[ -n "$ca" ] && kill -STOP -- "-$ca" 2>/dev/null
+wait_for 5 key_gone S "$(k_lock $job)" || fail "A's lease did not expire while paused"
+bg "$TMP/pb" "$RR_BIN" -r "$U" -t 10s "$job" -- sh -c 'echo "$REDLOCK_FENCE" > "$1"; sleep 3' sh "$TMP/pb.fence"
+wb=$BG
+wait_for 10 test -s "$TMP/pb.fence" || fail "B did not start while A was paused"
+[ -n "$ca" ] && kill -CONT -- "-$ca" 2>/dev/null
+kill -CONT "$wa"
+wait_pid "$wa" 15
+assert_rc 79 "A"
+assert_no_file "$TMP/pa.done" "A's end marker"
+fence_b=$(cat "$TMP/pb.fence" 2>/dev/null)
+assert_hash S "$(k_state $job)" status running
+assert_hash S "$(k_state $job)" fence "$fence_b"
+tok=$(R S GET "$(k_lock $job)")
+assert_hash S "$(k_state $job)" token "$tok"
+assert_eq 32 "${#tok}" "B's token length"
+[[ $tok =~ ^[0-9a-f]{32}$ ]] || fail "B's token is not 32 hex chars: $tok"
+if [ -n "$fence_a" ] && [ -n "$fence_b" ]; then
+    [ "$fence_b" -gt "$fence_a" ] 2>/dev/null || fail "B's fence $fence_b not above A's $fence_a"
+fi
+wait_pid "$wb" 15
+assert_rc 0 "B"
+assert_hash S "$(k_state $job)" status succeeded
+assert_hash S "$(k_state $job)" fence "$fence_b"
+hist=$(R S XRANGE "$(k_hist $job)" - +)
+assert_contains "$hist" lost "history (A's entry)"
+
+# ---------------------------------------------------------------------------
+t "--min-hold keeps the lock after a short child"
+job=minhold
+t0=$(now_ms)
+rr_direct -r "$U" --min-hold 3s "$job" -- sleep 0.1
+assert_rc 0 "first run"
+assert_lt "$ELAPSED_MS" 2000 "first run returns at once (ms)"
+p=$(R S PTTL "$(k_lock $job)")
+if ! [ "$p" -gt 1000 ] 2>/dev/null || ! [ "$p" -le 3000 ] 2>/dev/null; then
+    fail "lock PTTL after the run: $p, expected 1000..3000"
+fi
+assert_hash S "$(k_state $job)" status succeeded
+sleep 1
+rr_direct -r "$U" "$job" -- touch "$TMP/minhold.1"
+assert_rc 75 "run 1 s later"
+assert_no_file "$TMP/minhold.1" "marker of the run 1 s later"
+wait_for 5 key_gone S "$(k_lock $job)" || fail "the hold did not end"
+held=$(( $(now_ms) - t0 ))
+[ "$held" -ge 2800 ] || fail "the lock was held only $held ms"
+rr_direct -r "$U" "$job" -- touch "$TMP/minhold.2"
+assert_rc 0 "run after the hold"
+assert_file_exists "$TMP/minhold.2" "marker of the later run"
+
+done_testing
