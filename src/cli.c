@@ -199,6 +199,7 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
 {
     char url[2048];
     char why[INNER_ERRLEN];
+    char q[72];
     const char *p = value;
     size_t n;
     int i;
@@ -236,8 +237,10 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
             if (o->transport == ep->transport &&
                 (ep->transport == RR_TRANSPORT_UNIX ? strcmp(o->path, ep->path) == 0
                                                     : strcasecmp(o->display, ep->display) == 0)) {
+                /* A socket path may hold any byte, "%0a" too: quote it so
+                 * the message stays one line. */
                 snprintf(err, errlen, "%s: Redis server %s is given twice; each Redlock master must be a separate server",
-                         what, ep->display);
+                         what, quote(ep->display, q, sizeof q));
                 goto fail;
             }
         }

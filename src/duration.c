@@ -123,7 +123,12 @@ int rr_duration_parse(const char *s, int64_t *ms, char *err, size_t errlen)
 
         if (whole > INT64_MAX / units[u].ms)
             goto too_large;
-        part = whole * units[u].ms + frac * units[u].ms / FRAC_SCALE;
+        part = whole * units[u].ms;
+        /* The whole part may sit just below INT64_MAX ("9223372036854775.999s"),
+         * so adding the fraction needs its own check. */
+        if (frac * units[u].ms / FRAC_SCALE > INT64_MAX - part)
+            goto too_large;
+        part += frac * units[u].ms / FRAC_SCALE;
         if (part > INT64_MAX - 1 - total)
             goto too_large;
         total += part;

@@ -269,8 +269,10 @@ static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
         r->renew_failures = 0;
         r->valid_until = sent_ms + rr_lock_validity(r->cfg->ttl_ms, 0);
         arm_lost_timer(r);
-        rr_log(RR_LOG_DEBUG, "renewed", NULL, "renewed (%lldms round trip)",
-               (long long)(rr_now_ms() - sent_ms));
+        rr_log(RR_LOG_INFO, "renewed",
+               (struct rr_field[]){ RR_FN("rtt_ms", rr_now_ms() - sent_ms),
+                                    RR_FIELD_END },
+               "renewed (%lldms round trip)", (long long)(rr_now_ms() - sent_ms));
         uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
         break;
     case RR_EXTEND_LOST:
