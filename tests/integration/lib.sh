@@ -32,7 +32,7 @@ export RR_BIN RR_HELPERS
 RR=("$RR_BIN")
 if [ "${RR_VALGRIND:-0}" = 1 ]; then
     # shellcheck disable=SC2054  # the commas belong to valgrind's option
-    RR=(valgrind --error-exitcode=99 --leak-check=full
+    RR=(valgrind --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes
         --errors-for-leak-kinds=definite,indirect -q "$RR_BIN")
     # Valgrind makes start-up slow; give calls more time before "hung".
     RR_LIMIT=$((RR_LIMIT * 2))
