@@ -91,7 +91,7 @@ check: deps
 deps:
 	@scripts/deps.sh test
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) fuzz-regress
 	@scripts/run-unit.sh $(UNIT_BINS)
 
 integration: redlock-run $(BIN) $(HELPER_BINS)
@@ -115,3 +115,4 @@ clean:
 	rm -rf build build-san build-fuzz redlock-run
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d)
+-include mk/fuzz.mk

@@ -76,10 +76,12 @@ enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
     return RR_ACQ_BUSY;
 }
 
+/* A string element as a C string; NULL if it is not one, or if it has a
+ * NUL byte inside (then it is not what the script sent). */
 static const char *str_of(const redisReply *e, char *buf, size_t len)
 {
     if (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS)
-        return e->str;
+        return e->str && strlen(e->str) == e->len ? e->str : NULL;
     if (e->type == REDIS_REPLY_INTEGER) {
         snprintf(buf, len, "%lld", e->integer);
         return buf;
@@ -96,11 +98,12 @@ static bool int_of(const redisReply *e, long long *out)
         *out = e->integer;
         return true;
     }
-    if (e->type != REDIS_REPLY_STRING || e->len == 0)
+    if (e->type != REDIS_REPLY_STRING || e->len == 0 || !e->str ||
+        !(e->str[0] == '-' || (e->str[0] >= '0' && e->str[0] <= '9')))
         return false;
     errno = 0;
     *out = strtoll(e->str, &end, 10);
-    return errno == 0 && *end == '\0';
+    return errno == 0 && end == e->str + e->len;
 }
 
 static void holder_of(const redisReply *r, size_t first, struct rr_vote *v)
@@ -132,7 +135,8 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
         return;
     }
     if (r->type == REDIS_REPLY_ERROR) {
-        snprintf(v->detail, sizeof(v->detail), "%s", r->str ? r->str : "error");
+        snprintf(v->detail, sizeof(v->detail), "%s",
+                 r->str && r->str[0] ? r->str : "error reply");
         return;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||

@@ -185,6 +185,40 @@ START_TEST(test_classify_truncated_and_failures)
 }
 END_TEST
 
+/* Bytes after a NUL inside a bulk string are not ignored: such a reply is
+ * not what the script sent, so it is no vote (found by fuzz_reply). */
+START_TEST(test_classify_embedded_nul)
+{
+    static const char fence_nul[] = "*4\r\n$2\r\nOK\r\n$3\r\n7\0x\r\n:1\r\n:0\r\n";
+    static const char tag_nul[] = "*4\r\n$3\r\nOK\0\r\n:7\r\n:1\r\n:0\r\n";
+    static const char fence_plus[] = "*4\r\n$2\r\nOK\r\n$2\r\n+7\r\n:1\r\n:0\r\n";
+    struct rr_vote v;
+    redisReply *r;
+
+    r = resp_n(fence_nul, sizeof(fence_nul) - 1);
+    ck_assert_ptr_nonnull(r);
+    rr_lock_classify_acquire(RR_REPLY_OK, r, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    freeReplyObject(r);
+    r = resp_n(tag_nul, sizeof(tag_nul) - 1);
+    ck_assert_ptr_nonnull(r);
+    rr_lock_classify_acquire(RR_REPLY_OK, r, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    freeReplyObject(r);
+    r = resp_n(fence_plus, sizeof(fence_plus) - 1);
+    ck_assert_ptr_nonnull(r);
+    rr_lock_classify_acquire(RR_REPLY_OK, r, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    freeReplyObject(r);
+    /* An empty error still says something. */
+    r = resp("-\r\n");
+    rr_lock_classify_acquire(RR_REPLY_OK, r, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    ck_assert_str_ne(v.detail, "");
+    freeReplyObject(r);
+}
+END_TEST
+
 START_TEST(test_classify_huge_bulk)
 {
     /* A 1 MiB host name is truncated, never overflows. */
@@ -240,6 +274,7 @@ int main(void)
     tcase_add_loop_test(tc, test_classify_malformed, 0,
                         (int)(sizeof(bad_replies) / sizeof(bad_replies[0])));
     tcase_add_test(tc, test_classify_truncated_and_failures);
+    tcase_add_test(tc, test_classify_embedded_nul);
     tcase_add_test(tc, test_classify_huge_bulk);
     tcase_add_test(tc, test_classify_renew);
     suite_add_tcase(s, tc);

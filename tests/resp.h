@@ -8,16 +8,21 @@
 
 /* Parse one complete RESP reply; returns NULL for a protocol error or an
  * incomplete (truncated) reply. Free with freeReplyObject. */
-static inline redisReply *resp(const char *text)
+static inline redisReply *resp_n(const char *text, size_t len)
 {
     redisReader *rd = redisReaderCreate();
     void *reply = NULL;
 
-    redisReaderFeed(rd, text, strlen(text));
+    redisReaderFeed(rd, text, len);
     if (redisReaderGetReply(rd, &reply) != REDIS_OK)
         reply = NULL;
     redisReaderFree(rd);
     return reply;
+}
+
+static inline redisReply *resp(const char *text)
+{
+    return resp_n(text, strlen(text));
 }
 
 #endif
