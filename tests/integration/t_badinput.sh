@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# t_badinput.sh — a table of malformed invocations. Each must exit with its
+# documented status (64 unless noted), print exactly one line on stderr that
+# never echoes a password, run no child, and leave nothing in Redis.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis B
+U=$B_URL
+MK=$TMP/ran
+RUN=(-- touch "$MK")
+long() { head -c "$1" /dev/zero | tr '\0' "${2:-n}"; }
+printf 'secretpw\n' > "$TMP/pw"
+: > "$TMP/empty-pw"
+printf 'x\n' > "$TMP/unreadable-pw"; chmod 000 "$TMP/unreadable-pw"
+NONUTF8=$(printf 'job\xff\xfe')
+NONUTF8_URL=$(printf 'redis://127.0.0.1:%s/\xff' "$B_PORT")
+
+N=0 BAD=0
+# case STATUS ARGS... — one row of the table.
+case_() {
+    local want=$1; shift
+    N=$((N + 1))
+    rm -f "$MK"
+    rr "$@"
+    local lines why=
+    lines=$(grep -c '' "$ERR")
+    [ "$HUNG" = 1 ] && why="hung"
+    [ "$RC" = "$want" ] || why="$why exit $RC, want $want"
+    [ "$lines" = 1 ] || why="$why $lines stderr lines"
+    [ -e "$MK" ] && why="$why the child ran"
+    grep -q secretpw "$ERR" && why="$why the password is in the message"
+    [ "$(R B DBSIZE)" = 0 ] || why="$why Redis holds keys: $(R B KEYS '*' | tr '\n' ' ')"
+    if [ -n "$why" ]; then
+        BAD=$((BAD + 1))
+        fail "#$N redlock-run $(printf '%q ' "$@" | head -c 160): $why: $(head -c 200 "$ERR" | tr '\n' ' ')"
+        R B FLUSHALL >/dev/null
+    fi
+}
+
+t "malformed invocations: documented status, one line, no child, nothing in Redis"
+# No NAME, no command.
+case_ 64
+case_ 64 -r "$U"
+case_ 64 -r "$U" job
+case_ 64 -r "$U" job --
+# Options.
+case_ 64 -r "$U" --no-such-option job "${RUN[@]}"
+case_ 64 -r "$U" -Z job "${RUN[@]}"
+case_ 64 -r "$U" --ttl
+case_ 64 -r "$U" job -v "${RUN[@]:1}"
+case_ 64 -r "$U" -q -v job "${RUN[@]}"
+case_ 64 -r "$U" --json job "${RUN[@]}"
+case_ 64 -r "$U" --status --release job
+case_ 64 -r "$U" --status job "${RUN[@]}"
+case_ 64 -r "$U" --release job "${RUN[@]}"
+case_ 64 -r "$U" --resolve bogus job
+case_ 64 -r "$U" --on-stale maybe job "${RUN[@]}"
+case_ 64 -r "$U" --log-format xml job "${RUN[@]}"
+case_ 64 -r "$U" -E abc job "${RUN[@]}"
+case_ 64 -r "$U" -E 300 job "${RUN[@]}"
+case_ 64 -r "$U" -E -1 job "${RUN[@]}"
+# Durations.
+case_ 64 -r "$U" -t 5x job "${RUN[@]}"
+case_ 64 -r "$U" -t -1s job "${RUN[@]}"
+case_ 64 -r "$U" -t 0 job "${RUN[@]}"
+case_ 64 -r "$U" -t 5ms job "${RUN[@]}"
+case_ 64 -r "$U" -t inf job "${RUN[@]}"
+case_ 64 -r "$U" -t 1h1h job "${RUN[@]}"
+case_ 64 -r "$U" -t 99999999999999999999d job "${RUN[@]}"
+case_ 64 -r "$U" -t 10s --renew 10s job "${RUN[@]}"
+case_ 64 -r "$U" -w forever job "${RUN[@]}"
+case_ 64 -r "$U" --timeout 1q job "${RUN[@]}"
+case_ 64 -r "$U" --kill-after zz job "${RUN[@]}"
+case_ 64 -r "$U" --min-hold nope job "${RUN[@]}"
+case_ 64 -r "$U" --redis-timeout 0 job "${RUN[@]}"
+case_ 64 -r "$U" --connect-timeout inf job "${RUN[@]}"
+case_ 64 -r "$U" --state-ttl 0 job "${RUN[@]}"
+# URLs.
+case_ 64 -r http://127.0.0.1:1 job "${RUN[@]}"
+case_ 64 -r redis://127.0.0.1:99999 job "${RUN[@]}"
+case_ 64 -r redis://127.0.0.1:notaport job "${RUN[@]}"
+case_ 64 -r redis:// job "${RUN[@]}"
+case_ 64 -r unix:// job "${RUN[@]}"
+case_ 64 -r "unix:///$(long 200 s)" job "${RUN[@]}"
+case_ 64 -r "redis://:secretpw@127.0.0.1:99999" job "${RUN[@]}"
+case_ 64 -r "redis://u:secretpw@[::1" job "${RUN[@]}"
+case_ 64 -r "redis://127.0.0.1:$B_PORT/x" job "${RUN[@]}"
+case_ 64 -r "$NONUTF8_URL" job "${RUN[@]}"
+case_ 64 -r "$U,$U" job "${RUN[@]}"
+case_ 64 -r "rediss://127.0.0.1:$B_PORT" job "${RUN[@]}"
+case_ 64 -r "redis-sentinel://127.0.0.1:26379/mymaster" job "${RUN[@]}"
+# Names, IDs, prefixes.
+case_ 64 -r "$U" '' "${RUN[@]}"
+case_ 64 -r "$U" 'a b' "${RUN[@]}"
+case_ 64 -r "$U" "$(printf 'a\tb')" "${RUN[@]}"
+case_ 64 -r "$U" 'a{b' "${RUN[@]}"
+case_ 64 -r "$U" "$(long 201)" "${RUN[@]}"
+case_ 64 -r "$U" "$NONUTF8" "${RUN[@]}"
+case_ 64 -r "$U" --once '' job "${RUN[@]}"
+case_ 64 -r "$U" --once 'a b' job "${RUN[@]}"
+case_ 64 -r "$U" --once "$(long 300 o)" job "${RUN[@]}"
+case_ 64 -r "$U" --prefix 'a b' job "${RUN[@]}"
+case_ 64 -r "$U" --prefix "$(long 100 p)" job "${RUN[@]}"
+# Secrets.
+case_ 64 -r "$U" --password-file "$TMP/no-such-file" job "${RUN[@]}"
+case_ 64 -r "$U" --password-file "$TMP/empty-pw" job "${RUN[@]}"
+if [ "$(id -u)" != 0 ]; then
+    case_ 64 -r "$U" --password-file "$TMP/unreadable-pw" job "${RUN[@]}"
+fi
+# Not usage errors, but no child and nothing left either: the command
+# cannot run (126/127) — the lock is taken and given back.
+note "$N malformed invocations, $BAD wrong"
+[ "$N" -ge 40 ] || fail "the table has only $N rows"
+end_test
+
+t "a command that cannot run: 127/126, one line, lock given back"
+rm -f "$MK"
+rr -r "$U" nocmd -- /no/such/command
+assert_rc 127
+assert_eq 1 "$(grep -c '' "$ERR")" "stderr lines"
+assert_key_gone B "$(k_lock nocmd)"
+printf '#!/bin/sh\n' > "$TMP/noexec"; chmod 644 "$TMP/noexec"
+rr -r "$U" noexec -- "$TMP/noexec"
+assert_rc 126
+assert_key_gone B "$(k_lock noexec)"
+assert_hash B "$(k_state noexec)" status failed
+end_test
+
+done_testing
