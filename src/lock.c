@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "lock.h"
 #include "scripts.h"
@@ -573,14 +574,19 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     struct op *op = op_new(lk, OP_ACQUIRE, (void *)cb, arg);
     const char *keys[5] = { lk->keys.lock, lk->keys.fence, lk->keys.state,
                             lk->keys.history, lk->keys.once };
-    const char *args[7] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
-                            lk->o.refuse_stale ? "1" : "0", lk->state_ttl };
+    char floor[24];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(floor, sizeof(floor), "%lld",
+             (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    const char *args[8] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
+                            lk->o.refuse_stale ? "1" : "0", lk->state_ttl, floor };
 
     if (!op)
         return -1;
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
     if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 5 : 4,
-                 keys, 7, args) == 0) {
+                 keys, 8, args) == 0) {
         op_free(op);
         return -1;
     }

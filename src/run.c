@@ -110,8 +110,12 @@ static void finish(struct run *r, int code)
     close_if_open((uv_handle_t *)&r->renew_timer);
     close_if_open((uv_handle_t *)&r->lost_timer);
     close_if_open((uv_handle_t *)&r->timeout_timer);
-    for (size_t i = 0; i < N_SIGNALS; i++)
+    for (size_t i = 0; i < N_SIGNALS; i++) {
         close_if_open((uv_handle_t *)&r->sigs[i]);
+        /* The run is over (lock given back, child reaped): a late signal
+         * must not turn the exit status into a death by signal. */
+        signal(fwd_signals[i], SIG_IGN);
+    }
     close_subs(r);
     for (int i = 0; i < r->n; i++) {
         if (r->conns[i])

@@ -1,6 +1,7 @@
 -- acquire: take the lock if it is free and the job's records allow a run.
 -- KEYS: lock, fence, state, history[, once]
--- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0), state_ttl_ms
+-- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0), state_ttl_ms,
+--       fence_floor (the acquiring host's clock in ms)
 -- Returns {'OK', fence, started_ms, abandoned}
 --      or {'BUSY', pttl_ms, host, pid, fence}
 --      or {'DONE', host, pid, fence, finished_ms}
@@ -59,11 +60,14 @@ if st == 'abandoned' and refuse then
 end
 
 redis.call('SET', lock, token, 'PX', ttl)
--- The fencing token never goes below this server's clock in ms, so it keeps
--- increasing even if the counter is lost (a restart without persistence).
+-- The fencing token never goes below the acquiring host's clock in ms, so it
+-- keeps increasing even if the counter is lost (a restart without
+-- persistence). The floor comes from the client, not from TIME, so that all
+-- masters of a quorum usually agree on the same value.
 local fence = redis.call('INCR', fencek)
-if fence < now then
-  fence = now
+local floor = tonumber(ARGV[8]) or 0
+if fence < floor then
+  fence = floor
   redis.call('SET', fencek, fence)
 end
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
