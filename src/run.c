@@ -48,6 +48,7 @@ struct run {
     bool woken;                   /* a release message came during an acquire */
     bool subscribed;
     int abort_signal;             /* a terminating signal before the child ran */
+    int warned_unavailable;       /* said once that Redis is down while waiting */
 
     /* Holding. */
     int64_t acquired_at;          /* monotonic */
@@ -566,6 +567,15 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         finish(r, RR_EXIT_STALE);
         return;
     case RR_ACQ_ERROR:
+        /* With --wait, an unreachable Redis is waited out like a busy lock:
+         * a restart or a failover should not fail a job that may wait. */
+        if (r->wait_deadline > rr_now_ms()) {
+            if (!r->warned_unavailable++)
+                rr_log(RR_LOG_WARN, "unavailable", NULL,
+                       "cannot take the lock: %s; retrying until --wait runs out", res->err);
+            wait_more(r, res);
+            return;
+        }
         r->rep.status = "error";
         rr_log(RR_LOG_ERROR, "unavailable", NULL,
                "cannot take the lock: %s; check that Redis is up and -r/--redis is right",
