@@ -63,6 +63,20 @@ rr -r "$U" --once t1 "$job" -- touch "$TMP/tmo.ran"
 assert_rc 0 "second run"
 assert_file_exists "$TMP/tmo.ran" "second run's marker"
 
+t "an attempt that lost its lock does not count: the next one runs"
+job=lostonce
+bg "$TMP/lo" "$RR_BIN" -r "$U" -t 1s --once l1 "$job" -- sh -c 'touch "$1"; sleep 10' sh "$TMP/lo.started"
+w=$BG
+wait_for 10 file_there "$TMP/lo.started" || fail "first run did not start"
+R S DEL "$(k_lock $job)" >/dev/null
+wait_pid "$w" 10
+assert_rc 79 "first run"
+assert_hash S "$(k_once $job l1)" status lost
+rr -r "$U" --once l1 "$job" -- touch "$TMP/lo.ran"
+assert_rc 0 "second run"
+assert_file_exists "$TMP/lo.ran" "second run's marker"
+assert_hash S "$(k_once $job l1)" status succeeded
+
 # ---------------------------------------------------------------------------
 # abandon JOB ID — start a --once run with a 1 s lease, kill -9 the wrapper
 # while its child runs, and wait for the lease to expire.
