@@ -421,14 +421,7 @@ static void subscribe(struct run *r)
 
     r->subscribed = true;
     for (int i = 0; i < r->n; i++) {
-        struct rr_conn_opts o = { 0 };
-        const struct rr_endpoint *ep = &r->cfg->endpoints[i];
-        o.connect_timeout_ms = r->cfg->connect_timeout_ms;
-        o.request_timeout_ms = r->cfg->redis_timeout_ms;
-        o.password = ep->has_password ? ep->password
-                   : r->cfg->has_password ? r->cfg->password : NULL;
-        o.user = ep->has_user ? ep->user : r->cfg->has_user ? r->cfg->user : NULL;
-        r->subs[i] = rr_conn_new(r->loop, ep, &o);
+        r->subs[i] = rr_run_conn_new(r->loop, r->cfg, i);
         if (!r->subs[i])
             continue;
         rr_conn_on_message(r->subs[i], on_message, r);
@@ -622,20 +615,26 @@ static void on_signal(uv_signal_t *h, int sig)
 
 /* ---- setup ---- */
 
+struct rr_conn *rr_run_conn_new(uv_loop_t *loop, const struct rr_config *cfg, int i)
+{
+    const struct rr_endpoint *ep = &cfg->endpoints[i];
+    struct rr_conn_opts o = { 0 };
+
+    o.connect_timeout_ms = cfg->connect_timeout_ms;
+    o.request_timeout_ms = cfg->redis_timeout_ms;
+    /* A password written in the URL wins for that server. */
+    o.password = ep->has_password ? ep->password : cfg->has_password ? cfg->password : NULL;
+    o.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
+    return rr_conn_new(loop, ep, &o);
+}
+
 static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
     struct rr_lock_opts lo = { 0 };
 
     r->n = cfg->n_endpoints;
     for (int i = 0; i < r->n; i++) {
-        const struct rr_endpoint *ep = &cfg->endpoints[i];
-        struct rr_conn_opts o = { 0 };
-        o.connect_timeout_ms = cfg->connect_timeout_ms;
-        o.request_timeout_ms = cfg->redis_timeout_ms;
-        o.password = ep->has_password ? ep->password
-                   : cfg->has_password ? cfg->password : NULL;
-        o.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
-        if (!(r->conns[i] = rr_conn_new(r->loop, ep, &o))) {
+        if (!(r->conns[i] = rr_run_conn_new(r->loop, cfg, i))) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }

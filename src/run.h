@@ -12,10 +12,15 @@
 
 #include <uv.h>
 #include "cli.h"
+#include "conn.h"
 
 /* Run the job described by cfg on loop until it is over; returns the exit
  * status for main (see rr.h and the man page). */
 int rr_run(uv_loop_t *loop, const struct rr_config *cfg);
+
+/* A connection (not yet open) to endpoint i of cfg, with cfg's timeouts and
+ * credentials. NULL when out of memory. */
+struct rr_conn *rr_run_conn_new(uv_loop_t *loop, const struct rr_config *cfg, int i);
 
 /* Metrics and reporting need to know what happened; filled by rr_run. */
 struct rr_run_report {

@@ -8,6 +8,7 @@
 #include "conn.h"
 #include "duration.h"
 #include "log.h"
+#include "run.h"
 #include "scripts.h"
 #include "status.h"
 
@@ -419,14 +420,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         snprintf(op.host, sizeof(op.host), "unknown");
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
     for (int i = 0; i < op.n; i++) {
-        const struct rr_endpoint *ep = &cfg->endpoints[i];
-        struct rr_conn_opts o = { 0 };
-        o.connect_timeout_ms = cfg->connect_timeout_ms;
-        o.request_timeout_ms = cfg->redis_timeout_ms;
-        o.password = ep->has_password ? ep->password
-                   : cfg->has_password ? cfg->password : NULL;
-        o.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
-        if (!(op.conns[i] = rr_conn_new(loop, ep, &o))) {
+        if (!(op.conns[i] = rr_run_conn_new(loop, cfg, i))) {
             close_all(&op);
             uv_run(loop, UV_RUN_DEFAULT);
             return RR_EXIT_SOFTWARE;
