@@ -433,17 +433,13 @@ START_TEST(test_signals_reset)
     sigaddset(&block, SIGHUP);
     ck_assert_int_eq(sigprocmask(SIG_BLOCK, &block, NULL), 0);
 
-    snprintf(script, sizeof script, "grep -E '^Sig(Ign|Blk):' /proc/$$/status > '%s'", out);
+    /* The command reads its own status: `exec` keeps the pid, the mask and
+     * the dispositions. (Reading the shell's status from a child of the
+     * shell races with dash, which blocks every signal around its vfork.) */
+    snprintf(script, sizeof script, "exec grep -E '^Sig(Ign|Blk):' /proc/self/status > '%s'", out);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(run_argv(argv, NULL, false), 0);
     char *got = slurp(out);
-    assert_sig_clean(got);
-    free(got);
-
-    /* And the same through a PATH-searched binary reading its own status. */
-    snprintf(script, sizeof script, "exec grep -E '^Sig(Ign|Blk):' /proc/self/status > '%s'", out);
-    ck_assert_int_eq(run_argv(argv, NULL, false), 0);
-    got = slurp(out);
     assert_sig_clean(got);
     free(got);
     remove_tmpdir();
