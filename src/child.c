@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -45,6 +46,7 @@ struct rr_child {
     bool foreground;
     bool reaped;
     bool kill_armed;           /* kill_timer is counting down */
+    bool stopping;             /* rr_child_stop was called */
     bool closing;
     int open_handles;
     int64_t kill_deadline_ms;  /* uv_now() based, valid if kill_armed */
@@ -56,10 +58,13 @@ struct rr_child {
  * only makes async-signal-safe calls (no malloc). */
 struct exec_plan {
     char **paths;              /* candidate file names, NULL-terminated */
+    char **sh_argv;            /* "sh", file, argv[1..], NULL: for ENOEXEC */
 };
 
 static void free_plan(struct exec_plan *plan)
 {
+    free(plan->sh_argv);
+    plan->sh_argv = NULL;
     if (plan->paths) {
         for (char **p = plan->paths; *p; p++)
             free(*p);
@@ -115,6 +120,23 @@ fail:
     return -1;
 }
 
+/* Does the file start like text (no ELF magic, no NUL in its first bytes)?
+ * Only system calls: it runs in the vfork child. */
+static bool looks_like_text(const char *path)
+{
+    char buf[128];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return false;
+    n = read(fd, buf, sizeof buf);
+    close(fd);
+    if (n < 0 || (n >= 4 && memcmp(buf, "\x7f" "ELF", 4) == 0))
+        return false;
+    return memchr(buf, '\0', (size_t)n) == NULL;
+}
+
 /* Runs in the forked child: only async-signal-safe calls from here on. */
 static void __attribute__((noreturn))
 exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
@@ -154,6 +176,15 @@ exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
     for (char *const *p = plan->paths; *p; p++) {
         execve(*p, argv, envp);
         err = errno;
+        if (err == ENOEXEC && plan->sh_argv && looks_like_text(*p)) {
+            /* A script without "#!": run it with the shell, as execvp and
+             * every shell do (a binary stays an exec format error, as in
+             * bash). sh_argv was built before vfork. */
+            plan->sh_argv[1] = *p;
+            execve("/bin/sh", plan->sh_argv, envp);
+            err = errno;
+            break;
+        }
         if (err == EACCES) {
             saw_eacces = true;
             continue;
@@ -241,7 +272,15 @@ static int guard_main(void *p)
     char c;
     ssize_t n;
 
+    /* Hold nothing open but our pipe: not a socket, a terminal or an
+     * output pipe that someone waits to see closed. (close_range cannot
+     * fail on the kernels we run on; errno here would be our parent's.) */
     close(g->wfd);
+#ifdef SYS_close_range
+    if (g->rfd > 0)
+        syscall(SYS_close_range, 0U, (unsigned)g->rfd - 1, 0U);
+    syscall(SYS_close_range, (unsigned)g->rfd + 1, ~0U, 0U);
+#endif
     do {
         n = read(g->rfd, &c, 1);
     } while (n < 0 && errno == EINTR);
@@ -342,6 +381,11 @@ static void try_reap(struct rr_child *ch)
     }
     ch->reaped = true;
     ch->kill_armed = false;
+    /* We were stopping the command (lock lost, --timeout): the whole group
+     * must go, not only its leader. A process in it that survived SIGTERM
+     * would otherwise work on without a lock once we release it. */
+    if (ch->stopping && !ch->foreground)
+        killpg(ch->pid, SIGKILL);
     stop_guard(ch);
     uv_signal_stop(&ch->sigchld);
     uv_timer_stop(&ch->check_timer);
@@ -413,6 +457,15 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     if (build_plan(argv[0], &plan) < 0) {
         snprintf(err, errlen, "cannot run '%s': out of memory", argv[0]);
         return -1;
+    }
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    plan.sh_argv = calloc(argc + 2, sizeof *plan.sh_argv);
+    if (plan.sh_argv) {
+        plan.sh_argv[0] = (char *)"sh";
+        for (size_t i = 1; i < argc; i++)
+            plan.sh_argv[i + 1] = argv[i];
     }
     ch = calloc(1, sizeof *ch);
     if (!ch) {
@@ -529,6 +582,7 @@ void rr_child_stop(struct rr_child *ch, int64_t grace_ms)
 {
     if (!ch || ch->reaped || ch->closing)
         return;
+    ch->stopping = true;
     rr_child_signal(ch, SIGTERM);
     /* A stopped process would hold TERM pending until the KILL; wake it so
      * it can exit cleanly (as timeout(1) does). */

@@ -43,6 +43,7 @@ struct op {
     struct slot *slots;
     struct rr_vote *votes;        /* OP_ACQUIRE */
     int ok, mismatch, err, released, written;
+    bool reported;                /* OP_EXTEND: the callback has run */
     char errmsg[RR_ERRLEN];
     /* After a failed acquisition, the result waits for the clean-up. */
     struct rr_acquire_result res;
@@ -63,10 +64,12 @@ enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
 {
     int q = rr_lock_quorum(n);
 
-    (void)busy;
     if (done > 0)
         return RR_ACQ_DONE;
-    if (stale > 0)
+    /* A master that lost the lock key (paused or partitioned past the
+     * lease, restarted) sees a 'running' record with no lock and says
+     * STALE; if another master still has a holder, that run is alive. */
+    if (stale > 0 && busy == 0)
         return RR_ACQ_STALE;
     if (ok >= q && validity_ms > 0)
         return RR_ACQ_OK;
@@ -616,17 +619,32 @@ static void on_extend_reply(struct rr_conn *c, int status, redisReply *r, void *
                        ? r->str : "unexpected reply to the renewal");
         break;
     }
-    if (--op->pending > 0)
-        return;
-    enum rr_extend res = op->ok >= q ? RR_EXTEND_OK
-                       : op->mismatch > op->lk->n - q ? RR_EXTEND_LOST
-                       : RR_EXTEND_FAILED;
-    if (res == RR_EXTEND_LOST)
-        snprintf(op->errmsg, sizeof(op->errmsg),
-                 "the lock was taken over or deleted on %d of %d master%s",
-                 op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");
-    ((rr_extend_fn)op->cb)(op->lk, res, op->t0, op->errmsg, op->arg);
-    op_free(op);
+    op->pending--;
+    /* Answer as soon as the outcome is certain: a stalled minority master
+     * must not delay every renewal by --redis-timeout. Late answers only
+     * complete the op. */
+    if (!op->reported) {
+        enum rr_extend res;
+        bool decided = true;
+        if (op->ok >= q)
+            res = RR_EXTEND_OK;
+        else if (op->mismatch > op->lk->n - q)
+            res = RR_EXTEND_LOST;
+        else if (op->ok + op->pending < q)
+            res = RR_EXTEND_FAILED;
+        else
+            decided = false;
+        if (decided) {
+            op->reported = true;
+            if (res == RR_EXTEND_LOST)
+                snprintf(op->errmsg, sizeof(op->errmsg),
+                         "the lock was taken over or deleted on %d of %d master%s",
+                         op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");
+            ((rr_extend_fn)op->cb)(op->lk, res, op->t0, op->errmsg, op->arg);
+        }
+    }
+    if (op->pending == 0)
+        op_free(op);
 }
 
 int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)

@@ -65,9 +65,9 @@ enum rr_acq { RR_ACQ_OK, RR_ACQ_BUSY, RR_ACQ_DONE, RR_ACQ_STALE, RR_ACQ_ERROR };
 
 /* The outcome of one acquisition round from the vote counts (n masters)
  * and the validity left. DONE on any master wins (success is recorded only
- * after a real success), then STALE on any, then OK with a quorum and
- * positive validity; else ERROR if errors alone make a quorum impossible,
- * else BUSY. Pure. */
+ * after a real success), then STALE on any master if no master has a
+ * holder (BUSY), then OK with a quorum and positive validity; else ERROR if
+ * errors alone make a quorum impossible, else BUSY. Pure. */
 enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
                            int err, int64_t validity_ms);
 

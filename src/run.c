@@ -60,6 +60,7 @@ struct run {
     int final_code;
 
     struct rr_child *child;
+    bool child_started;
     int child_wstatus;
     char **child_env;
 
@@ -171,7 +172,9 @@ static void release(struct run *r)
         .status = r->rep.status,
         .exit_code = r->rep.child_exit,
         .signal = r->rep.signal,
-        .hold_ms = r->cfg->min_hold_ms > held ? r->cfg->min_hold_ms - held : 0,
+        /* --min-hold keeps a late server from running the job again; a run
+         * whose command never started has nothing to protect. */
+        .hold_ms = r->child_started && r->cfg->min_hold_ms > held ? r->cfg->min_hold_ms - held : 0,
         .wait_ms = r->rep.wait_ms,
     };
 
@@ -311,6 +314,17 @@ static void on_renew_timer(uv_timer_t *t)
         uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
 }
 
+/* The first renewal comes after --renew, or sooner if a slow acquisition
+ * left less validity than usual: halfway to the lost-lock deadline. */
+static int64_t first_renew(const struct run *r)
+{
+    int64_t half = (r->valid_until - r->stop_grace_ms - rr_now_ms()) / 2;
+
+    if (half < 1)
+        half = 1;
+    return r->renew_ms < half ? r->renew_ms : half;
+}
+
 static void on_timeout_timer(uv_timer_t *t)
 {
     struct run *r = t->data;
@@ -370,8 +384,9 @@ static void start_child(struct run *r)
         release(r);
         return;
     }
+    r->child_started = true;
     enter(r, RUNNING);
-    uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
+    uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)first_renew(r), 0);
     arm_lost_timer(r);
     if (r->cfg->timeout_ms > 0 && r->cfg->timeout_ms != RR_INF)
         uv_timer_start(&r->timeout_timer, on_timeout_timer, (uint64_t)r->cfg->timeout_ms, 0);

@@ -147,7 +147,7 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     fputc('\n', f);
 }
 
-/* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil} */
+/* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete} */
 static int print_status(struct op *op, const redisReply *r)
 {
     const struct rr_config *cfg = op->cfg;
@@ -156,6 +156,8 @@ static int print_status(struct op *op, const redisReply *r)
     long long pttl = r->element[1]->type == REDIS_REPLY_INTEGER ? r->element[1]->integer : -2;
     const redisReply *state = r->element[2], *hist = r->element[3];
     const redisReply *stale = r->element[4], *once = r->element[5];
+    bool scan_complete = r->element[6]->type == REDIS_REPLY_INTEGER &&
+                         r->element[6]->integer == 1;
     struct rr_job_record st, on;
     const char *holder_tok = held ? r->element[0]->str : "";
     int n_stale = stale->type == REDIS_REPLY_ARRAY ? (int)stale->elements : 0;
@@ -201,7 +203,7 @@ static int print_status(struct op *op, const redisReply *r)
             fprintf(f, "%s", i ? "," : "");
             json_str(f, str(stale->element[i]));
         }
-        fputc(']', f);
+        fprintf(f, "],\"abandoned_once_complete\":%s", scan_complete ? "true" : "false");
         if (cfg->once_id[0]) {
             fputs(",\"once\":", f);
             if (on.status == RR_JOB_NONE) {
@@ -236,6 +238,9 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "once %s:\n", cfg->once_id);
         text_record(f, "  ", have_once ? once : NULL, held);
     }
+    if (!scan_complete)
+        fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
+                   "there may be more than listed\n", "note");
     if (n_stale > 0) {
         fprintf(f, "%-10s", "abandoned");
         for (int i = 0; i < n_stale; i++)
@@ -269,7 +274,7 @@ static int print_status(struct op *op, const redisReply *r)
 
 static bool status_shape(const redisReply *r)
 {
-    return r && r->type == REDIS_REPLY_ARRAY && r->elements == 6;
+    return r && r->type == REDIS_REPLY_ARRAY && r->elements == 7;
 }
 
 static void close_all(struct op *op)

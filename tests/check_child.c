@@ -279,6 +279,24 @@ START_TEST(test_exec_format)
 }
 END_TEST
 
+START_TEST(test_script_without_shebang)
+{
+    /* Like execvp and the shells: a text file without "#!" runs under sh. */
+    char path[PATHLEN], marker[PATHLEN], body[2 * PATHLEN];
+    make_tmpdir();
+    tmppath(path, sizeof path, "noshebang");
+    tmppath(marker, sizeof marker, "ran");
+    snprintf(body, sizeof body, "echo \"$1\" > '%s'\nexit 3\n", marker);
+    write_file(path, body, 0755);
+    char *argv[] = { path, (char *)"hello", NULL };
+    ck_assert_int_eq(run_argv(argv, NULL, false), 3);
+    char *got = slurp(marker);
+    ck_assert_str_eq(got, "hello\n");
+    free(got);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(test_path_search_eacces)
 {
     /* Like execvp: a non-executable match is remembered, a later
@@ -720,6 +738,7 @@ static Suite *child_suite(void)
     tcase_add_test(tc, test_not_executable);
     tcase_add_test(tc, test_directory);
     tcase_add_test(tc, test_exec_format);
+    tcase_add_test(tc, test_script_without_shebang);
     tcase_add_test(tc, test_path_search_eacces);
     suite_add_tcase(s, tc);
 

@@ -57,6 +57,12 @@ START_TEST(test_decide_quorum)
     ck_assert_int_eq(rr_lock_decide(3, 2, 0, 1, 0, 0, 900), RR_ACQ_DONE);
     ck_assert_int_eq(rr_lock_decide(3, 2, 0, 0, 1, 0, 900), RR_ACQ_STALE);
     ck_assert_int_eq(rr_lock_decide(3, 0, 0, 1, 2, 0, 900), RR_ACQ_DONE);
+    /* A minority master that lost the key while a holder lives elsewhere
+     * says STALE: the holder's BUSY wins (found in review). */
+    ck_assert_int_eq(rr_lock_decide(3, 0, 2, 0, 1, 0, 900), RR_ACQ_BUSY);
+    ck_assert_int_eq(rr_lock_decide(3, 1, 1, 0, 1, 0, 900), RR_ACQ_BUSY);
+    ck_assert_int_eq(rr_lock_decide(3, 0, 0, 0, 3, 0, 900), RR_ACQ_STALE);
+    ck_assert_int_eq(rr_lock_decide(3, 0, 0, 0, 1, 2, 900), RR_ACQ_STALE);
     /* 5 masters, quorum 3. */
     ck_assert_int_eq(rr_lock_decide(5, 3, 2, 0, 0, 0, 900), RR_ACQ_OK);
     ck_assert_int_eq(rr_lock_decide(5, 2, 3, 0, 0, 0, 900), RR_ACQ_BUSY);

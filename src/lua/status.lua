@@ -1,7 +1,9 @@
 -- status: one consistent read of a job for --status.
 -- KEYS: lock, state, history[, once]   ARGV: once-key SCAN pattern, history count
 -- Returns {lock_value|false, pttl, state(HGETALL), history(XREVRANGE),
---          stale_once_ids, once(HGETALL)|false}
+--          stale_once_ids, once(HGETALL)|false, scan_complete (1/0)}
+-- The SCAN for once records is bounded (50 steps of COUNT 1000), so a large
+-- keyspace cannot make this script block the server.
 local lock, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local holder = redis.call('GET', lock)
 local pttl = redis.call('PTTL', lock)
@@ -10,16 +12,18 @@ local hist = redis.call('XREVRANGE', histk, '+', '-', 'COUNT', tonumber(ARGV[2])
 -- Once records left 'abandoned', or still 'running' with no lock held.
 local stale = {}
 local cursor = '0'
+local steps = 0
 repeat
   local r = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
   cursor = r[1]
+  steps = steps + 1
   for _, k in ipairs(r[2]) do
     local s = redis.call('HGET', k, 'status')
     if s == 'abandoned' or (s == 'running' and not holder) then
       table.insert(stale, redis.call('HGET', k, 'once') or k)
     end
   end
-until cursor == '0' or #stale >= 100
+until cursor == '0' or #stale >= 100 or steps >= 50
 local once = false
 if oncek then once = redis.call('HGETALL', oncek) end
-return {holder, pttl, state, hist, stale, once}
+return {holder, pttl, state, hist, stale, once, cursor == '0' and 1 or 0}

@@ -14,6 +14,13 @@ alive() {  # alive PID: running, not a zombie
     [ -n "$st" ] && [ "$st" != Z ]
 }
 gone() { ! alive "$1"; }
+# sibling WRAPPER PATTERN: a process matching PATTERN in the process group of
+# the wrapper's command (the group's id is the command's pid).
+sibling() {
+    local cmd
+    cmd=$(awk '{print $1}' "/proc/$1/task/$1/children" 2>/dev/null)
+    [ -n "$cmd" ] && pgrep -g "$cmd" -f "$2" | head -1
+}
 
 t "SIGKILL to redlock-run kills the command's grandchildren too"
 bg "$TMP/gk" "$RR_BIN" -r "$U" -t 30s grandkids -- \
@@ -34,6 +41,41 @@ assert_rc 0
 l=$(cat "$TMP/left" 2>/dev/null)
 alive "$l" || fail "the left-behind process $l was killed"
 [ -n "$l" ] && kill "$l" 2>/dev/null
+end_test
+
+t "lock lost: a process of the command's group that survives SIGTERM is killed too"
+# The group's leader dies of TERM; its sibling ignores TERM. Found in review:
+# the sibling used to work on without a lock after redlock-run released it.
+bg "$TMP/surv" "$RR_BIN" -r "$U" -t 2s --kill-after 300ms survivor -- \
+    sh -c '(trap "" TERM; exec sleep 62) & exec sleep 100'
+w=$BG
+sleep 0.5
+sib=$(sibling "$w" 'sleep 62')
+R S DEL "$(k_lock survivor)" >/dev/null
+wait_pid "$w" 10
+assert_rc 79
+if [ -n "$sib" ]; then
+    wait_for 3 gone "$sib" || fail "the TERM-ignoring sibling $sib still runs after the loss"
+else
+    fail "could not find the sibling process"
+fi
+[ -n "$sib" ] && kill -KILL "$sib" 2>/dev/null
+end_test
+
+t "--timeout: a process of the command's group that survives SIGTERM is killed too"
+bg "$TMP/surv2" "$RR_BIN" -r "$U" --timeout 1s --kill-after 300ms survivor2 -- \
+    sh -c '(trap "" TERM; exec sleep 61) & exec sleep 100'
+w=$BG
+sleep 0.5
+sib=$(sibling "$w" 'sleep 61')
+wait_pid "$w" 10
+assert_rc 124
+if [ -n "$sib" ]; then
+    wait_for 3 gone "$sib" || fail "the TERM-ignoring sibling $sib still runs after --timeout"
+else
+    fail "could not find the sibling process"
+fi
+[ -n "$sib" ] && kill -KILL "$sib" 2>/dev/null
 end_test
 
 done_testing

@@ -172,4 +172,17 @@ assert_no_file "$TMP/rl3lost.done" "child's end marker"
 restart_redis M2 || fail "cannot restart M2"
 restart_redis M3 || fail "cannot restart M3"
 
+t "3 masters, 1 stalled (SIGSTOP) for the whole run: renewals do not wait for it"
+# Each renewal is answered as soon as a quorum has; before that fix, every
+# renewal waited --redis-timeout for the stalled master and a 4 s lease
+# renewed every 2 s was lost (found in review).
+job=stall
+pause_redis M3
+rr_direct -r "$M1_URL" -r "$M2_URL" -r "$M3_URL" -t 4s --renew 2s --redis-timeout 1s \
+    "$job" -- sh -c 'sleep 5; touch "$1"' sh "$TMP/stall.done"
+resume_redis M3
+assert_rc 0
+assert_file_exists "$TMP/stall.done" "child's end marker"
+end_test
+
 done_testing
