@@ -2,7 +2,7 @@
 #
 #   make                      build ./redlock-run
 #   make check                install missing test packages, run unit + integration tests
-#   make unit                 unit tests only (no Redis needed)
+#   make unit                 Check suites and the fuzz corpus (check_conn starts its own redis-server)
 #   make SANITIZE=address,undefined check
 #   make DEVELOPER=1          strict warnings as errors
 #   make install PREFIX=/usr/local DESTDIR=
