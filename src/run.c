@@ -44,7 +44,6 @@ struct run {
     int64_t t_start;              /* monotonic, when we began */
     int64_t wait_deadline;        /* monotonic; INT64_MAX = forever */
     int64_t backoff_ms;
-    bool acquire_in_flight;
     bool woken;                   /* a release message came during an acquire */
     bool subscribed;
     int abort_signal;             /* a terminating signal before the child ran */
@@ -61,7 +60,6 @@ struct run {
 
     struct rr_child *child;
     bool child_started;
-    int child_wstatus;
     char **child_env;
 
     uv_timer_t wait_timer, renew_timer, lost_timer, timeout_timer;
@@ -201,7 +199,6 @@ static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
     struct run *r = arg;
 
     (void)ch;
-    r->child_wstatus = wstatus;
     r->rep.child_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
     r->rep.signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
     if (r->final_status) {
@@ -494,7 +491,6 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
     char d[32];
 
     (void)lk;
-    r->acquire_in_flight = false;
     if (r->state == DONE)
         return;   /* answered with CLOSED while we shut down */
     if (r->abort_signal) {
@@ -516,7 +512,6 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         r->valid_until = r->acquired_at + res->validity_ms;
         r->rep.fence = res->fence;
         r->rep.wait_ms = r->acquired_at - r->t_start;
-        r->rep.acquire_ms = res->elapsed_ms;
         if (res->abandoned)
             rr_log(RR_LOG_WARN, "abandoned", NULL,
                    "the previous run died without finishing (recorded as abandoned "
@@ -601,7 +596,6 @@ static void try_acquire(struct run *r)
         finish(r, RR_EXIT_SOFTWARE);
         return;
     }
-    r->acquire_in_flight = true;
 }
 
 /* ---- signals ---- */

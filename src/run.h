@@ -31,7 +31,6 @@ struct rr_run_report {
     long long fence;
     double start_s, end_s;    /* wall clock, seconds */
     int64_t wait_ms;          /* time until the lock was ours (or given up) */
-    int64_t acquire_ms;       /* the acquisition round that succeeded */
 };
 
 /* Write the Prometheus textfile-collector file for one run, atomically
