@@ -125,6 +125,11 @@ rr -r "$U" noexec -- "$TMP/noexec"
 assert_rc 126
 assert_key_gone B "$(k_lock noexec)"
 assert_hash B "$(k_state noexec)" status failed
+# --min-hold protects a run that happened; one whose command never started
+# must not keep the lock for nobody.
+rr -r "$U" --min-hold 1h nohold -- /no/such/command
+assert_rc 127
+assert_key_gone B "$(k_lock nohold)"
 end_test
 
 done_testing
