@@ -73,11 +73,18 @@ end
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once}
-redis.call('DEL', statek)
-redis.call('HSET', statek, unpack(fields))
+-- The record we replace is kept, serialised, in field 'prev' until our run
+-- ends, so that giving back a partial acquisition can put it back.
+local function replace(key)
+  redis.call('HDEL', key, 'prev')   -- one level back is all we need
+  local old = redis.call('DUMP', key)
+  redis.call('DEL', key)
+  redis.call('HSET', key, unpack(fields))
+  if old then redis.call('HSET', key, 'prev', old) end
+end
+replace(statek)
 if oncek then
-  redis.call('DEL', oncek)
-  redis.call('HSET', oncek, unpack(fields))
+  replace(oncek)
   redis.call('PEXPIRE', oncek, state_ttl)
 end
 return {'OK', fence, now, abandoned}

@@ -4,7 +4,8 @@
 -- KEYS: lock, state, history[, once]
 -- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
 --       host, pid, fence, once, started_ms
--- status '' means an aborted acquisition: our records are removed, no history.
+-- status '' means an aborted acquisition: the records we replaced are put
+-- back (or ours removed), no history.
 -- Returns {released (1/0), state_written (1/0)}
 local lock, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local token, status, code, sig = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -26,13 +27,21 @@ local started = tonumber(ARGV[12]) or now
 local written = 0
 for _, key in ipairs({statek, oncek}) do
   if redis.call('HGET', key, 'token') == token then
+    local prev = redis.call('HGET', key, 'prev')
     if status == '' then
-      redis.call('DEL', key)
+      -- An acquisition given back: the record we replaced comes back.
+      local ttl = redis.call('PTTL', key)
+      if prev then
+        redis.call('RESTORE', key, ttl > 0 and ttl or 0, prev, 'REPLACE')
+      else
+        redis.call('DEL', key)
+      end
     else
       local s = tonumber(redis.call('HGET', key, 'started_ms'))
       if s then started = s end
       redis.call('HSET', key, 'status', status, 'finished_ms', now,
                  'heartbeat_ms', now, 'exit_code', code, 'signal', sig)
+      if prev then redis.call('HDEL', key, 'prev') end
       written = 1
     end
   end

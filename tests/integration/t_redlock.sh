@@ -172,6 +172,28 @@ assert_no_file "$TMP/rl3lost.done" "child's end marker"
 restart_redis M2 || fail "cannot restart M2"
 restart_redis M3 || fail "cannot restart M3"
 
+t "3 masters: a partial acquisition given back leaves the previous run's record"
+job=partial
+mapfile -t ropts < <(urls 3)
+rr "${ropts[@]}" "$job" -- true
+assert_rc 0 "first run"
+R M2 SET "$(k_lock $job)" foreign PX 60000 >/dev/null
+R M3 SET "$(k_lock $job)" foreign PX 60000 >/dev/null
+rr "${ropts[@]}" "$job" -- touch "$TMP/partial.ran"
+assert_rc 75 "second run"
+assert_no_file "$TMP/partial.ran"
+# M1 granted the lock, wrote 'running', then got it back: the first run's
+# record is there again, not a hole (found in review).
+assert_key_gone M1 "$(k_lock $job)"
+assert_hash M1 "$(k_state $job)" status succeeded
+assert_eq "" "$(hget M1 "$(k_state $job)" prev)" "no saved copy left behind"
+R M2 DEL "$(k_lock $job)" >/dev/null
+R M3 DEL "$(k_lock $job)" >/dev/null
+rr "${ropts[@]}" "$job" -- true
+assert_rc 0 "third run"
+assert_eq "" "$(hget M1 "$(k_state $job)" prev)" "no saved copy after a finished run"
+end_test
+
 t "3 masters, 1 stalled (SIGSTOP) for the whole run: renewals do not wait for it"
 # Each renewal is answered as soon as a quorum has; before that fix, every
 # renewal waited --redis-timeout for the stalled master and a 4 s lease
