@@ -192,11 +192,28 @@ int rr_lock_classify_renew(int status, const redisReply *r)
     return -1;
 }
 
+/* Draw a fresh token. It must be unguessable: it is all that separates our
+ * lock from another holder's. And every acquisition attempt gets its own:
+ * a request of an earlier attempt that arrives late (the give-back of a
+ * timed-out try, delayed in the network) must not match the lock that a
+ * later attempt took, or it would delete it under our running command.
+ * (The chaos harness found exactly that with --wait and network delays.)
+ * getrandom blocks only before the pool is seeded. */
+static int new_token(struct rr_lock *lk)
+{
+    unsigned char rnd[16];
+
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        return -1;
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(lk->token + 2 * i, 3, "%02x", rnd[i]);
+    return 0;
+}
+
 struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_opts *o,
                             char *err, size_t errlen)
 {
     struct rr_lock *lk = calloc(1, sizeof(*lk));
-    unsigned char rnd[16];
 
     if (!lk || !(lk->started_ms = calloc((size_t)n, sizeof(*lk->started_ms)))) {
         snprintf(err, errlen, "out of memory");
@@ -213,14 +230,10 @@ struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_
         snprintf(err, errlen, "job name, prefix and --once ID are too long together");
         goto fail;
     }
-    /* The token must be unguessable: it is all that separates our lock from
-     * another holder's. getrandom blocks only before the pool is seeded. */
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    if (new_token(lk) != 0) {
         snprintf(err, errlen, "cannot draw a random token: %s", strerror(errno));
         goto fail;
     }
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(lk->token + 2 * i, 3, "%02x", rnd[i]);
     snprintf(lk->ttl, sizeof(lk->ttl), "%lld", (long long)o->ttl_ms);
     snprintf(lk->state_ttl, sizeof(lk->state_ttl), "%lld", (long long)o->state_ttl_ms);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
@@ -587,6 +600,10 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 
     if (!op)
         return -1;
+    if (new_token(lk) != 0) {
+        op_free(op);
+        return -1;
+    }
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
     if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 5 : 4,
                  keys, 8, args) == 0) {

@@ -104,8 +104,9 @@ typedef void (*rr_release_fn)(struct rr_lock *lk, int released, int written,
                               int errors, const char *err, void *arg);
 
 /* Create a lock over n connections (borrowed; the caller closes them after
- * rr_lock_free). A fresh random 128-bit token is drawn with getrandom.
- * Returns NULL with err set. */
+ * rr_lock_free). Every acquisition attempt draws a fresh random 128-bit
+ * token with getrandom, so nothing left over from an earlier attempt can
+ * match a later one. Returns NULL with err set. */
 struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_opts *o,
                             char *err, size_t errlen);
 void rr_lock_free(struct rr_lock *lk);

@@ -20,6 +20,45 @@ assert_contains "$(cat "$TMP/ride.err")" "retrying until --wait runs out" "the w
 assert_eq 1 "$(grep -c '' "$TMP/ride.err")" "one warning, not one per retry"
 end_test
 
+t "every acquisition attempt of a waiter uses a fresh token"
+# A late request of an earlier attempt (a give-back delayed in the network)
+# must not match a later attempt's lock. The chaos harness caught a waiter
+# whose delayed give-back deleted its own new lock under its running command.
+job=tokens
+timeout 8 redis-cli -p "$W_PORT" MONITOR > "$TMP/monitor" 2>/dev/null &
+mon=$!
+track_pid "$mon"
+sleep 0.2
+bg "$TMP/th" "$RR_BIN" -r "$U" "$job" -- sleep 1.2
+h=$BG
+sleep 0.2
+rr_direct -r "$U" -w 10s "$job" -- true
+assert_rc 0 "waiter"
+wait_pid "$h" 10
+sleep 0.2
+kill "$mon" 2>/dev/null
+# The acquire script's ARGV[1] is the token; count the waiter's attempts
+# and their distinct tokens.
+read -r attempts distinct < <($PY - "$TMP/monitor" "$job" <<'PY'
+import shlex, sys
+lock = "redlock:{%s}:lock" % sys.argv[2]
+toks = []
+for line in open(sys.argv[1], errors="replace"):
+    if '"EVALSHA"' not in line and '"EVAL"' not in line:
+        continue
+    f = shlex.split(line[line.index('"'):])
+    # EVALSHA sha 4 lock fence state history token ttl host pid ...
+    if len(f) > 11 and f[2] == "4" and f[3] == lock and f[8].isdigit() and f[1] != "":
+        if f[4].endswith(":fence"):
+            toks.append(f[7])
+print(len(toks), len(set(toks)))
+PY
+)
+note "acquire requests seen: $attempts, distinct tokens: $distinct"
+[ "${attempts:-0}" -ge 3 ] || fail "expected the holder's and at least two of the waiter's attempts, saw $attempts"
+assert_eq "$attempts" "$distinct" "distinct tokens"
+end_test
+
 t "--wait with Redis down for good: 69 when the wait runs out, child never ran"
 stop_redis W
 t0=$(now_ms)
