@@ -14,6 +14,16 @@ alive() {  # alive PID: running, not a zombie
     [ -n "$st" ] && [ "$st" != Z ]
 }
 gone() { ! alive "$1"; }
+# assert_sibling_killed PID WHAT: the TERM-ignoring sibling PID is gone soon
+# after WHAT; it is killed anyway so that a failure leaves nothing behind.
+assert_sibling_killed() {
+    if [ -z "$1" ]; then
+        fail "could not find the sibling process"
+        return
+    fi
+    wait_for 3 gone "$1" || fail "the TERM-ignoring sibling $1 still runs after $2"
+    kill -KILL "$1" 2>/dev/null
+}
 # sibling WRAPPER PATTERN: a process matching PATTERN in the process group of
 # the wrapper's command (the group's id is the command's pid).
 sibling() {
@@ -54,12 +64,7 @@ sib=$(sibling "$w" 'sleep 62')
 R S DEL "$(k_lock survivor)" >/dev/null
 wait_pid "$w" 10
 assert_rc 79
-if [ -n "$sib" ]; then
-    wait_for 3 gone "$sib" || fail "the TERM-ignoring sibling $sib still runs after the loss"
-else
-    fail "could not find the sibling process"
-fi
-[ -n "$sib" ] && kill -KILL "$sib" 2>/dev/null
+assert_sibling_killed "$sib" "the loss"
 end_test
 
 t "--timeout: a process of the command's group that survives SIGTERM is killed too"
@@ -70,12 +75,7 @@ sleep 0.5
 sib=$(sibling "$w" 'sleep 61')
 wait_pid "$w" 10
 assert_rc 124
-if [ -n "$sib" ]; then
-    wait_for 3 gone "$sib" || fail "the TERM-ignoring sibling $sib still runs after --timeout"
-else
-    fail "could not find the sibling process"
-fi
-[ -n "$sib" ] && kill -KILL "$sib" 2>/dev/null
+assert_sibling_killed "$sib" "--timeout"
 end_test
 
 done_testing
