@@ -16,7 +16,7 @@ struct rr_lock {
     struct rr_lock_opts o;
     struct rr_job_keys keys;
     char token[33];
-    char ttl[24], state_ttl[24], pid[24];
+    char ttl[24], state_ttl[24], once_ttl[24], pid[24];
     char host[128];
     char once_id[RR_ONCE_MAX + 1];
     long long fence;               /* after OK: ours, for the history */
@@ -236,6 +236,12 @@ struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_
     }
     snprintf(lk->ttl, sizeof(lk->ttl), "%lld", (long long)o->ttl_ms);
     snprintf(lk->state_ttl, sizeof(lk->state_ttl), "%lld", (long long)o->state_ttl_ms);
+    /* A once record must outlive its run: acquire and every renewal set its
+     * expiry to --state-ttl beyond the end of the lease, release sets
+     * --state-ttl from the end of the run. */
+    snprintf(lk->once_ttl, sizeof(lk->once_ttl), "%lld",
+             o->state_ttl_ms > INT64_MAX - 1 - o->ttl_ms ? (long long)(INT64_MAX - 1)
+                                                         : (long long)(o->state_ttl_ms + o->ttl_ms));
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
     return lk;
 fail:
@@ -359,10 +365,10 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
             snprintf(started, sizeof(started), "%lld", lk->started_ms[i]);
             break;
         }
-    const char *args[12] = { lk->token, ri->status, code, sig, hold, wait,
+    const char *args[13] = { lk->token, ri->status, code, sig, hold, wait,
                              lk->keys.channel, lk->host, lk->pid, fence,
-                             lk->once_id, started };
-    if (send_all(op, RR_SCRIPT_RELEASE, on_release_reply, nkeys, keys, 12, args) == 0)
+                             lk->once_id, started, lk->state_ttl };
+    if (send_all(op, RR_SCRIPT_RELEASE, on_release_reply, nkeys, keys, 13, args) == 0)
         return -1;
     return 0;
 }
@@ -596,7 +602,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     snprintf(floor, sizeof(floor), "%lld",
              (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     const char *args[8] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
-                            lk->o.refuse_stale ? "1" : "0", lk->state_ttl, floor };
+                            lk->o.refuse_stale ? "1" : "0", lk->once_ttl, floor };
 
     if (!op)
         return -1;
@@ -668,12 +674,12 @@ int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
 {
     struct op *op = op_new(lk, OP_EXTEND, (void *)cb, arg);
     const char *keys[3] = { lk->keys.lock, lk->keys.state, lk->keys.once };
-    const char *args[2] = { lk->token, lk->ttl };
+    const char *args[3] = { lk->token, lk->ttl, lk->once_ttl };
 
     if (!op)
         return -1;
     if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply, lk->keys.once[0] ? 3 : 2,
-                 keys, 2, args) == 0) {
+                 keys, 3, args) == 0) {
         op_free(op);
         return -1;
     }

@@ -1,14 +1,16 @@
 -- acquire: take the lock if it is free and the job's records allow a run.
 -- KEYS: lock, fence, state, history[, once]
--- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0), state_ttl_ms,
---       fence_floor (the acquiring host's clock in ms)
+-- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0),
+--       once_ttl_ms (--state-ttl + the lease: renew.lua keeps extending it,
+--       so the once record outlives the run), fence_floor (the acquiring
+--       host's clock in ms)
 -- Returns {'OK', fence, started_ms, abandoned}
 --      or {'BUSY', pttl_ms, host, pid, fence}
 --      or {'DONE', host, pid, fence, finished_ms}
 --      or {'STALE', host, pid, fence, heartbeat_ms, key}
 local lock, fencek, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token, ttl, host, pid = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local once, refuse, state_ttl = ARGV[5], ARGV[6] == '1', ARGV[7]
+local once, refuse, once_ttl = ARGV[5], ARGV[6] == '1', ARGV[7]
 
 local pttl = redis.call('PTTL', lock)
 if pttl ~= -2 then
@@ -85,6 +87,6 @@ end
 replace(statek)
 if oncek then
   replace(oncek)
-  redis.call('PEXPIRE', oncek, state_ttl)
+  redis.call('PEXPIRE', oncek, once_ttl)
 end
 return {'OK', fence, now, abandoned}

@@ -3,7 +3,7 @@
 -- into records that still carry our token, appends history, wakes waiters.
 -- KEYS: lock, state, history[, once]
 -- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
---       host, pid, fence, once, started_ms
+--       host, pid, fence, once, started_ms, state_ttl_ms
 -- status '' means an aborted acquisition: the records we replaced are put
 -- back (or ours removed), no history.
 -- Returns {released (1/0), state_written (1/0)}
@@ -42,6 +42,9 @@ for _, key in ipairs({statek, oncek}) do
       redis.call('HSET', key, 'status', status, 'finished_ms', now,
                  'heartbeat_ms', now, 'exit_code', code, 'signal', sig)
       if prev then redis.call('HDEL', key, 'prev') end
+      -- The once record is kept --state-ttl from the end of the run (while
+      -- it ran, renew.lua kept it alive).
+      if key == oncek then redis.call('PEXPIRE', key, ARGV[13]) end
       written = 1
     end
   end

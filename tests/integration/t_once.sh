@@ -40,6 +40,23 @@ if [ "$ttl" -gt 3600 ] 2>/dev/null || [ "$ttl" -lt 3500 ] 2>/dev/null || ! [ "$t
     fail "once record TTL $ttl, expected about 3600"
 fi
 
+t "a run longer than --state-ttl keeps its once record: the ID is not run again"
+# The once record's TTL used to be set only at acquire: a run longer than
+# --state-ttl lost its record mid-run, no success was recorded, and the ID
+# ran again (found in review).
+job=longrun
+counter "$TMP/longrun.count"
+rr_direct -r "$U" -t 1s --state-ttl 2s --once L1 "$job" -- sh -c 'sleep 3.5; echo x >> "$1"' sh "$TMP/longrun.count"
+assert_rc 0 "first run"
+assert_hash S "$(k_once $job L1)" status succeeded
+p=$(R S PTTL "$(k_once $job L1)")
+if ! [ "$p" -gt 1000 ] 2>/dev/null || ! [ "$p" -le 2000 ] 2>/dev/null; then
+    fail "once record PTTL after the run: $p, expected 1000..2000 (--state-ttl 2s)"
+fi
+rr_direct -r "$U" -t 1s --state-ttl 2s --once L1 "$job" -- "${COUNT_CMD[@]}"
+assert_rc 0 "second run"
+assert_eq 1 "$(count_lines "$TMP/longrun.count")" "times the child ran"
+
 t "a failed attempt does not count: the next one runs"
 job=retry
 counter "$TMP/retry.count"
