@@ -53,7 +53,8 @@ int rr_job_keys(struct rr_job_keys *k, const char *prefix, const char *name,
         put(k->fence, sizeof(k->fence), prefix, name, "fence") ||
         put(k->state, sizeof(k->state), prefix, name, "state") ||
         put(k->history, sizeof(k->history), prefix, name, "history") ||
-        put(k->channel, sizeof(k->channel), prefix, name, "released"))
+        put(k->channel, sizeof(k->channel), prefix, name, "released") ||
+        put(k->void_prefix, sizeof(k->void_prefix), prefix, name, "void:"))
         return -1;
     if (once_id && *once_id) {
         int n = snprintf(k->once, sizeof(k->once), "%s{%s}:once:%s", prefix,

@@ -19,6 +19,7 @@ struct rr_job_keys {
     char state[320];
     char history[320];
     char channel[320];
+    char void_prefix[320];   /* + a token: that attempt was given back */
     char once[560];          /* "" without --once */
     char once_pattern[720];  /* SCAN MATCH pattern for every once record */
 };

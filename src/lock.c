@@ -16,11 +16,14 @@ struct rr_lock {
     struct rr_lock_opts o;
     struct rr_job_keys keys;
     char token[33];
+    char void_key[352];            /* the tombstone of this attempt's token */
+    char void_ms[24];              /* how long a tombstone is kept */
     char ttl[24], state_ttl[24], once_ttl[24], pid[24];
     char host[128];
     char once_id[RR_ONCE_MAX + 1];
     long long fence;               /* after OK: ours, for the history */
     long long *started_ms;         /* per master, Redis TIME at acquire */
+    bool *unsure;                  /* per master: our acquire was never answered */
 };
 
 enum op_kind { OP_ACQUIRE, OP_EXTEND, OP_RELEASE };
@@ -165,6 +168,11 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
         if (!int_of(r->element[4], &v->when_ms))
             v->when_ms = 0;
         v->kind = RR_VOTE_DONE;
+    } else if (strcmp(tag, "VOID") == 0) {
+        /* Only a request that arrives after its own give-back sees this;
+         * it took nothing, and it is never a vote for us. */
+        snprintf(v->detail, sizeof(v->detail), "this attempt was already given back");
+        return;
     } else if (strcmp(tag, "STALE") == 0 && r->elements >= 5) {
         holder_of(r, 1, v);
         if (!int_of(r->element[4], &v->when_ms))
@@ -207,6 +215,7 @@ static int new_token(struct rr_lock *lk)
         return -1;
     for (size_t i = 0; i < sizeof(rnd); i++)
         snprintf(lk->token + 2 * i, 3, "%02x", rnd[i]);
+    snprintf(lk->void_key, sizeof(lk->void_key), "%s%s", lk->keys.void_prefix, lk->token);
     return 0;
 }
 
@@ -215,7 +224,8 @@ struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_
 {
     struct rr_lock *lk = calloc(1, sizeof(*lk));
 
-    if (!lk || !(lk->started_ms = calloc((size_t)n, sizeof(*lk->started_ms)))) {
+    if (!lk || !(lk->started_ms = calloc((size_t)n, sizeof(*lk->started_ms))) ||
+        !(lk->unsure = calloc((size_t)n, sizeof(*lk->unsure)))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -242,11 +252,22 @@ struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_
     snprintf(lk->once_ttl, sizeof(lk->once_ttl), "%lld",
              o->state_ttl_ms > INT64_MAX - 1 - o->ttl_ms ? (long long)(INT64_MAX - 1)
                                                          : (long long)(o->state_ttl_ms + o->ttl_ms));
+    /* A tombstone must outlive any late delivery of the acquire it voids.
+     * Once a give-back has got through on a new connection the path works
+     * again, and the old connection's data, if the kernel still has it, is
+     * retransmitted within one RTO, at most 120 s on Linux (TCP_RTO_MAX);
+     * twice the lease covers long leases. It costs one small key, only on
+     * masters that did not answer an acquire. */
+    snprintf(lk->void_ms, sizeof(lk->void_ms), "%lld",
+             o->ttl_ms > INT64_MAX / 2 ? (long long)(INT64_MAX - 1)
+             : 2 * o->ttl_ms > 120000 ? (long long)(2 * o->ttl_ms) : 120000LL);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
     return lk;
 fail:
-    if (lk)
+    if (lk) {
         free(lk->started_ms);
+        free(lk->unsure);
+    }
     free(lk);
     return NULL;
 }
@@ -256,6 +277,7 @@ void rr_lock_free(struct rr_lock *lk)
     if (!lk)
         return;
     free(lk->started_ms);
+    free(lk->unsure);
     free(lk);
 }
 
@@ -345,8 +367,9 @@ static void on_release_reply(struct rr_conn *c, int status, redisReply *r, void 
 static int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
 {
     char code[16], sig[16], hold[24], wait[24], fence[24], started[24];
-    const char *keys[4] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->keys.once };
-    int nkeys = lk->keys.once[0] ? 4 : 3;
+    const char *keys[5] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->void_key,
+                            lk->keys.once };
+    int nkeys = lk->keys.once[0] ? 5 : 4;
 
     snprintf(code, sizeof(code), "%d", ri->exit_code);
     if (ri->exit_code < 0)
@@ -365,12 +388,23 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
             snprintf(started, sizeof(started), "%lld", lk->started_ms[i]);
             break;
         }
-    const char *args[13] = { lk->token, ri->status, code, sig, hold, wait,
+    const char *args[14] = { lk->token, ri->status, code, sig, hold, wait,
                              lk->keys.channel, lk->host, lk->pid, fence,
-                             lk->once_id, started, lk->state_ttl };
-    if (send_all(op, RR_SCRIPT_RELEASE, on_release_reply, nkeys, keys, 13, args) == 0)
-        return -1;
-    return 0;
+                             lk->once_id, started, lk->state_ttl, "0" };
+    int sent = 0;
+
+    /* Where our acquire was never answered it may still arrive, after this
+     * release: that master also gets a tombstone for our token. */
+    op->pending = lk->n;
+    for (int i = 0; i < lk->n; i++) {
+        args[13] = lk->unsure[i] ? lk->void_ms : "0";
+        if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, 14, args,
+                           on_release_reply, &op->slots[i]) == 0)
+            sent++;
+        else
+            op->pending--;
+    }
+    return sent == 0 ? -1 : 0;
 }
 
 static void finish_acquire(struct op *op);
@@ -584,6 +618,8 @@ static void on_acquire_reply(struct rr_conn *c, int status, redisReply *r, void 
     struct op *op = sl->op;
 
     (void)c;
+    /* Without an answer we cannot know whether the script ran, or will. */
+    op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
     rr_lock_classify_acquire(status, r, &op->votes[sl->idx]);
     if (op->votes[sl->idx].kind == RR_VOTE_ERR)
         note_error(op, sl->idx, status, op->votes[sl->idx].detail);
@@ -594,8 +630,8 @@ static void on_acquire_reply(struct rr_conn *c, int status, redisReply *r, void 
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 {
     struct op *op = op_new(lk, OP_ACQUIRE, (void *)cb, arg);
-    const char *keys[5] = { lk->keys.lock, lk->keys.fence, lk->keys.state,
-                            lk->keys.history, lk->keys.once };
+    const char *keys[6] = { lk->keys.lock, lk->keys.fence, lk->keys.state,
+                            lk->keys.history, lk->void_key, lk->keys.once };
     char floor[24];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -611,7 +647,8 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         return -1;
     }
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
-    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 5 : 4,
+    memset(lk->unsure, 0, sizeof(*lk->unsure) * (size_t)lk->n);
+    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 6 : 5,
                  keys, 8, args) == 0) {
         op_free(op);
         return -1;

@@ -17,6 +17,7 @@ START_TEST(test_keys)
     ck_assert_str_eq(k.state, "redlock:{settle}:state");
     ck_assert_str_eq(k.history, "redlock:{settle}:history");
     ck_assert_str_eq(k.channel, "redlock:{settle}:released");
+    ck_assert_str_eq(k.void_prefix, "redlock:{settle}:void:");
     ck_assert_str_eq(k.once, "");
     ck_assert_str_eq(k.once_pattern, "redlock:\\{settle\\}:once:*");
     ck_assert_int_eq(rr_job_keys(&k, "p/", "a*b?[c]", "settle-2026-11-30"), 0);

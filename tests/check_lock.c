@@ -133,6 +133,10 @@ START_TEST(test_classify_busy_done_stale)
     vote("*6\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n$1\r\nk\r\n",
          RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_STALE);
+    /* A late request of an attempt already given back took nothing. */
+    vote("*1\r\n$4\r\nVOID\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
+    ck_assert_str_eq(v.detail, "this attempt was already given back");
 }
 END_TEST
 

@@ -1,16 +1,24 @@
 -- acquire: take the lock if it is free and the job's records allow a run.
--- KEYS: lock, fence, state, history[, once]
+-- KEYS: lock, fence, state, history, void (the tombstone of this attempt's
+--       token), [once]
 -- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0),
 --       once_ttl_ms (--state-ttl + the lease: renew.lua keeps extending it,
 --       so the once record outlives the run), fence_floor (the acquiring
 --       host's clock in ms)
--- Returns {'OK', fence, started_ms, abandoned}
+-- Returns {'VOID'} if this attempt was already given back
+--      or {'OK', fence, started_ms, abandoned}
 --      or {'BUSY', pttl_ms, host, pid, fence}
 --      or {'DONE', host, pid, fence, finished_ms}
 --      or {'STALE', host, pid, fence, heartbeat_ms, key}
-local lock, fencek, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lock, fencek, statek, histk, voidk, oncek =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local token, ttl, host, pid = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local once, refuse, once_ttl = ARGV[5], ARGV[6] == '1', ARGV[7]
+
+-- A request that reaches us after its client gave up on it (delayed or
+-- retransmitted in the network) must take nothing: the give-back, which
+-- came first, left a tombstone for this token.
+if redis.call('EXISTS', voidk) == 1 then return {'VOID'} end
 
 local pttl = redis.call('PTTL', lock)
 if pttl ~= -2 then

@@ -1,15 +1,21 @@
 -- release: after the child was reaped. Deletes the lock only if it is ours
 -- (or shortens it to the rest of --min-hold), writes the final status only
 -- into records that still carry our token, appends history, wakes waiters.
--- KEYS: lock, state, history[, once]
+-- KEYS: lock, state, history, void (our token's tombstone), [once]
 -- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
---       host, pid, fence, once, started_ms, state_ttl_ms
+--       host, pid, fence, once, started_ms, state_ttl_ms, void_ms
+-- void_ms > 0: our acquire request to this master was never answered (it
+-- timed out or its connection broke), so it may still arrive; a tombstone
+-- kept void_ms makes acquire.lua refuse it then.
 -- status '' means an aborted acquisition: the records we replaced are put
 -- back (or ours removed), no history.
 -- Returns {released (1/0), state_written (1/0)}
-local lock, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, statek, histk, voidk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token, status, code, sig = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local hold, wait, channel = tonumber(ARGV[5]), ARGV[6], ARGV[7]
+
+local void_ms = tonumber(ARGV[14]) or 0
+if void_ms > 0 then redis.call('SET', voidk, '1', 'PX', ARGV[14]) end
 
 local released = 0
 if redis.call('GET', lock) == token then

@@ -165,6 +165,37 @@ assert_rc 65
 assert_no_file "$TMP/refuse.ran" "marker"
 
 # ---------------------------------------------------------------------------
+t "an acquire that arrives after its own give-back takes nothing"
+# A timed-out acquire is given back on a new connection, but the original
+# request may still reach Redis later (delayed or retransmitted). It used to
+# take the lock and write 'running': the next --once run was then refused
+# (65) for a run that never happened (found in review). The proxy delivers
+# the first connection's requests 1.5 s late, later connections at once.
+job=phantom
+rr -r "$U" phantom-warmup -- true   # a late EVALSHA must find the script loaded
+assert_rc 0 "warm-up run"
+bg "$TMP/proxy" "$PY" "$TOP/tests/helpers/delayproxy.py" "$S_PORT" 1500
+proxy=$BG
+wait_for 5 grep -q '^port ' "$TMP/proxy.out" || fail "the proxy did not start"
+pport=$(sed -n 's/^port //p' "$TMP/proxy.out")
+rr_direct -r "redis://127.0.0.1:$pport" --redis-timeout 300ms -t 5s --once P1 "$job" -- touch "$TMP/phantom.ran"
+assert_rc 69 "the attempt whose acquire timed out"
+assert_no_file "$TMP/phantom.ran" "marker"
+wait_for 5 grep -q '^flushed [1-9]' "$TMP/proxy.out" || fail "the proxy did not deliver the delayed request"
+sleep 0.3
+assert_key_gone S "$(k_lock $job)" "the late acquire's lock:"
+assert_ne running "$(hget S "$(k_once $job P1)" status)" "once record status"
+assert_ne running "$(hget S "$(k_state $job)" status)" "state record status"
+voids=$(R S --scan --pattern "redlock:{$job}:void:*")
+assert_eq 1 "$(printf '%s' "$voids" | grep -c .)" "tombstones (the give-back voided the attempt's token)"
+vt=$(R S PTTL "$(printf '%s' "$voids" | head -1)")
+[ "$vt" -gt 100000 ] 2>/dev/null || fail "tombstone PTTL $vt, expected about 120000 ms"
+rr -r "$U" --once P1 "$job" -- touch "$TMP/phantom.ran"
+assert_rc 0 "the next run"
+assert_file_exists "$TMP/phantom.ran" "the next run's marker"
+kill_wait KILL "$proxy" 5
+
+# ---------------------------------------------------------------------------
 t "a run that lost its lock cannot overwrite the next holder's state"
 job=paused
 bg "$TMP/pa" "$RR_BIN" -r "$U" -t 1s "$job" -- sh -c 'echo $$ > "$1"; sleep 8; touch "$2"' sh "$TMP/pa.pid" "$TMP/pa.done"

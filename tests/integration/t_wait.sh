@@ -47,10 +47,12 @@ for line in open(sys.argv[1], errors="replace"):
     if '"EVALSHA"' not in line and '"EVAL"' not in line:
         continue
     f = shlex.split(line[line.index('"'):])
-    # EVALSHA sha 4 lock fence state history token ttl host pid ...
-    if len(f) > 11 and f[2] == "4" and f[3] == lock and f[8].isdigit() and f[1] != "":
-        if f[4].endswith(":fence"):
-            toks.append(f[7])
+    # EVALSHA sha NKEYS lock fence state history void [once] token ttl ...
+    if len(f) < 4 or not f[2].isdigit():
+        continue
+    nk = int(f[2])
+    if nk >= 5 and len(f) > 4 + nk and f[3] == lock and f[4].endswith(":fence"):
+        toks.append(f[3 + nk])
 print(len(toks), len(set(toks)))
 PY
 )
