@@ -47,6 +47,8 @@ struct op {
     struct rr_vote *votes;        /* OP_ACQUIRE */
     int ok, mismatch, err, released, written;
     bool reported;                /* OP_EXTEND: the callback has run */
+    bool decided_ok;              /* OP_ACQUIRE: the round had a quorum */
+    bool marked;                  /* OP_ACQUIRE: abandon.lua was sent */
     char errmsg[RR_ERRLEN];
     /* After a failed acquisition, the result waits for the clean-up. */
     struct rr_acquire_result res;
@@ -127,8 +129,9 @@ static void holder_of(const redisReply *r, size_t first, struct rr_vote *v)
 
 void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
 {
-    char buf[32];
+    char buf[64];
     const char *tag;
+    long long flag;
 
     memset(v, 0, sizeof(*v));
     v->kind = RR_VOTE_ERR;
@@ -151,11 +154,18 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
         snprintf(v->detail, sizeof(v->detail), "unexpected reply to the acquire script");
         return;
     }
-    if (strcmp(tag, "OK") == 0 && r->elements >= 4) {
+    if (strcmp(tag, "OK") == 0 && r->elements >= 4 && r->elements <= 6) {
         long long ab;
         if (!int_of(r->element[1], &v->fence) || v->fence <= 0 ||
             !int_of(r->element[2], &v->started_ms) || !int_of(r->element[3], &ab))
             goto malformed;
+        for (size_t i = 4; i < r->elements; i++) {
+            const char *id = r->element[i]->type == REDIS_REPLY_STRING
+                                 ? str_of(r->element[i], buf, sizeof(buf)) : NULL;
+            if (!id || !*id || strlen(id) >= sizeof(v->undo[0]))
+                goto malformed;
+            snprintf(v->undo[v->n_undo++], sizeof(v->undo[0]), "%s", id);
+        }
         v->abandoned = ab != 0;
         v->kind = RR_VOTE_OK;
     } else if (strcmp(tag, "BUSY") == 0 && r->elements >= 5) {
@@ -167,6 +177,7 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
         holder_of(r, 1, v);
         if (!int_of(r->element[4], &v->when_ms))
             v->when_ms = 0;
+        v->stale = r->elements >= 6 && int_of(r->element[5], &flag) && flag == 1;
         v->kind = RR_VOTE_DONE;
     } else if (strcmp(tag, "VOID") == 0) {
         /* Only a request that arrives after its own give-back sees this;
@@ -177,6 +188,7 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
         holder_of(r, 1, v);
         if (!int_of(r->element[4], &v->when_ms))
             v->when_ms = 0;
+        v->stale = r->elements >= 7 && int_of(r->element[6], &flag) && flag == 1;
         v->kind = RR_VOTE_STALE;
     } else {
         goto malformed;
@@ -388,17 +400,25 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
             snprintf(started, sizeof(started), "%lld", lk->started_ms[i]);
             break;
         }
-    const char *args[14] = { lk->token, ri->status, code, sig, hold, wait,
+    /* A round without a quorum may have met a live run that this master
+     * lost the key of: the 'abandoned' entries it added do not stand. */
+    bool stands = op->kind != OP_ACQUIRE || op->decided_ok;
+    const char *args[17] = { lk->token, ri->status, code, sig, hold, wait,
                              lk->keys.channel, lk->host, lk->pid, fence,
-                             lk->once_id, started, lk->state_ttl, "0" };
+                             lk->once_id, started, lk->state_ttl, "0",
+                             stands ? "1" : "0" };
     int sent = 0;
 
-    /* Where our acquire was never answered it may still arrive, after this
-     * release: that master also gets a tombstone for our token. */
     op->pending = lk->n;
     for (int i = 0; i < lk->n; i++) {
+        const struct rr_vote *v = &op->votes[i];
+        int nargs = 15;
+        /* Where our acquire was never answered it may still arrive, after
+         * this release: that master also gets a tombstone for our token. */
         args[13] = lk->unsure[i] ? lk->void_ms : "0";
-        if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, 14, args,
+        for (int u = 0; !stands && u < v->n_undo; u++)
+            args[nargs++] = v->undo[u];
+        if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, nargs, args,
                            on_release_reply, &op->slots[i]) == 0)
             sent++;
         else
@@ -453,8 +473,49 @@ int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
 
 /* ---- acquire ---- */
 
+static void on_abandon_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct slot *sl = arg;
+    struct op *op = sl->op;
+
+    (void)c;
+    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
+        op->res.abandoned = true;
+    if (--op->pending == 0)
+        finish_acquire(op);
+}
+
+/* acquire.lua writes nothing about a 'running' record with no lock unless
+ * it takes the lock, because one master cannot tell a dead run from a live
+ * one whose key it lost. After a round that refused (STALE) or skipped
+ * (DONE) with no master answering BUSY, nobody holds the lock: the records
+ * the masters reported are marked abandoned now (after any give-back).
+ * Returns true when abandon.lua was sent. */
+static bool mark_abandoned(struct op *op)
+{
+    struct rr_lock *lk = op->lk;
+    const char *keys[4] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->keys.once };
+
+    op->marked = true;
+    if ((op->res.result != RR_ACQ_STALE && op->res.result != RR_ACQ_DONE) || op->res.n_busy)
+        return false;
+    op->pending = 0;
+    for (int i = 0; i < lk->n; i++) {
+        const struct rr_vote *v = &op->votes[i];
+        if (!v->stale && !(v->kind == RR_VOTE_OK && v->abandoned))
+            continue;
+        op->pending++;
+        if (rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON, lk->keys.once[0] ? 4 : 3, keys,
+                           0, NULL, on_abandon_reply, &op->slots[i]) != 0)
+            op->pending--;
+    }
+    return op->pending > 0;
+}
+
 static void finish_acquire(struct op *op)
 {
+    if (!op->marked && mark_abandoned(op))
+        return;   /* back here when the masters have answered */
     ((rr_acquire_fn)op->cb)(op->lk, &op->res, op->arg);
     op_free(op);
 }
@@ -580,6 +641,7 @@ static void decide(struct op *op)
     res->result = rr_lock_decide(lk->n, res->n_ok, res->n_busy, res->n_done,
                                  res->n_stale, res->n_err, res->validity_ms);
     if (res->result == RR_ACQ_OK) {
+        op->decided_ok = true;
         lk->fence = res->fence;
         if (sync_fences(op) == 0)
             return;   /* finish_acquire runs when the masters have answered */

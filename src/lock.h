@@ -41,6 +41,10 @@ struct rr_vote {
     long long pttl_ms;        /* BUSY: the holder's remaining lease (-1 no expiry) */
     long long when_ms;        /* DONE: finished_ms; STALE: last heartbeat */
     bool abandoned;           /* OK: an abandoned previous run was recorded */
+    int n_undo;               /* OK: the ids of those history entries, */
+    char undo[2][48];         /*     deleted again if the round fails */
+    bool stale;               /* DONE, STALE: a 'running' record with no lock
+                               * here, not marked yet (abandon.lua) */
     char host[128];           /* holder / previous run host, if known */
     long long pid;
     char detail[RR_ERRLEN];   /* ERR: why */

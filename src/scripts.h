@@ -14,6 +14,7 @@ enum rr_script {
     RR_SCRIPT_FORCE,
     RR_SCRIPT_RESOLVE,
     RR_SCRIPT_FENCE,
+    RR_SCRIPT_ABANDON,
     RR_SCRIPT_COUNT
 };
 

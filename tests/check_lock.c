@@ -109,6 +109,14 @@ START_TEST(test_classify_ok)
     vote("*4\r\n$2\r\nOK\r\n:8\r\n:1\r\n:1\r\n", RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_OK);
     ck_assert(v.abandoned);
+    ck_assert_int_eq(v.n_undo, 0);
+    /* The ids of the 'abandoned' entries, for a give-back to delete. */
+    vote("*6\r\n$2\r\nOK\r\n:8\r\n:1\r\n:1\r\n$15\r\n1700000000000-0\r\n"
+         "$15\r\n1700000000000-1\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_OK);
+    ck_assert_int_eq(v.n_undo, 2);
+    ck_assert_str_eq(v.undo[0], "1700000000000-0");
+    ck_assert_str_eq(v.undo[1], "1700000000000-1");
 }
 END_TEST
 
@@ -133,6 +141,16 @@ START_TEST(test_classify_busy_done_stale)
     vote("*6\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n$1\r\nk\r\n",
          RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_STALE);
+    ck_assert(!v.stale);
+    /* A 'running' record with no lock, reported but not marked yet. */
+    vote("*7\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n"
+         "$1\r\nk\r\n:1\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_STALE);
+    ck_assert(v.stale);
+    vote("*6\r\n$4\r\nDONE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n:1\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_DONE);
+    ck_assert(v.stale);
     /* A late request of an attempt already given back took nothing. */
     vote("*1\r\n$4\r\nVOID\r\n", RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_ERR);
@@ -164,6 +182,9 @@ static const char *const bad_replies[] = {
     "*2\r\n$4\r\nBUSY\r\n:5\r\n",
     "*4\r\n$4\r\nDONE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n",
     "*3\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n",
+    "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n:5\r\n",          /* id not a string */
+    "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n$0\r\n\r\n",     /* empty id */
+    "*7\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
 };
 
 START_TEST(test_classify_malformed)

@@ -3,12 +3,17 @@
 -- into records that still carry our token, appends history, wakes waiters.
 -- KEYS: lock, state, history, void (our token's tombstone), [once]
 -- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
---       host, pid, fence, once, started_ms, state_ttl_ms, void_ms
+--       host, pid, fence, once, started_ms, state_ttl_ms, void_ms,
+--       stands (1/0), history id...
 -- void_ms > 0: our acquire request to this master was never answered (it
 -- timed out or its connection broke), so it may still arrive; a tombstone
 -- kept void_ms makes acquire.lua refuse it then.
 -- status '' means an aborted acquisition: the records we replaced are put
--- back (or ours removed), no history.
+-- back (or ours removed), no history. acquire.lua kept them as they were,
+-- even one 'running' with no lock, for which it added an 'abandoned' entry:
+-- with stands = 1 (the round had a quorum, so that run is dead) the
+-- restored record is marked abandoned to match; with 0 (no quorum: the run
+-- may be alive on other masters) the entries, by id, are deleted.
 -- Returns {released (1/0), state_written (1/0)}
 local lock, statek, histk, voidk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local token, status, code, sig = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -39,6 +44,10 @@ for _, key in ipairs({statek, oncek}) do
       local ttl = redis.call('PTTL', key)
       if prev then
         redis.call('RESTORE', key, ttl > 0 and ttl or 0, prev, 'REPLACE')
+        local r = redis.call('HMGET', key, 'status', 'heartbeat_ms')
+        if ARGV[15] == '1' and r[1] == 'running' then
+          redis.call('HSET', key, 'status', 'abandoned', 'finished_ms', r[2] or now)
+        end
       else
         redis.call('DEL', key)
       end
@@ -54,6 +63,9 @@ for _, key in ipairs({statek, oncek}) do
       written = 1
     end
   end
+end
+if status == '' and ARGV[15] == '0' then
+  for i = 16, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
 end
 if status ~= '' then
   redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', status,

@@ -115,8 +115,13 @@ assert_rc 65
 assert_no_file "$TMP/stale.ran" "marker"
 [ -s "$ERR" ] || fail "no message on stderr"
 assert_key_gone S "$(k_lock $job)"
+# With one master the refusal marks the dead run at once, as it always did.
+assert_hash S "$(k_once $job s1)" status abandoned
+assert_hash S "$(k_state $job)" status abandoned
+assert_eq 1 "$(R S XRANGE "$(k_hist $job)" - + | grep -cx abandoned)" "abandoned entries"
 rr -r "$U" --once s1 "$job" -- touch "$TMP/stale.ran"
 assert_rc 65 "still refused"
+assert_eq 1 "$(R S XRANGE "$(k_hist $job)" - + | grep -cx abandoned)" "abandoned entries after the second refusal"
 rr -r "$U" --once s1 --on-stale run "$job" -- touch "$TMP/stale.ran"
 assert_rc 0 "--on-stale run"
 assert_file_exists "$TMP/stale.ran" "marker with --on-stale run"

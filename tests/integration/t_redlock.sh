@@ -194,6 +194,52 @@ assert_rc 0 "third run"
 assert_eq "" "$(hget M1 "$(k_state $job)" prev)" "no saved copy after a finished run"
 end_test
 
+# minority_loss JOB [--once ID] — a holder runs on 3 masters; M1 loses the
+# lock key (a restart without persistence, an expiry while partitioned); a
+# contender with the same options must get 75 and leave M1's records as
+# they were: the run is alive on the quorum. The contender used to mark the
+# live run 'abandoned' on M1, with a history entry (found in review).
+minority_loss() {
+    local job=$1; shift
+    local dir=$TMP/$job tok h
+    mkdir -p "$dir"
+    bg "$dir/holder" "$RR_BIN" -r "$M1_URL" -r "$M2_URL" -r "$M3_URL" -t 3s "$@" "$job" -- \
+        sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done' \
+        sh "$dir/started" "$dir/stop"
+    h=$BG
+    wait_for 10 file_there "$dir/started" || fail "the holder did not start"
+    tok=$(R M2 GET "$(k_lock "$job")")
+    [ -n "$tok" ] || fail "no lock on M2"
+    R M1 DEL "$(k_lock "$job")" >/dev/null
+    rr_direct -r "$M1_URL" -r "$M2_URL" -r "$M3_URL" -t 3s "$@" "$job" -- touch "$dir/contender.ran"
+    assert_rc 75 "contender"
+    assert_no_file "$dir/contender.ran" "contender's marker"
+    assert_key_gone M1 "$(k_lock "$job")" "M1 lock"
+    assert_eq 0 "$(R M1 XRANGE "$(k_hist "$job")" - + | grep -cx abandoned)" "abandoned entries in M1's history"
+    assert_hash M1 "$(k_state "$job")" status running
+    assert_hash M1 "$(k_state "$job")" token "$tok"
+    if [ "$1" = --once ]; then
+        assert_hash M1 "$(k_once "$job" "$2")" status running
+        assert_hash M1 "$(k_once "$job" "$2")" token "$tok"
+    fi
+    touch "$dir/stop"
+    wait_pid "$h" 15
+    assert_rc 0 "holder"
+    for m in M1 M2 M3; do
+        assert_hash "$m" "$(k_state "$job")" status succeeded
+        assert_key_gone "$m" "$(k_lock "$job")"
+        assert_eq 0 "$(R "$m" XRANGE "$(k_hist "$job")" - + | grep -cx abandoned)" "abandoned entries in $m's history"
+    done
+}
+
+t "3 masters, one lost the key of a live run: a contender leaves no false 'abandoned' (OK path)"
+minority_loss minority-run
+end_test
+
+t "3 masters, one lost the key of a live run: a --once contender leaves no false 'abandoned' (STALE path)"
+minority_loss minority-once --once m1
+end_test
+
 t "3 masters, 1 stalled (SIGSTOP) for the whole run: renewals do not wait for it"
 # Each renewal is answered as soon as a quorum has; before that fix, every
 # renewal waited --redis-timeout for the stalled master and a 4 s lease
