@@ -16,5 +16,6 @@ redis.call('XADD', KEYS[3], 'MAXLEN', '~', 1000, '*', 'status', 'released',
            'fence', h[4] or '', 'once', h[5] or '', 'started_ms', now,
            'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
            'by', ARGV[2] .. ':' .. ARGV[3])
-redis.call('PUBLISH', ARGV[1], holder)
+-- Wake waiters with the removed holder's fence (if known), never its token.
+redis.call('PUBLISH', ARGV[1], h[4] or '')
 return {holder, pttl, h[2] or '', h[3] or '', h[4] or ''}

@@ -73,5 +73,7 @@ if status ~= '' then
              'fence', ARGV[10], 'once', ARGV[11], 'started_ms', started,
              'finished_ms', now, 'duration_ms', now - started, 'wait_ms', wait)
 end
-if released == 1 then redis.call('PUBLISH', channel, token) end
+-- The message only wakes waiters. It carries our fence, never the token:
+-- the token is what grants the lock, and any subscriber would learn it.
+if released == 1 then redis.call('PUBLISH', channel, ARGV[10]) end
 return {released, written}

@@ -61,6 +61,43 @@ note "acquire requests seen: $attempts, distinct tokens: $distinct"
 assert_eq "$attempts" "$distinct" "distinct tokens"
 end_test
 
+t "the release message wakes waiters without telling them the token"
+# release.lua and force.lua used to PUBLISH the lock token: any subscriber to
+# the channel learnt the token, which is what grants the lock (found in
+# review). Waiters only need the wake-up.
+job=pubmsg
+chan="redlock:{$job}:released"
+timeout 15 redis-cli -p "$W_PORT" SUBSCRIBE "$chan" > "$TMP/sub.out" 2>/dev/null &
+sub=$!
+track_pid "$sub"
+lines_ge() { [ "$(count_lines "$1")" -ge "$2" ]; }
+wait_for 5 lines_ge "$TMP/sub.out" 3 || fail "not subscribed"
+toks=()
+# run_and_grab STOP_HOW — a holder runs; its token is read from the state
+# record while it runs; it is stopped by finishing or by --release.
+run_and_grab() {
+    local d=$TMP/pub-$1 h
+    mkdir -p "$d"
+    bg "$d/h" "$RR_BIN" -r "$U" "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/started"
+    h=$BG
+    wait_for 10 file_there "$d/started" || fail "holder did not start ($1)"
+    toks+=("$(hget W "$(k_state $job)" token)")
+    [ "$1" = force ] && rr -r "$U" --release "$job"
+    wait_pid "$h" 10
+}
+run_and_grab release
+run_and_grab force
+wait_for 5 lines_ge "$TMP/sub.out" 9 || fail "expected two messages, got $(count_lines "$TMP/sub.out") lines"
+kill "$sub" 2>/dev/null
+msgs=$(sed -n '4,$p' "$TMP/sub.out")
+note "messages: $(echo "$msgs" | tr '\n' ' ')"
+assert_eq 2 "$(echo "$msgs" | grep -cx message)" "messages on $chan"
+for tok in "${toks[@]}"; do
+    [[ $tok =~ ^[0-9a-f]{32}$ ]] || fail "token '$tok' read from the state record"
+    assert_not_contains "$msgs" "$tok" "published messages"
+done
+end_test
+
 t "--wait with Redis down for good: 69 when the wait runs out, child never ran"
 stop_redis W
 t0=$(now_ms)
