@@ -3,7 +3,7 @@
 # missing ones.
 #
 #   build   gcc make pkg-config libhiredis-dev libuv1-dev
-#   test    build + check redis-server redis-tools python3 procps
+#   test    build + check redis-server redis-tools python3 procps time
 #   ci      test + valgrind clang
 #   bench   test + hyperfine python3-redis etcd-server etcd-client gnuplot-nox
 #
@@ -16,7 +16,7 @@ usage() { echo "usage: scripts/deps.sh build|test|ci|bench" >&2; exit 64; }
 [ $# = 1 ] || usage
 
 build=(gcc make pkg-config libhiredis-dev libuv1-dev)
-test=("${build[@]}" check redis-server redis-tools python3 procps)
+test=("${build[@]}" check redis-server redis-tools python3 procps time)
 case $1 in
     build) want=("${build[@]}") ;;
     test) want=("${test[@]}") ;;

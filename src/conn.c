@@ -65,6 +65,9 @@ struct sock {
     uv_connect_t connect_req;
     struct rr_conn *c;      /* always the owner; abandoned when c->sock != this */
     redisReader *reader;
+    redisReplyObjectFunctions fns;          /* hiredis's own, two of them capped */
+    const redisReplyObjectFunctions *dfl;   /* hiredis's own */
+    size_t held;            /* charged to the reply being read, see REPLY_CAP */
 };
 
 struct wreq {
@@ -508,6 +511,61 @@ static void dispatch(struct rr_conn *c, redisReply *reply)
         arm_timer(c);
 }
 
+/* The most one reply may hold: its bytes still buffered in the reader plus
+ * what its decoded parts take. Our largest reply, --status of a job whose
+ * records are all full, is under 50 KB on the wire (t_hostile.sh measures
+ * it); 1 MiB leaves 20 times that and stops a peer announcing a 4 GB string
+ * or 2e9 elements (hiredis would calloc 16 GB for them) at a few MiB. */
+#define REPLY_CAP ((size_t)1 << 20)
+#define REPLY_CAP_TEXT "1 MiB"
+
+/* Charge n parts of each bytes to the reply being read. Past the cap,
+ * held becomes SIZE_MAX and NULL makes hiredis stop ("Out of memory"). */
+static bool charge(struct sock *s, size_t n, size_t each)
+{
+    if (n > (REPLY_CAP - s->held) / each) {
+        s->held = SIZE_MAX;
+        return false;
+    }
+    s->held += n * each;
+    return true;
+}
+
+static void *capped_string(const redisReadTask *t, char *str, size_t len)
+{
+    struct sock *s = t->privdata;
+
+    return charge(s, len, 1) ? s->dfl->createString(t, str, len) : NULL;
+}
+
+/* Each element pays for its slot and its reply object before hiredis
+ * allocates them, so integers and nils need no hook of their own. */
+static void *capped_array(const redisReadTask *t, int n)
+{
+    struct sock *s = t->privdata;
+
+    return charge(s, (size_t)n + 1, sizeof(redisReply *) + sizeof(redisReply))
+        ? s->dfl->createArray(t, n) : NULL;
+}
+
+/* Is the reply hiredis waits to complete past the cap? Its buffered bytes
+ * count, and so does the length a bulk header announces: hiredis has read
+ * the '$' and keeps the digits until the whole string is there. */
+static bool over_cap(const struct sock *s)
+{
+    const redisReader *r = s->reader;
+    unsigned long long have = r->len - r->pos;
+
+    if (s->held > REPLY_CAP)
+        return true;
+    if (r->ridx >= 0 && r->rstack[r->ridx].type == REDIS_REPLY_STRING) {
+        long long n = strtoll(r->buf + r->pos, NULL, 10);  /* sds: NUL-terminated */
+        if (n > 0 && (unsigned long long)n > have)
+            have = (unsigned long long)n;
+    }
+    return have > REPLY_CAP - s->held;
+}
+
 /* All incoming bytes pass here. A TLS filter would decrypt first. */
 static void transport_feed(struct rr_conn *c, struct sock *s, const char *data, size_t len)
 {
@@ -521,13 +579,18 @@ static void transport_feed(struct rr_conn *c, struct sock *s, const char *data, 
     /* Stop as soon as a callback broke or closed the connection: s then is
      * abandoned (but still valid until its close callback). */
     while (c->sock == s && c->state == CS_READY) {
-        if (redisReaderGetReply(s->reader, &reply) != REDIS_OK) {
-            set_error(c, "%s: protocol error: %s", c->name, s->reader->errstr);
+        if (redisReaderGetReply(s->reader, &reply) != REDIS_OK || (!reply && over_cap(s))) {
+            if (over_cap(s))
+                set_error(c, "%s: reply larger than " REPLY_CAP_TEXT " (is it a Redis server?)",
+                          c->name);
+            else
+                set_error(c, "%s: protocol error: %s", c->name, s->reader->errstr);
             break_conn(c, RR_REPLY_IOERR);
             return;
         }
         if (!reply)
             return;
+        s->held = 0;
         dispatch(c, reply);
         freeReplyObject(reply);
     }
@@ -695,6 +758,12 @@ static struct sock *new_sock(struct rr_conn *c)
         free(s);
         return NULL;
     }
+    s->dfl = s->reader->fn;
+    s->fns = *s->dfl;
+    s->fns.createString = capped_string;
+    s->fns.createArray = capped_array;
+    s->reader->fn = &s->fns;
+    s->reader->privdata = s;  /* hiredis hands it to every task */
     if (c->ep.transport == RR_TRANSPORT_UNIX)
         err = uv_pipe_init(c->loop, &s->h.pipe, 0);
     else

@@ -825,6 +825,117 @@ START_TEST(test_protocol_error)
 }
 END_TEST
 
+/* What a broken or hostile peer might answer: a 4 GB bulk string, 2e9
+ * elements (hiredis would calloc 16 GB for them up front), the same one
+ * level down, and a line that never ends. Each must fail every pending
+ * request at once with one clear message, long before the deadline. */
+START_TEST(test_reply_too_large)
+{
+    static char line[(1 << 20) + 65536];
+    static const char nested[] = "*2\r\n:1\r\n*1\r\n*2000000000\r\n";
+    const struct { const char *data; size_t len; } cases[] = {
+        { "$4000000000\r\n", 13 },
+        { "*2000000000\r\n", 13 },
+        { nested, sizeof nested - 1 },
+        { line, sizeof line },
+    };
+    int port, lfd = stalled_listener(16, &port), fd;
+    struct rr_endpoint ep = ep_tcp("127.0.0.1", port, 0);
+    struct rr_conn_opts o = opts_ms(1000, 5000);
+    struct call k[3];
+    uv_loop_t loop;
+    struct rr_conn *c;
+    char want[128];
+    size_t i, off;
+    int64_t t0;
+    int j;
+
+    memset(line, 'x', sizeof line);
+    line[0] = '+';
+    snprintf(want, sizeof want, "127.0.0.1:%d: reply larger than 1 MiB (is it a Redis server?)",
+             port);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(k, 0, sizeof k);
+        uv_loop_init(&loop);
+        c = rr_conn_new(&loop, &ep, &o);
+        for (j = 0; j < 3; j++)
+            cmd(c, &k[j], "PING", NULL);
+        while (!rr_conn_is_ready(c))
+            uv_run(&loop, UV_RUN_ONCE);
+        fd = accept(lfd, NULL, NULL);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+        t0 = now_ms();
+        for (off = 0; !k[2].called;) {
+            ssize_t n = off < cases[i].len ? write(fd, cases[i].data + off, cases[i].len - off) : 0;
+            if (n > 0)
+                off += (size_t)n;
+            uv_run(&loop, off < cases[i].len ? UV_RUN_NOWAIT : UV_RUN_ONCE);
+        }
+        for (j = 0; j < 3; j++) {
+            ck_assert_msg(k[j].status == RR_REPLY_IOERR, "case %zu: status %d: %s", i,
+                          k[j].status, k[j].err);
+            ck_assert_str_eq(k[j].err, want);
+        }
+        ck_assert_int_lt(k[2].at - t0, 1000);
+        ck_assert_int_eq(rr_conn_is_ready(c), 0);
+        finish(&loop, &c, 1);
+        close(fd);
+    }
+    close(lfd);
+}
+END_TEST
+
+/* Replies just below the cap pass, one after the other: the cap is per
+ * reply, not per connection. */
+START_TEST(test_reply_below_cap)
+{
+    static char big[900 * 1024];
+    struct server *sv = server_start(NULL);
+    struct rr_endpoint ep = ep_unix(sv->sock, 0);
+    struct rr_conn_opts o = opts_ms(1000, 5000);
+    struct call set = { 0 }, get[3] = { { 0 } }, lr = { 0 };
+    const char *argv[] = { "SET", "big", big, NULL };
+    uv_loop_t loop;
+    struct rr_conn *c;
+    int i;
+
+    memset(big, 'b', sizeof big - 1);
+    uv_loop_init(&loop);
+    c = rr_conn_new(&loop, &ep, &o);
+    ck_assert_int_eq(rr_conn_commandv(c, on_reply, &set, argv), 0);
+    wait_for(&loop, &set.called);
+    ck_assert_int_eq(set.status, RR_REPLY_OK);
+    for (i = 0; i < 3; i++)
+        cmd(c, &get[i], "GET", "big", NULL);
+    /* 5000 elements, each a short string. */
+    for (i = 0; i < 5; i++) {
+        struct call push = { 0 };
+        const char *pv[1003] = { "RPUSH", "l" };
+        char num[1000][8];
+        int n;
+        for (n = 0; n < 1000; n++) {
+            snprintf(num[n], sizeof num[n], "%d", n);
+            pv[n + 2] = num[n];
+        }
+        pv[1002] = NULL;
+        ck_assert_int_eq(rr_conn_commandv(c, on_reply, &push, pv), 0);
+        wait_for(&loop, &push.called);
+        ck_assert_int_eq(push.status, RR_REPLY_OK);
+    }
+    cmd(c, &lr, "LRANGE", "l", "0", "-1", NULL);
+    wait_for(&loop, &lr.called);
+    for (i = 0; i < 3; i++) {
+        ck_assert_msg(get[i].status == RR_REPLY_OK, "GET %d: %d %s", i, get[i].status,
+                      get[i].err);
+        ck_assert_int_eq(get[i].type, REDIS_REPLY_STRING);
+    }
+    ck_assert_msg(lr.status == RR_REPLY_OK, "LRANGE: %d %s", lr.status, lr.err);
+    ck_assert_int_eq(lr.type, REDIS_REPLY_ARRAY);
+    finish(&loop, &c, 1);
+}
+END_TEST
+
 /* ---- callbacks and close --------------------------------------------------- */
 
 struct closer {
@@ -1086,6 +1197,8 @@ static Suite *conn_suite(void)
     tcase_add_test(tc, test_stalled_peer_timeout);
     tcase_add_test(tc, test_connect_timeout);
     tcase_add_test(tc, test_protocol_error);
+    tcase_add_test(tc, test_reply_too_large);
+    tcase_add_test(tc, test_reply_below_cap);
     tcase_add_test(tc, test_close_in_callback);
     tcase_add_test(tc, test_close_with_pending);
     tcase_add_test(tc, test_close_never_used_and_mid_connect);
