@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "guard.h"
+#include "log.h"
 #include "rr.h"
 
 extern char **environ;
@@ -28,21 +30,14 @@ extern char **environ;
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 
-struct guard_args {
-    int rfd, wfd;
-    pid_t child;
-    bool foreground;
-};
-
 struct rr_child {
     uv_loop_t *loop;
     uv_signal_t sigchld;
     uv_timer_t check_timer;    /* one look right after the watcher starts */
     uv_timer_t kill_timer;     /* TERM -> KILL escalation */
+    uv_timer_t sweep_timer;    /* stopping what the command left behind */
     pid_t pid;
-    pid_t guard_pid;           /* see start_guard; 0 if none */
-    int guard_fd;              /* write end of the guard's pipe; -1 if none */
-    void *guard_stack;         /* unmapped once the guard is reaped */
+    struct rr_guard *guard;    /* the lease's enforcer (guard.h) */
     bool foreground;
     bool reaped;
     bool kill_armed;           /* kill_timer is counting down */
@@ -50,6 +45,12 @@ struct rr_child {
     bool closing;
     int open_handles;
     int64_t kill_deadline_ms;  /* uv_now() based, valid if kill_armed */
+    int64_t grace_ms;          /* TERM -> KILL for stragglers */
+    int wstatus;               /* the leader's, once reaped */
+    bool sweeping;             /* leader reaped, stragglers being stopped */
+    bool sweep_killed;         /* ... and SIGKILL was sent */
+    int64_t sweep_until;       /* rr_now_ms: KILL at, then give up at */
+    int swept;                 /* how many stragglers we signalled */
     rr_child_exit_fn exit_cb;
     void *arg;
 };
@@ -140,8 +141,11 @@ static bool looks_like_text(const char *path)
 /* Runs in the forked child: only async-signal-safe calls from here on. */
 static void __attribute__((noreturn))
 exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
-           bool foreground, pid_t parent, int errfd)
+           bool foreground, pid_t parent, int errfd, struct rr_guard *guard)
 {
+    /* First of all, so that the guard can stop us however slow the rest is
+     * (a blocked parent, an exec from a stalled NFS mount). */
+    rr_guard_set_child(guard, (pid_t)syscall(SYS_getpid));
     if (!foreground)
         setpgid(0, 0);
 
@@ -167,11 +171,19 @@ exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
     }
     sigset_t none;
     sigemptyset(&none);
+
+    /* The lease must leave the grace to stop the command before its end:
+     * a command started later could not be stopped in time. (ETIME tells
+     * the parent; the guard stops us anyway if we got here too late.) */
+    int err = ENOENT;
+    if (!rr_guard_lease_ok(guard)) {
+        err = ETIME;
+        goto report;
+    }
     sigprocmask(SIG_SETMASK, &none, NULL);
 
     /* Like execvp: skip files that are missing, remember EACCES in case
      * nothing else is found, stop at any other error. */
-    int err = ENOENT;
     bool saw_eacces = false;
     for (char *const *p = plan->paths; *p; p++) {
         execve(*p, argv, envp);
@@ -198,6 +210,7 @@ exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
                        err == ENODEV || err == ETIMEDOUT))
         err = EACCES;
 
+report:;
     ssize_t w;
     do {
         w = write(errfd, &err, sizeof err);
@@ -208,6 +221,11 @@ exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
 /* "cannot run 'foo': permission denied" and friends; returns -126/-127. */
 static int exec_error(int e, const char *name, bool searched, char *err, size_t errlen)
 {
+    if (e == ETIME) {
+        snprintf(err, errlen, "not running '%s': the lease had too little time left to "
+                 "stop it before its end", name);
+        return RR_SPAWN_LATE;
+    }
     if (e == ENOENT || e == ENOTDIR) {
         /* A bare name was looked up in PATH; a path names one file. */
         if (searched)
@@ -224,137 +242,6 @@ static int exec_error(int e, const char *name, bool searched, char *err, size_t 
     return -RR_EXIT_NOEXEC;
 }
 
-/* PR_SET_PDEATHSIG kills only the direct child when redlock-run dies. A
- * script's own children (`sh -c 'a; b'`, a python process under a shell)
- * would run on without a lock. So a tiny guard process waits on a pipe that
- * only we hold: if the pipe closes without the byte that says the child was
- * reaped — we died, even by SIGKILL — it kills the child's whole process
- * group. It runs with every signal blocked: forwarded and terminal signals
- * are not for it.
- *
- * It is started with clone(CLONE_VM) on a stack of its own, like a thread
- * but a separate process that outlives us: fork() would make every page we
- * write afterwards a copy-on-write fault, a cost per run that is easy to
- * measure. It shares our memory, so it touches nothing but its arguments and
- * makes only calls that cannot fail in practice (errno is ours). Where
- * clone(CLONE_VM) is refused (valgrind), it falls back to fork(). */
-#define GUARD_STACK (64 * 1024)
-
-/* AddressSanitizer cannot follow a process onto a stack it did not make
- * (it warns, and may report false errors): sanitizer builds use fork(). */
-#if defined(__SANITIZE_ADDRESS__)
-#define GUARD_CLONE 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GUARD_CLONE 0
-#endif
-#endif
-#ifndef GUARD_CLONE
-#define GUARD_CLONE 1
-#endif
-
-/* valgrind does not emulate clone(CLONE_VM) without threads and gives up,
- * so under valgrind (header from Debian's valgrind package, when installed)
- * the guard is forked too. */
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define UNDER_VALGRIND() RUNNING_ON_VALGRIND
-#endif
-#endif
-#ifndef UNDER_VALGRIND
-#define UNDER_VALGRIND() 0
-#endif
-
-static int guard_main(void *p)
-{
-    const struct guard_args *g = p;
-    char c;
-    ssize_t n;
-
-    /* Hold nothing open but our pipe: not a socket, a terminal or an
-     * output pipe that someone waits to see closed. (close_range cannot
-     * fail on the kernels we run on; errno here would be our parent's.) */
-    close(g->wfd);
-#ifdef SYS_close_range
-    if (g->rfd > 0)
-        syscall(SYS_close_range, 0U, (unsigned)g->rfd - 1, 0U);
-    syscall(SYS_close_range, (unsigned)g->rfd + 1, ~0U, 0U);
-#endif
-    do {
-        n = read(g->rfd, &c, 1);
-    } while (n < 0 && errno == EINTR);
-    if (n <= 0)
-        kill(g->foreground ? g->child : -g->child, SIGKILL);
-    _exit(0);
-}
-
-static void start_guard(struct rr_child *ch)
-{
-    int fds[2];
-    sigset_t all, old;
-    pid_t g;
-
-    ch->guard_fd = -1;
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        return;   /* PR_SET_PDEATHSIG still covers the direct child */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    g = -1;
-    if (GUARD_CLONE && !UNDER_VALGRIND() && !ch->guard_stack) {
-        ch->guard_stack = mmap(NULL, GUARD_STACK, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (ch->guard_stack == MAP_FAILED)
-            ch->guard_stack = NULL;
-    }
-    /* The guard reads its arguments from the bottom of its own stack
-     * region, which stays mapped as long as it lives, whatever becomes of
-     * ch. */
-    struct guard_args local = { fds[0], fds[1], ch->pid, ch->foreground };
-    struct guard_args *ga = &local;
-    if (ch->guard_stack) {
-        ga = ch->guard_stack;
-        *ga = local;
-        g = clone(guard_main, (char *)ch->guard_stack + GUARD_STACK, CLONE_VM | SIGCHLD, ga);
-    }
-    if (g < 0) {
-        g = fork();
-        if (g == 0)
-            guard_main(ga);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    close(fds[0]);
-    if (g < 0) {
-        close(fds[1]);
-        return;
-    }
-    ch->guard_pid = g;
-    ch->guard_fd = fds[1];
-}
-
-/* The child was reaped: tell the guard to stand down, and reap it. */
-static void stop_guard(struct rr_child *ch)
-{
-    if (ch->guard_fd >= 0) {
-        ssize_t w;
-        do {
-            w = write(ch->guard_fd, "x", 1);
-        } while (w < 0 && errno == EINTR);
-        close(ch->guard_fd);
-        ch->guard_fd = -1;
-    }
-    /* It exits as soon as it reads that: a short wait, and no zombie. */
-    if (ch->guard_pid > 0) {
-        while (waitpid(ch->guard_pid, NULL, __WALL) < 0 && errno == EINTR)
-            ;
-        ch->guard_pid = 0;
-    }
-    if (ch->guard_stack && ch->guard_pid == 0) {
-        munmap(ch->guard_stack, GUARD_STACK);
-        ch->guard_stack = NULL;
-    }
-}
-
 static void on_handle_close(uv_handle_t *h)
 {
     struct rr_child *ch = h->data;
@@ -362,8 +249,170 @@ static void on_handle_close(uv_handle_t *h)
         free(ch);
 }
 
+static void finish_exit(struct rr_child *ch)
+{
+    ch->sweeping = false;
+    rr_guard_stop(ch->guard);
+    ch->guard = NULL;
+    uv_signal_stop(&ch->sigchld);
+    uv_timer_stop(&ch->check_timer);
+    uv_timer_stop(&ch->kill_timer);
+    uv_timer_stop(&ch->sweep_timer);
+    /* Last use of ch here: exit_cb may call rr_child_free, whose memory
+     * stays valid until the close callbacks run. */
+    if (ch->exit_cb)
+        ch->exit_cb(ch, ch->wstatus, ch->arg);
+}
+
+/* ---- stragglers ----
+ *
+ * What the command started and left running (`cmd &`, a daemon that
+ * called setsid) must not work on once the lock is released. We are the
+ * subreaper of everything the command starts, so a descendant whose parent
+ * died becomes our child: our children other than the guard, their process
+ * groups, and the command's own group are what is left. They get SIGTERM
+ * (and SIGCONT), SIGKILL after the grace, and are reaped before the lock is
+ * released; the guard kills them too if the lease ends first. */
+
+#define MAX_STRAGGLERS 256
+#define SWEEP_TICK_MS 20
+#define SWEEP_GIVE_UP_MS 2000
+
+static int stragglers(const struct rr_child *ch, pid_t *out, int max)
+{
+    int n = rr_guard_children(getpid(), rr_guard_pid(ch->guard), out, max);
+    return n < 0 ? 0 : n;
+}
+
+/* Reap those of our children that are gone; returns how many remain
+ * (counting the command's group as one while it has members). */
+static int reap_stragglers(struct rr_child *ch, pid_t *pids, int *n)
+{
+    int left = 0;
+
+    *n = stragglers(ch, pids, MAX_STRAGGLERS);
+    for (int i = 0; i < *n; i++) {
+        pid_t r;
+        do {
+            r = waitpid(pids[i], NULL, WNOHANG | __WALL);
+        } while (r < 0 && errno == EINTR);
+        if (r == 0)
+            pids[left++] = pids[i];
+    }
+    *n = left;
+    if (!ch->foreground && killpg(ch->pid, 0) == 0)
+        left++;
+    return left;
+}
+
+static void signal_stragglers(struct rr_child *ch, const pid_t *pids, int n, int sig)
+{
+    pid_t own = getpgrp();
+
+    if (!ch->foreground)
+        killpg(ch->pid, sig);
+    for (int i = 0; i < n; i++) {
+        kill(pids[i], sig);
+        pid_t pg = getpgid(pids[i]);
+        if (pg > 1 && pg != own)
+            killpg(pg, sig);
+    }
+}
+
+static void describe(const pid_t *pids, int n, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < n && i < 8 && o + 40 < len; i++) {
+        char path[64], comm[32] = "?";
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            if (fgets(comm, sizeof comm, f))
+                comm[strcspn(comm, "\n")] = '\0';
+            fclose(f);
+        }
+        o += (size_t)snprintf(buf + o, len - o, "%s%d (%s)", i ? ", " : "", (int)pids[i], comm);
+    }
+    if (n > 8 && o + 16 < len)
+        snprintf(buf + o, len - o, ", and %d more", n - 8);
+}
+
+static void on_sweep_timer(uv_timer_t *h);
+
+static void sweep_tick(struct rr_child *ch)
+{
+    pid_t pids[MAX_STRAGGLERS];
+    int n;
+
+    if (reap_stragglers(ch, pids, &n) == 0) {
+        finish_exit(ch);
+        return;
+    }
+    int64_t now = rr_now_ms();
+    if (!ch->sweep_killed && now >= ch->sweep_until) {
+        ch->sweep_killed = true;
+        ch->sweep_until = now + SWEEP_GIVE_UP_MS;
+    }
+    if (ch->sweep_killed) {
+        /* Again on every tick: a process re-parented to us meanwhile. */
+        signal_stragglers(ch, pids, n, SIGKILL);
+        if (now >= ch->sweep_until) {
+            char who[512];
+            describe(pids, n, who, sizeof who);
+            rr_log(RR_LOG_ERROR, "stragglers", NULL,
+                   "processes the command left behind did not die of SIGKILL: %s%s",
+                   who, n ? "" : "(the command's process group)");
+            finish_exit(ch);
+            return;
+        }
+    }
+    uv_timer_start(&ch->sweep_timer, on_sweep_timer, SWEEP_TICK_MS, 0);
+}
+
+static void on_sweep_timer(uv_timer_t *h)
+{
+    sweep_tick(h->data);
+}
+
+/* The leader was reaped: stop what it left, then report its exit. */
+static void begin_sweep(struct rr_child *ch)
+{
+    pid_t pids[MAX_STRAGGLERS];
+    int n;
+
+    if (reap_stragglers(ch, pids, &n) == 0) {
+        finish_exit(ch);   /* the usual case: nothing left */
+        return;
+    }
+    ch->sweeping = true;
+    ch->swept = n;
+    char who[512];
+    describe(pids, n, who, sizeof who);
+    rr_log(RR_LOG_WARN, "stragglers",
+           (struct rr_field[]){ RR_FN("count", n), RR_FIELD_END },
+           "the command left %s running; stopping %s before the lock is released",
+           n ? who : "processes in its group", n == 1 ? "it" : "them");
+    /* We were stopping the command (lock lost, --timeout): no more grace. */
+    if (ch->stopping) {
+        ch->sweep_killed = true;
+        ch->sweep_until = rr_now_ms() + SWEEP_GIVE_UP_MS;
+        signal_stragglers(ch, pids, n, SIGKILL);
+    } else {
+        ch->sweep_until = rr_now_ms() + ch->grace_ms;
+        signal_stragglers(ch, pids, n, SIGTERM);
+        signal_stragglers(ch, pids, n, SIGCONT);
+    }
+    uv_timer_start(&ch->sweep_timer, on_sweep_timer, SWEEP_TICK_MS, 0);
+}
+
 static void try_reap(struct rr_child *ch)
 {
+    if (ch->sweeping) {
+        sweep_tick(ch);
+        return;
+    }
     if (ch->reaped)
         return;
     int st = 0;
@@ -381,21 +430,10 @@ static void try_reap(struct rr_child *ch)
     }
     ch->reaped = true;
     ch->kill_armed = false;
-    /* We were stopping the command (lock lost, --timeout): the whole group
-     * must go, not only its leader. A process in it that survived SIGTERM
-     * would otherwise work on without a lock once we release it. */
-    if (ch->stopping && !ch->foreground)
-        killpg(ch->pid, SIGKILL);
-    stop_guard(ch);
-    uv_signal_stop(&ch->sigchld);
-    uv_timer_stop(&ch->check_timer);
+    ch->wstatus = st;
     uv_timer_stop(&ch->kill_timer);
-    /* Last use of ch here: exit_cb may call rr_child_free, whose memory
-     * stays valid until the close callbacks run. */
-    if (ch->exit_cb)
-        ch->exit_cb(ch, st, ch->arg);
+    begin_sweep(ch);
 }
-
 static void on_sigchld(uv_signal_t *h, int signum)
 {
     (void)signum;
@@ -421,6 +459,7 @@ struct spawn_args {
     bool foreground;
     pid_t parent;
     int rfd, wfd;
+    struct rr_guard *guard;
 };
 
 /* vfork, as posix_spawn does: the child borrows our memory until it execs,
@@ -433,15 +472,16 @@ static pid_t spawn_vfork(const struct spawn_args *a)
 
     if (pid == 0) {
         close(a->rfd);
-        exec_child(a->plan, a->argv, a->envp, a->foreground, a->parent, a->wfd);
+        exec_child(a->plan, a->argv, a->envp, a->foreground, a->parent, a->wfd, a->guard);
     }
     return pid;
 }
 
 int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
-                   char *const envp[], bool foreground,
+                   char *const envp[], const struct rr_child_opts *o,
                    rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen)
 {
+    bool foreground = o->foreground;
     struct exec_plan plan = { NULL };
     struct rr_child *ch = NULL;
     int pipefd[2] = { -1, -1 };
@@ -476,15 +516,28 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
         snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
         goto fail;
     }
+    /* Whatever we start from here on is ours to stop: a descendant whose
+     * parent dies is re-parented to us, not to init. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* The guard comes first, so that it covers the exec itself. Without
+     * one the command is not run: nothing would enforce its lease. */
+    ch->guard = rr_guard_start(foreground, o->deadline_ms, o->grace_ms);
+    if (!ch->guard) {
+        snprintf(err, errlen, "cannot start the guard process: %s", strerror(errno));
+        goto fail;
+    }
 
     /* Block every signal across vfork: the child must not run one of our
      * handlers before it has reset them to default. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    struct spawn_args sa = { &plan, argv, envp, foreground, getpid(), pipefd[0], pipefd[1] };
+    struct spawn_args sa = { &plan, argv, envp, foreground, getpid(), pipefd[0], pipefd[1],
+                             ch->guard };
     pid_t pid = spawn_vfork(&sa);
     int fork_errno = errno;
+    if (pid > 0)
+        rr_guard_child_started(ch->guard, pid);
     if (pid > 0 && !foreground) {
         /* Also from this side, so the group exists when fork returns and a
          * killpg right away cannot miss. EACCES once the child has exec'd:
@@ -521,7 +574,7 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     ch->loop = loop;
     ch->pid = pid;
     ch->foreground = foreground;
-    start_guard(ch);
+    ch->grace_ms = o->grace_ms;
     ch->exit_cb = exit_cb;
     ch->arg = arg;
 
@@ -533,13 +586,16 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
+        rr_guard_stop(ch->guard);
         free(ch);
         return -1;
     }
     uv_timer_init(loop, &ch->check_timer);
     uv_timer_init(loop, &ch->kill_timer);
-    ch->open_handles = 3;
+    uv_timer_init(loop, &ch->sweep_timer);
+    ch->open_handles = 4;
     ch->sigchld.data = ch->check_timer.data = ch->kill_timer.data = ch;
+    ch->sweep_timer.data = ch;
 
     e = uv_signal_start(&ch->sigchld, on_sigchld, SIGCHLD);
     if (e < 0) {
@@ -549,6 +605,8 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
         ch->reaped = true;
+        rr_guard_stop(ch->guard);
+        ch->guard = NULL;
         rr_child_free(ch);   /* freed by the close callbacks */
         return -1;
     }
@@ -566,6 +624,8 @@ fail:
     if (pipefd[1] >= 0)
         close(pipefd[1]);
     free_plan(&plan);
+    if (ch)
+        rr_guard_stop(ch->guard);
     free(ch);
     return rc;
 }
@@ -605,6 +665,33 @@ void rr_child_stop(struct rr_child *ch, int64_t grace_ms)
     uv_timer_start(&ch->kill_timer, on_kill_timer, (uint64_t)grace_ms, 0);
 }
 
+void rr_child_kill_now(struct rr_child *ch)
+{
+    if (!ch || ch->closing)
+        return;
+    ch->stopping = true;
+    /* The guard kills the group and every straggler at once, and keeps
+     * killing whatever appears until the command's kin are reaped. */
+    rr_guard_set_deadline(ch->guard, 0);
+    rr_child_signal(ch, SIGKILL);
+}
+
+void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms)
+{
+    if (ch && !ch->closing)
+        rr_guard_set_deadline(ch->guard, deadline_ms);
+}
+
+bool rr_child_lease_ran_out(const struct rr_child *ch)
+{
+    return ch && (rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard));
+}
+
+int rr_child_stragglers(const struct rr_child *ch)
+{
+    return ch ? ch->swept : 0;
+}
+
 pid_t rr_child_pid(const struct rr_child *ch)
 {
     return ch ? ch->pid : -1;
@@ -618,12 +705,12 @@ void rr_child_free(struct rr_child *ch)
      * stop it first); the watchers go, so the loop can finish. */
     ch->closing = true;
     ch->kill_armed = false;
-    if (ch->reaped)
-        stop_guard(ch);
-    /* else: the guard keeps watching the still running child, and acts
-     * when we exit without having reaped it. */
-    if (ch->guard_fd >= 0 && !ch->reaped)
-        ch->guard_fd = -1;  /* leaked on purpose: it closes when we exit */
+    /* A guard still there watches a command (or stragglers) we did not
+     * reap: it acts when we exit. */
+    if (ch->guard)
+        rr_guard_abandon(ch->guard);
+    ch->guard = NULL;
+    uv_close((uv_handle_t *)&ch->sweep_timer, on_handle_close);
     uv_close((uv_handle_t *)&ch->sigchld, on_handle_close);
     uv_close((uv_handle_t *)&ch->check_timer, on_handle_close);
     uv_close((uv_handle_t *)&ch->kill_timer, on_handle_close);

@@ -18,6 +18,16 @@ struct rr_child;
 /* Called once when the child has been reaped; wstatus is waitpid()'s. */
 typedef void (*rr_child_exit_fn)(struct rr_child *ch, int wstatus, void *arg);
 
+struct rr_child_opts {
+    bool foreground;          /* stay in our process group */
+    int64_t deadline_ms;      /* the lease's end (rr_now_ms clock), RR_INF for none */
+    int64_t grace_ms;         /* TERM this long before the end; stragglers' grace */
+};
+
+/* rr_child_spawn's result when the lease had less than the grace left at
+ * the moment of exec: the command was not started. */
+#define RR_SPAWN_LATE (-2)
+
 /* Spawn argv[0] (searched in PATH like execvp) with envp as its environment.
  * Exec failure is detected before returning, through a close-on-exec pipe:
  * returns 0 on success; -127 if the command was not found, -126 if it could
@@ -25,7 +35,7 @@ typedef void (*rr_child_exit_fn)(struct rr_child *ch, int wstatus, void *arg);
  * or -1 for fork/pipe failure. On failure exit_cb is never called and
  * *out is NULL. */
 int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
-                   char *const envp[], bool foreground,
+                   char *const envp[], const struct rr_child_opts *o,
                    rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen);
 
 /* Send sig to the child's process group (to the child alone in foreground
@@ -36,6 +46,18 @@ int rr_child_signal(struct rr_child *ch, int sig);
  * reaped by then. Calling it again never shortens an earlier KILL deadline
  * except to bring it closer (the sooner of the two wins). */
 void rr_child_stop(struct rr_child *ch, int64_t grace_ms);
+
+/* A certain loss: SIGKILL to the group and every straggler, now. */
+void rr_child_kill_now(struct rr_child *ch);
+
+/* A confirmed renewal moved the lease's end (see guard.h). */
+void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms);
+
+/* Did the guard have to stop the command because the lease ran out? */
+bool rr_child_lease_ran_out(const struct rr_child *ch);
+
+/* How many processes the command left behind had to be stopped. */
+int rr_child_stragglers(const struct rr_child *ch);
 
 pid_t rr_child_pid(const struct rr_child *ch);
 

@@ -3,7 +3,17 @@
  * Every line is built whole in a buffer and handed to one write(2): lines
  * of at most 4 KiB (PIPE_BUF on Linux) written to a pipe by several
  * redlock-run processes at once then never interleave.
+ *
+ * Logging never blocks: a full stderr pipe nobody reads, a tty stopped
+ * with ^S or a stalled syslog daemon must not hold up the loop that renews
+ * the lock and stops the command. A line that cannot be written at once is
+ * dropped, and the next line that gets through says how many were. Syslog
+ * is our own non-blocking datagram to /dev/log (glibc's syslog() blocks).
  */
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -29,6 +39,8 @@ static struct {
     bool json;
     bool use_syslog;
     bool syslog_open;
+    int syslog_fd;
+    unsigned dropped;           /* stderr lines we could not write */
     char **secrets;
     size_t n_secrets;
 } st;
@@ -44,7 +56,8 @@ void rr_log_init(const char *job, int verbosity, bool json, bool use_syslog)
     st.json = json;
     st.use_syslog = use_syslog;
     if (!use_syslog && st.syslog_open) {
-        closelog();
+        if (st.syslog_fd >= 0)
+            close(st.syslog_fd);
         st.syslog_open = false;
     }
 }
@@ -378,20 +391,79 @@ static void build_text(struct line *l, bool prefix, const char *msg, size_t msgl
     put_escaped(l, msg, msglen, room(l), false);
 }
 
-static void write_line(struct line *l)
+/* Can fd take a write without blocking? A pipe that says so has a free
+ * page, enough for one line of at most PIPE_BUF bytes. */
+static bool writable(int fd)
 {
-    l->buf[l->len++] = '\n';
-    const char *p = l->buf;
-    size_t left = l->len;
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
+    int r;
+
+    do {
+        r = poll(&p, 1, 0);
+    } while (r < 0 && errno == EINTR);
+    return r == 1 && (p.revents & POLLOUT);
+}
+
+static bool write_all(const char *p, size_t left)
+{
     while (left > 0) {
+        if (!writable(STDERR_FILENO))
+            return false;
         ssize_t w = write(STDERR_FILENO, p, left);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            return;
+            return false;
         p += w;
         left -= (size_t)w;
     }
+    return true;
+}
+
+static void write_line(struct line *l)
+{
+    l->buf[l->len++] = '\n';
+    if (st.dropped) {
+        char note[128];
+        int n = snprintf(note, sizeof note,
+                         TEXT_PREFIX "%u log line%s dropped: stderr was not being read\n",
+                         st.dropped, st.dropped == 1 ? "" : "s");
+        if (!write_all(note, (size_t)n)) {
+            st.dropped++;
+            return;
+        }
+        st.dropped = 0;
+    }
+    if (!write_all(l->buf, l->len))
+        st.dropped++;
+}
+
+/* RFC 3164 to the local syslog socket, without ever waiting for it. */
+static void syslog_send(int prio, const char *msg)
+{
+    if (!st.syslog_open) {
+        const char *path = getenv("REDLOCK_SYSLOG_SOCKET");
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        st.syslog_open = true;
+        snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path && *path ? path : "/dev/log");
+        st.syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (st.syslog_fd >= 0 && connect(st.syslog_fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+            close(st.syslog_fd);
+            st.syslog_fd = -1;
+        }
+    }
+    if (st.syslog_fd < 0)
+        return;
+    char buf[LINE_CAP + 128], ts[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (localtime_r(&now, &tm))
+        strftime(ts, sizeof ts, "%b %e %H:%M:%S", &tm);
+    int n = snprintf(buf, sizeof buf, "<%d>%s redlock-run[%ld]: %s", LOG_USER | prio, ts,
+                     (long)getpid(), msg);
+    if (n > 0)
+        send(st.syslog_fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1,
+             MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 void rr_log(enum rr_log_level level, const char *event,
@@ -448,15 +520,10 @@ void rr_log(enum rr_log_level level, const char *event,
     write_line(&l);
 
     if (st.use_syslog) {
-        if (!st.syslog_open) {
-            openlog("redlock-run", LOG_PID, LOG_USER);
-            st.syslog_open = true;
-        }
-        /* syslog adds the ident itself. */
         struct line sl = { .len = 0 };
         sl.buf[0] = '\0';
         build_text(&sl, false, msg, msglen);
-        syslog(syslog_prio[level], "%s", sl.buf);
+        syslog_send(syslog_prio[level], sl.buf);
     }
 
     free(heap);

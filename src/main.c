@@ -17,6 +17,17 @@ int main(int argc, char **argv)
     uv_loop_t loop;
     int code;
 
+    /* A blocked signal mask is inherited across exec (a parent that blocked
+     * SIGCHLD and SIGTERM, then exec'd us): we would never see the command
+     * end, renew its lock forever, and not even timeout(1) could stop us. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* Job-control stops from the terminal are not for us: we never read it,
+     * and a log line written from the background must not stop us while
+     * the command runs on (SIGTSTP is handled while it runs; see run.c). */
+    signal(SIGTTIN, SIG_IGN);
+    signal(SIGTTOU, SIG_IGN);
     rr_log_init(NULL, 0, false, false);
     if (rr_cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
         rr_log(RR_LOG_ERROR, "usage", NULL, "%s (see redlock-run --help)", err);

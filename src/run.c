@@ -64,6 +64,7 @@ struct run {
 
     uv_timer_t wait_timer, renew_timer, lost_timer, timeout_timer;
     uv_signal_t sigs[N_SIGNALS];
+    uv_signal_t sigtstp, sigcont;
 };
 
 static void enter(struct run *r, enum state s);
@@ -110,6 +111,8 @@ static void finish(struct run *r, int code)
     close_if_open((uv_handle_t *)&r->renew_timer);
     close_if_open((uv_handle_t *)&r->lost_timer);
     close_if_open((uv_handle_t *)&r->timeout_timer);
+    close_if_open((uv_handle_t *)&r->sigtstp);
+    close_if_open((uv_handle_t *)&r->sigcont);
     for (size_t i = 0; i < N_SIGNALS; i++) {
         close_if_open((uv_handle_t *)&r->sigs[i]);
         /* The run is over (lock given back, child reaped): a late signal
@@ -199,6 +202,15 @@ static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
     struct run *r = arg;
 
     (void)ch;
+    /* The guard stopped it because the lease ran out while we could not
+     * act (stopped, blocked, slow): that is a loss, whatever we saw. */
+    if (rr_child_lease_ran_out(ch) && !(r->final_status && strcmp(r->final_status, "lost") == 0)) {
+        r->final_status = "lost";
+        r->final_code = RR_EXIT_LOST;
+        rr_log(RR_LOG_ERROR, "lost", NULL,
+               "lock lost: the lease ran out before it could be renewed; the command "
+               "was stopped at its end");
+    }
     r->rep.child_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
     r->rep.signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
     if (r->final_status) {
@@ -227,16 +239,46 @@ static void stop_child(struct run *r, const char *status, int code, int64_t grac
     rr_child_stop(r->child, grace_ms);
 }
 
+/* The lease may be running out (renewals failed): TERM now, and KILL no
+ * later than the end of the validity we can vouch for, however late this
+ * runs. Signals go out before anything is logged: a log write may block. */
 static void lose(struct run *r, const char *why)
 {
     if (r->final_status && strcmp(r->final_status, "lost") == 0)
         return;
-    rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; stopping the command", why);
+    int64_t grace = r->valid_until - rr_now_ms();
+    if (grace > r->stop_grace_ms)
+        grace = r->stop_grace_ms;
     uv_timer_stop(&r->renew_timer);
     uv_timer_stop(&r->lost_timer);
     /* Even a --timeout stop in progress becomes a loss: the lock is gone. */
     r->final_status = NULL;
-    stop_child(r, "lost", RR_EXIT_LOST, r->stop_grace_ms);
+    if (grace <= 0) {
+        r->final_status = "lost";
+        r->final_code = RR_EXIT_LOST;
+        if (r->state == RUNNING)
+            enter(r, STOPPING);
+        rr_child_kill_now(r->child);
+    } else {
+        stop_child(r, "lost", RR_EXIT_LOST, grace);
+    }
+    rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; stopping the command", why);
+}
+
+/* Another holder may be running already (our key is gone or has another
+ * token): every millisecond of grace would be overlap. */
+static void lose_now(struct run *r, const char *why)
+{
+    if (r->final_status && strcmp(r->final_status, "lost") == 0)
+        return;
+    uv_timer_stop(&r->renew_timer);
+    uv_timer_stop(&r->lost_timer);
+    r->final_status = "lost";
+    r->final_code = RR_EXIT_LOST;
+    if (r->state == RUNNING)
+        enter(r, STOPPING);
+    rr_child_kill_now(r->child);
+    rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; killed the command", why);
 }
 
 static void on_lost_timer(uv_timer_t *t)
@@ -273,6 +315,7 @@ static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
                    r->renew_failures, r->renew_failures == 1 ? "" : "s");
         r->renew_failures = 0;
         r->valid_until = sent_ms + rr_lock_validity(r->cfg->ttl_ms, 0);
+        rr_child_set_deadline(r->child, r->valid_until);
         arm_lost_timer(r);
         rr_log(RR_LOG_INFO, "renewed",
                (struct rr_field[]){ RR_FN("rtt_ms", rr_now_ms() - sent_ms),
@@ -281,7 +324,7 @@ static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
         uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
         break;
     case RR_EXTEND_LOST:
-        lose(r, err);
+        lose_now(r, err);
         break;
     case RR_EXTEND_FAILED: {
         /* Retry soon, until the lost timer says the lease may be over. */
@@ -369,8 +412,19 @@ static void start_child(struct run *r)
         rc = -1;
         snprintf(err, sizeof(err), "out of memory");
     } else {
-        rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env,
-                            r->cfg->foreground, on_child_exit, r, err, sizeof(err));
+        struct rr_child_opts co = { .foreground = r->cfg->foreground,
+                                    .deadline_ms = r->valid_until,
+                                    .grace_ms = r->stop_grace_ms };
+        rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env, &co,
+                            on_child_exit, r, err, sizeof(err));
+    }
+    if (rc == RR_SPAWN_LATE) {
+        /* Nothing ran: give the lock back as an aborted acquisition. */
+        rr_log(RR_LOG_ERROR, "late", NULL, "%s; try again", err);
+        r->exit_code = RR_EXIT_UNAVAILABLE;
+        r->rep.status = "";
+        release(r);
+        return;
     }
     if (rc != 0) {
         rr_log(RR_LOG_ERROR, "exec_failed", NULL, "%s", err);
@@ -622,6 +676,47 @@ static void on_signal(uv_signal_t *h, int sig)
     }
 }
 
+/* SIGTSTP (Ctrl-Z, kill -TSTP): the command is in a process group of its
+ * own, so it would work on while we, stopped, let the lease run out. So the
+ * whole job stops: the command first, then us. The guard still enforces
+ * the lease meanwhile; when we are continued, the command is continued
+ * only if the lease still leaves the grace to stop it. (SIGTTIN and
+ * SIGTTOU are ignored: we never read the terminal, and a log line must
+ * not stop us.) */
+static void check_lease_on_cont(struct run *r)
+{
+    if (r->state != RUNNING && r->state != STOPPING)
+        return;
+    if (rr_child_lease_ran_out(r->child) || rr_now_ms() >= r->valid_until - r->stop_grace_ms) {
+        lose(r, "redlock-run was stopped longer than the lease");
+        return;
+    }
+    rr_child_signal(r->child, SIGCONT);
+}
+
+static void on_sigtstp(uv_signal_t *h, int sig)
+{
+    struct run *r = h->data;
+
+    (void)sig;
+    if (r->state == RUNNING || r->state == STOPPING) {
+        rr_child_signal(r->child, SIGSTOP);
+        rr_log(RR_LOG_WARN, "stopped", NULL,
+               "stopped (SIGTSTP), and the command with us; the lease runs out in %lldms "
+               "unless we are continued",
+               (long long)(r->valid_until - rr_now_ms()));
+    }
+    raise(SIGSTOP);
+    /* Here when continued. */
+    check_lease_on_cont(r);
+}
+
+static void on_sigcont(uv_signal_t *h, int sig)
+{
+    (void)sig;
+    check_lease_on_cont(h->data);
+}
+
 /* ---- setup ---- */
 
 struct rr_conn *rr_run_conn_new(uv_loop_t *loop, const struct rr_config *cfg, int i)
@@ -673,6 +768,11 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
         r->sigs[i].data = r;
         uv_signal_start(&r->sigs[i], on_signal, fwd_signals[i]);
     }
+    uv_signal_init(r->loop, &r->sigtstp);
+    uv_signal_init(r->loop, &r->sigcont);
+    r->sigtstp.data = r->sigcont.data = r;
+    uv_signal_start(&r->sigtstp, on_sigtstp, SIGTSTP);
+    uv_signal_start(&r->sigcont, on_sigcont, SIGCONT);
     /* Renew at least twice per lease, and leave the stop of the child room
      * to finish before the lease can have run out. */
     r->renew_ms = cfg->renew_ms;

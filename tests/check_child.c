@@ -16,6 +16,11 @@
 #include "child.h"
 #include "rr.h"
 
+/* No lease to enforce in these tests: the guard only watches for our death. */
+static const struct rr_child_opts BG = { .foreground = false, .deadline_ms = RR_INF, .grace_ms = 0 };
+static const struct rr_child_opts FG = { .foreground = true, .deadline_ms = RR_INF, .grace_ms = 0 };
+#include "rr.h"
+
 extern char **environ;
 
 /* Slack on top of a grace period: valgrind and loaded CI machines are slow. */
@@ -135,7 +140,7 @@ static int run_argv(char *const argv[], char *const envp[], bool foreground)
     struct outcome o = { 0 };
     char err[RR_ERRLEN] = "";
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    int r = rr_child_spawn(&loop, &ch, argv, envp, foreground, on_child_exit, &o,
+    int r = rr_child_spawn(&loop, &ch, argv, envp, (foreground ? &FG : &BG), on_child_exit, &o,
                            err, sizeof err);
     ck_assert_msg(r == 0, "spawn failed: %d %s", r, err);
     ck_assert_ptr_nonnull(ch);
@@ -157,7 +162,7 @@ static void expect_spawn_error(char *const argv[], int rc, const char *err_expec
     struct outcome o = { 0 };
     char err[RR_ERRLEN] = "";
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    int r = rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o, err, sizeof err);
+    int r = rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o, err, sizeof err);
     ck_assert_int_eq(r, rc);
     ck_assert_ptr_null(ch);
     ck_assert_str_eq(err, err_expected);
@@ -335,7 +340,7 @@ START_TEST(test_own_process_group)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     pid_t pid = rr_child_pid(ch);
     /* Right when spawn returns, not eventually: the parent sets it too. */
@@ -354,7 +359,7 @@ START_TEST(test_foreground_group)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, true, on_child_exit, &o,
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &FG, on_child_exit, &o,
                                     err, sizeof err), 0);
     ck_assert_int_eq(getpgid(rr_child_pid(ch)), getpgrp());
     /* In our group, a killpg would hit us too: kill() must be used. */
@@ -374,7 +379,7 @@ START_TEST(test_signal_forward)
     snprintf(script, sizeof script, "touch '%s'; sleep 30; exit 0", ready);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     ck_assert(wait_for_file(ready, 5000));
     ck_assert_int_eq(rr_child_signal(ch, SIGUSR1), 0);
@@ -476,7 +481,7 @@ static struct rr_child *spawn_term_ignorer(uv_loop_t *loop, struct outcome *o)
     snprintf(script, sizeof script, "trap '' TERM; touch '%s'; sleep 30; exit 0", ready);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(uv_loop_init(loop), 0);
-    ck_assert_int_eq(rr_child_spawn(loop, &ch, argv, NULL, false, on_child_exit, o,
+    ck_assert_int_eq(rr_child_spawn(loop, &ch, argv, NULL, &BG, on_child_exit, o,
                                     err, sizeof err), 0);
     ck_assert(wait_for_file(ready, 5000));
     return ch;
@@ -525,7 +530,7 @@ START_TEST(test_stop_no_escalation_when_it_exits)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     int64_t start = rr_now_ms();
     rr_child_stop(ch, 20000);
@@ -548,7 +553,7 @@ START_TEST(test_stop_reaches_grandchild)
              pidfile, pidfile, pidfile);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     pid_t gpid = (pid_t)read_pid_file(pidfile);
     ck_assert_int_eq(getpgid(gpid), rr_child_pid(ch));
@@ -594,7 +599,7 @@ START_TEST(test_pdeathsig)
         char err[RR_ERRLEN];
         char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
         if (uv_loop_init(&loop) != 0 ||
-            rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o, err, sizeof err) != 0)
+            rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o, err, sizeof err) != 0)
             _exit(1);
         uv_run(&loop, UV_RUN_DEFAULT);
         _exit(2);
@@ -635,7 +640,7 @@ START_TEST(test_free_in_callback)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sh", (char *)"-c", (char *)"exit 7", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     ck_assert_int_eq(finish(&loop, ch, &o), 7);
 }
@@ -649,7 +654,7 @@ START_TEST(test_free_while_running)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, false, on_child_exit, &o,
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     pid_t pid = rr_child_pid(ch);
     rr_child_stop(ch, 100);   /* its KILL timer must go with the handles */

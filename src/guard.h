@@ -1,0 +1,80 @@
+/* guard.h — the lease's enforcer: a small process that stops the command
+ * at the end of the lease by itself, whatever becomes of redlock-run.
+ *
+ * The event loop renews the lock; the guard makes sure that the command
+ * never outlives the lease the loop could vouch for. It holds the lease's
+ * absolute deadline on CLOCK_MONOTONIC in memory it shares with us; the
+ * loop moves that deadline forward only after a confirmed renewal. The
+ * guard, on its own clock and with every signal blocked:
+ *
+ *   - at deadline - grace sends SIGTERM (and SIGCONT) to the command's group;
+ *   - at deadline sends SIGKILL to the group and to every other child of
+ *     redlock-run (orphaned descendants, which it adopts as subreaper),
+ *     and keeps doing so until redlock-run tells it to stand down;
+ *   - if redlock-run dies (the pipe closes without the stand-down byte),
+ *     it kills the group at once.
+ *
+ * So a stopped (SIGSTOP, SIGTSTP), blocked (a full stderr pipe, a stalled
+ * syslog) or slow wrapper can never extend the command's life past its
+ * lease. The guard is started before the command is spawned, so it also
+ * covers a slow exec: the spawned process records its pid in the shared
+ * block before it execs.
+ */
+#ifndef RR_GUARD_H
+#define RR_GUARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rr_guard;
+
+/* Start the guard for a command that will run in its own process group
+ * (or in ours with foreground), with the lease ending at deadline_ms
+ * (rr_now_ms clock) and the TERM coming grace_ms before it. Returns NULL
+ * if no guard could be started (out of memory, no process): the caller
+ * must then not run the command. */
+struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t grace_ms);
+
+/* Called in the spawned process (after vfork, before exec): records its pid
+ * so that the guard can stop it even while exec is slow. Only system calls. */
+void rr_guard_set_child(struct rr_guard *g, pid_t pid);
+
+/* Tells the parent's side the pid too (after vfork returned). */
+void rr_guard_child_started(struct rr_guard *g, pid_t pid);
+
+/* Does the lease leave at least the grace before its end right now? Async-
+ * signal-safe: the spawned process asks it just before exec. */
+bool rr_guard_lease_ok(const struct rr_guard *g);
+
+/* Move the lease's end. Later: the guard sees it when it next wakes up.
+ * Earlier (a certain loss: pass rr_now_ms() or less): the guard is woken
+ * and acts at once. Once the guard has killed, nothing revives the lease. */
+void rr_guard_set_deadline(struct rr_guard *g, int64_t deadline_ms);
+int64_t rr_guard_deadline(const struct rr_guard *g);
+
+/* Has the guard sent SIGTERM / SIGKILL because the lease ran out? */
+bool rr_guard_termed(const struct rr_guard *g);
+bool rr_guard_fired(const struct rr_guard *g);
+
+/* The guard's own pid (it is one of our children: never a straggler). */
+pid_t rr_guard_pid(const struct rr_guard *g);
+
+/* Tell the guard to stand down, reap it and free everything. After the
+ * command and every straggler were reaped. NULL is fine. */
+void rr_guard_stop(struct rr_guard *g);
+
+/* Leave the guard watching and forget it: we are exiting with the command
+ * still running (the guard kills it when our end of the pipe closes). */
+void rr_guard_abandon(struct rr_guard *g);
+
+/* The pids listed in a /proc/PID/task/TID/children text ("12 345 "), into
+ * out (at most max); returns how many. Pure, async-signal-safe. */
+int rr_guard_parse_pids(const char *buf, size_t len, pid_t *out, int max);
+
+/* The children of process pid (every thread's children file), except skip,
+ * into out (at most max); returns how many, or -1 if /proc cannot be read.
+ * Only system calls: the guard uses it too. */
+int rr_guard_children(pid_t pid, pid_t skip, pid_t *out, int max);
+
+#endif
