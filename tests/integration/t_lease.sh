@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# t_lease.sh — the lease is enforced by something the wrapper's own loop
+# cannot stall. Each case is a finding of the safety review: on the build
+# before the guard enforced the lease, every one of them let the command
+# run on after its lease was gone (or hang), while another run held the lock.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis S
+U=$S_URL
+
+# A command that appends a nanosecond stamp to FILE every 50 ms, forever.
+LOOP='while :; do date +%s%N >> "$1"; sleep 0.05; done'
+
+alive() {
+    local st
+    st=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ]
+}
+gone() { ! alive "$1"; }
+max_stamp() { sort -n "$1" 2>/dev/null | tail -1; }
+min_stamp() { sort -n "$1" 2>/dev/null | head -1; }
+# no_overlap A B: no stamp in A is later than the first stamp in B.
+no_overlap() {
+    local a b
+    a=$(max_stamp "$1"); b=$(min_stamp "$2")
+    if [ -z "$b" ]; then fail "the second run never ran"; return; fi
+    [ -z "$a" ] && return
+    if [ "$a" -gt "$b" ]; then
+        fail "overlap: the first command still ran $(( (a - b) / 1000000 ))ms after the second started"
+    fi
+}
+lock_gone() { key_gone S "$(k_lock "$1")"; }
+
+t "SIGTSTP to the wrapper stops the command too; the lease runs out; no overlap"
+bg "$TMP/tstp" "$RR_BIN" -r "$U" -t 2s --kill-after 300ms tstp -- sh -c "$LOOP" sh "$TMP/tstp.a"
+w=$BG
+wait_for 5 test -s "$TMP/tstp.a" || fail "the first command did not start"
+kill -TSTP "$w"
+wait_for 6 lock_gone tstp || fail "the lock was never given up"
+rr_direct -r "$U" -t 5s tstp -- sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/tstp.b"
+assert_rc 0
+no_overlap "$TMP/tstp.a" "$TMP/tstp.b"
+kill -CONT "$w"
+wait_pid "$w" 10
+assert_eq "$HUNG" 0 "the first wrapper hung after SIGCONT"
+assert_rc 79
+end_test
+
+t "SIGTSTP and SIGCONT within the lease: the command goes on and ends normally"
+bg "$TMP/tstp2" "$RR_BIN" -r "$U" -t 3s tstp2 -- sh -c 'sleep 1.5; echo done > "$1"' sh "$TMP/tstp2.a"
+w=$BG
+sleep 0.3
+kill -TSTP "$w"
+sleep 0.5
+kill -CONT "$w"
+wait_pid "$w" 10
+assert_rc 0
+assert_file_exists "$TMP/tstp2.a"
+end_test
+
+t "SIGTTIN and SIGTTOU do not stop the wrapper: the lock stays renewed"
+bg "$TMP/ttin" "$RR_BIN" -r "$U" -t 1s ttin -- sleep 2.5
+w=$BG
+sleep 0.3
+kill -TTIN "$w"
+kill -TTOU "$w"
+sleep 1.5
+key_there S "$(k_lock ttin)" || fail "the lock expired: the wrapper was stopped"
+wait_pid "$w" 10
+assert_rc 0
+end_test
+
+t "SIGSTOP of the wrapper alone: the guard kills the command at the lease's end"
+bg "$TMP/stop" "$RR_BIN" -r "$U" -t 2s --kill-after 300ms wstop -- sh -c "$LOOP" sh "$TMP/stop.a"
+w=$BG
+wait_for 5 test -s "$TMP/stop.a" || fail "the first command did not start"
+kill -STOP "$w"
+wait_for 6 lock_gone wstop || fail "the lock was never given up"
+rr_direct -r "$U" -t 5s wstop -- sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/stop.b"
+assert_rc 0
+no_overlap "$TMP/stop.a" "$TMP/stop.b"
+kill -CONT "$w"
+wait_pid "$w" 10
+assert_rc 79
+end_test
+
+t "a full stderr pipe nobody reads does not keep a lost command running"
+mkfifo "$TMP/err.fifo"
+exec 7<>"$TMP/err.fifo"     # held open, never read
+"$RR_BIN" -r "$U" -t 3s stall -- \
+    sh -c 'head -c 65536 /dev/zero >&2; '"$LOOP" sh "$TMP/stall.a" 2>"$TMP/err.fifo" </dev/null &
+w=$!
+track_pid "$w"
+wait_for 5 test -s "$TMP/stall.a" || fail "the command did not start"
+rr -r "$U" --release stall
+assert_rc 0
+# The next renewal (1 s) finds the key gone and kills the command at once.
+sleep 2
+n1=$(count_lines "$TMP/stall.a"); sleep 0.5; n2=$(count_lines "$TMP/stall.a")
+assert_eq "$n1" "$n2" "the command still writes 2 s after the lock was released"
+wait_pid "$w" 5
+assert_eq "$HUNG" 0 "the wrapper hung on its full stderr"
+assert_rc 79
+exec 7>&-
+end_test
+
+t "a stalled syslog socket does not block the wrapper either"
+"$PY" - "$TMP/log.sock" <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+time.sleep(30)      # bound, never read: the queue fills and sends would block
+EOF
+track_pid $!
+wait_for 5 test -S "$TMP/log.sock" || fail "no syslog stand-in"
+REDLOCK_SYSLOG_SOCKET=$TMP/log.sock rr_direct -r "$U" -vv --syslog slog -- \
+    sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); done'
+assert_rc 0
+assert_eq "$HUNG" 0 "the wrapper hung on syslog"
+end_test
+
+if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -e inject=vfork:delay_enter=1000 true 2>/dev/null; then
+    t "slow between acquire and exec: the command is not started past its lease"
+    # The wrapper's vfork of the command takes 2.5 s (strace delays it):
+    # longer than the 1 s lease, so by the time exec could happen the
+    # lease is gone.
+    run_limited strace -qq -o /dev/null -e trace=vfork -e inject=vfork:delay_enter=2500000 \
+        "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowexec -- sh -c 'date +%s%N > "$1"' sh "$TMP/slow.a"
+    assert_rc 69
+    assert_no_file "$TMP/slow.a"
+    assert_contains "$(cat "$ERR")" "too little time left"
+    wait_for 3 lock_gone slowexec || fail "a lock was left behind"
+    end_test
+
+    t "a slow exec itself: the guard kills the command at the lease's end"
+    # Every execve takes 2.5 s (strace counts per process): the command's too.
+    bg "$TMP/slowx" strace -f -qq -o /dev/null -e trace=execve \
+        -e inject=execve:delay_enter=2500000 \
+        "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowx -- \
+        /bin/sh -c 'trap "" TERM; echo ran > "$1"' sh "$TMP/slowx.a"
+    w=$BG
+    wait_pid "$w" 10
+    assert_ne "$RC" 0 "a command that exec'd past its lease ran to success"
+    sleep 0.5
+    assert_no_file "$TMP/slowx.a"
+    end_test
+else
+    note "skip: strace with fault injection is not available"
+fi
+
+t "an inherited blocked SIGCHLD/SIGTERM mask: the command's end is seen"
+run_limited "$PY" -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD, signal.SIGTERM})
+os.execv(sys.argv[1], sys.argv[1:])' "$RR_BIN" -r "$U" -t 1s masked -- sh -c 'exit 0'
+assert_eq "$HUNG" 0 "the wrapper never saw the command end"
+assert_rc 0
+assert_eq "$(hget S "$(k_state masked)" status)" succeeded
+end_test
+
+t "an inherited blocked mask: timeout(1)'s SIGTERM still stops the wrapper"
+run_limited timeout 1 "$PY" -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD, signal.SIGTERM})
+os.execv(sys.argv[1], sys.argv[1:])' "$RR_BIN" -r "$U" -t 1s masked2 -- sleep 30
+assert_eq "$HUNG" 0 "SIGTERM never reached the wrapper"
+assert_lt "$ELAPSED_MS" 5000
+wait_for 3 lock_gone masked2 || fail "the lock was left behind"
+end_test
+
+t "a certain loss is SIGKILL at once: the command gets no TERM and no grace"
+bg "$TMP/cert" "$RR_BIN" -r "$U" -t 3s --kill-after 2s certain -- \
+    sh -c 'trap "echo TERM >> \"$1\"" TERM; '"$LOOP" sh "$TMP/cert.a"
+w=$BG
+wait_for 5 test -s "$TMP/cert.a" || fail "the command did not start"
+rr -r "$U" --release certain
+assert_rc 0
+wait_pid "$w" 5
+assert_rc 79
+if grep -q TERM "$TMP/cert.a"; then fail "the command was sent SIGTERM and ran on in its grace"; fi
+end_test
+
+t "stragglers: background and setsid'd processes are stopped before the release"
+rr -r "$U" strag -- sh -c '
+    sleep 30 & echo $! > "$1"
+    setsid sleep 31 & echo $! > "$2"
+    ( setsid sh -c "sleep 32 & echo \$! > \"$3\"; wait" & )
+    sleep 0.3' sh "$TMP/s1" "$TMP/s2" "$TMP/s3"
+assert_rc 0
+for f in s1 s2 s3; do
+    p=$(cat "$TMP/$f" 2>/dev/null)
+    if [ -z "$p" ]; then fail "no pid in $f"; continue; fi
+    wait_for 1 gone "$p" || { fail "straggler $p ($f) still runs after the wrapper ended"; kill -KILL "$p"; }
+done
+assert_contains "$(cat "$ERR")" "stopping them before the lock is released"
+end_test
+
+t "a straggler that ignores SIGTERM is killed after the grace, before the release"
+rr -r "$U" --kill-after 300ms strag2 -- sh -c '(trap "" TERM; exec sleep 33) & echo $! > "$1"' sh "$TMP/s4"
+assert_rc 0
+p=$(cat "$TMP/s4" 2>/dev/null)
+[ -n "$p" ] && { gone "$p" || { fail "the TERM-ignoring straggler $p survived"; kill -KILL "$p"; }; }
+assert_lt "$ELAPSED_MS" 5000
+end_test
+
+done_testing
