@@ -125,7 +125,8 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
     # The wrapper's vfork of the command takes 2.5 s (strace delays it):
     # longer than the 1 s lease, so by the time exec could happen the
     # lease is gone.
-    run_limited strace -qq -o /dev/null -e trace=vfork -e inject=vfork:delay_enter=2500000 \
+    # (LeakSanitizer cannot run under ptrace: leaks are checked elsewhere.)
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited strace -qq -o /dev/null -e trace=vfork -e inject=vfork:delay_enter=2500000 \
         "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowexec -- sh -c 'date +%s%N > "$1"' sh "$TMP/slow.a"
     assert_rc 69
     assert_no_file "$TMP/slow.a"
@@ -135,7 +136,7 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
 
     t "a slow exec itself: the guard kills the command at the lease's end"
     # Every execve takes 2.5 s (strace counts per process): the command's too.
-    bg "$TMP/slowx" strace -f -qq -o /dev/null -e trace=execve \
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 bg "$TMP/slowx" strace -f -qq -o /dev/null -e trace=execve \
         -e inject=execve:delay_enter=2500000 \
         "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowx -- \
         /bin/sh -c 'trap "" TERM; echo ran > "$1"' sh "$TMP/slowx.a"
