@@ -311,39 +311,34 @@ static int guard_main(void *p)
     return 0;
 }
 
-struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t grace_ms)
+/* Map the control block (and, cloned, the stack above it) and start the
+ * guard on it; NULL with nothing left behind when that fails. */
+static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
 {
+    size_t len = clone_it ? GUARD_STACK : 4096;
     int fds[2];
     sigset_t all, old;
-    struct rr_guard *g;
     pid_t pid = -1;
-    bool clone_it = GUARD_CLONE && RAW_OK && !UNDER_VALGRIND();
-    size_t len = clone_it ? GUARD_STACK : 4096;
 
-    /* One mapping: the control block at its bottom, the guard's stack
-     * above it (growing down from the top) when it is cloned. */
-    g = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    /* Cloned, the guard shares all our memory anyway, and private pages
+     * fault in cheaper than shared ones; forked, the block must be shared. */
+    struct rr_guard *g = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                              (clone_it ? MAP_PRIVATE | MAP_STACK : MAP_SHARED) |
+                                  MAP_ANONYMOUS, -1, 0);
     if (g == MAP_FAILED)
         return NULL;
-    memset(g, 0, sizeof *g);
-    g->deadline_ms = deadline_ms;
-    g->grace_ms = grace_ms < 0 ? 0 : grace_ms;
-    g->parent_pid = getpid();
-    g->own_pgid = getpgid(0);
-    g->foreground = foreground;
-    g->stack = g;
+    *g = *init;
     if (pipe2(fds, O_CLOEXEC) < 0) {
         munmap(g, len);
         return NULL;
     }
     g->rfd = fds[0];
     g->wfd = fds[1];
-
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    if (clone_it)
+    if (clone_it) {
         pid = clone(guard_main, (char *)g + GUARD_STACK, CLONE_VM | SIGCHLD, g);
-    if (pid < 0) {
+    } else {
         pid = fork();
         if (pid == 0)
             guard_main(g);
@@ -357,8 +352,24 @@ struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t gr
         return NULL;
     }
     g->guard_pid = pid;
-    /* Remember the mapping's size where only we look. */
-    g->stack = (void *)(uintptr_t)len;
+    g->stack = (void *)(uintptr_t)len;   /* the mapping's size, for munmap */
+    return g;
+}
+
+struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t grace_ms)
+{
+    struct rr_guard init = { 0 };
+    struct rr_guard *g = NULL;
+
+    init.deadline_ms = deadline_ms;
+    init.grace_ms = grace_ms < 0 ? 0 : grace_ms;
+    init.parent_pid = getpid();
+    init.own_pgid = getpgid(0);
+    init.foreground = foreground;
+    if (GUARD_CLONE && RAW_OK && !UNDER_VALGRIND())
+        g = launch(true, &init);
+    if (!g)   /* not cloned, or clone(CLONE_VM) refused */
+        g = launch(false, &init);
     return g;
 }
 
