@@ -2,8 +2,8 @@
 # deps.sh MODE — install the Debian packages redlock-run needs, only the
 # missing ones.
 #
-#   build   gcc make pkg-config libhiredis-dev libuv1-dev
-#   test    build + check redis-server redis-tools python3 procps time
+#   build   gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev
+#   test    build + check redis-server redis-tools python3 procps time openssl
 #   ci      test + valgrind clang
 #   bench   test + hyperfine python3-redis etcd-server etcd-client gnuplot-nox
 #
@@ -15,8 +15,8 @@ set -euo pipefail
 usage() { echo "usage: scripts/deps.sh build|test|ci|bench" >&2; exit 64; }
 [ $# = 1 ] || usage
 
-build=(gcc make pkg-config libhiredis-dev libuv1-dev)
-test=("${build[@]}" check redis-server redis-tools python3 procps time)
+build=(gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev)
+test=("${build[@]}" check redis-server redis-tools python3 procps time openssl)
 case $1 in
     build) want=("${build[@]}") ;;
     test) want=("${test[@]}") ;;

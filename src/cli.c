@@ -37,6 +37,7 @@ enum {
     OPT_REDIS_TIMEOUT,
     OPT_PASSWORD_FILE,
     OPT_TLS_CA,
+    OPT_TLS_CA_DIR,
     OPT_TLS_CERT,
     OPT_TLS_KEY,
     OPT_TLS_SNI,
@@ -73,6 +74,7 @@ static const struct option longopts[] = {
     { "redis-timeout", required_argument, NULL, OPT_REDIS_TIMEOUT },
     { "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
     { "tls-ca", required_argument, NULL, OPT_TLS_CA },
+    { "tls-ca-dir", required_argument, NULL, OPT_TLS_CA_DIR },
     { "tls-cert", required_argument, NULL, OPT_TLS_CERT },
     { "tls-key", required_argument, NULL, OPT_TLS_KEY },
     { "tls-sni", required_argument, NULL, OPT_TLS_SNI },
@@ -193,6 +195,37 @@ static bool printable_token(const char *s)
     return true;
 }
 
+/* The --tls-* options mean something only with a rediss:// URL; silently
+ * ignoring them would let a typo in the URL send the password in clear. */
+static int check_tls(const struct rr_config *cfg, char *err, size_t errlen)
+{
+    const char *opt = cfg->tls_ca ? "--tls-ca" : cfg->tls_ca_dir ? "--tls-ca-dir"
+                    : cfg->tls_cert ? "--tls-cert" : cfg->tls_key ? "--tls-key"
+                    : cfg->tls_sni ? "--tls-sni" : cfg->tls_insecure ? "--tls-insecure" : NULL;
+    int i;
+
+    if (!opt)
+        return 0;
+    for (i = 0; i < cfg->n_endpoints; i++)
+        if (cfg->endpoints[i].tls)
+            break;
+    if (i == cfg->n_endpoints) {
+        snprintf(err, errlen, "%s needs a rediss:// URL (TLS); none of the Redis URLs is one", opt);
+        return -1;
+    }
+    if (!cfg->tls_cert != !cfg->tls_key) {
+        snprintf(err, errlen, "%s needs %s too (a client certificate and its key)",
+                 cfg->tls_cert ? "--tls-cert" : "--tls-key",
+                 cfg->tls_cert ? "--tls-key" : "--tls-cert");
+        return -1;
+    }
+    if (cfg->tls_sni && !*cfg->tls_sni) {
+        snprintf(err, errlen, "--tls-sni needs a host name");
+        return -1;
+    }
+    return 0;
+}
+
 /* Add each URL of one --redis value (or $REDLOCK_URL) to cfg. */
 static int add_urls(struct rr_config *cfg, const char *value, const char *what,
                     char *err, size_t errlen)
@@ -221,10 +254,6 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
         ep = &cfg->endpoints[cfg->n_endpoints];
         if (rr_url_parse(url, ep, why, sizeof why) < 0) {
             snprintf(err, errlen, "%s: %s", what, why);
-            goto fail;
-        }
-        if (ep->tls) {
-            snprintf(err, errlen, "TLS (rediss://) is not supported by this build yet");
             goto fail;
         }
         if (ep->sentinel) {
@@ -391,6 +420,9 @@ static int take_option(int c, const char *arg, struct rr_config *cfg, struct see
         return 0;
     case OPT_TLS_CA:
         cfg->tls_ca = arg;
+        return 0;
+    case OPT_TLS_CA_DIR:
+        cfg->tls_ca_dir = arg;
         return 0;
     case OPT_TLS_CERT:
         cfg->tls_cert = arg;
@@ -658,6 +690,8 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
     } else if (add_urls(cfg, DEFAULT_URL, "default", err, errlen) < 0) {
         return -1;
     }
+    if (check_tls(cfg, err, errlen) < 0)
+        return -1;
 
     /* Credentials: the file wins over the environment. */
     if ((user = getenv("REDLOCK_USER")) != NULL && *user) {
@@ -900,6 +934,7 @@ USAGE_RUN "\n"
 "      --password-file FILE   password on FILE's first line ($REDLOCK_PASSWORD;\n"
 "                             user from $REDLOCK_USER); a URL's own one wins\n"
 "      --tls-ca FILE          CA bundle to verify rediss:// servers (system)\n"
+"      --tls-ca-dir DIR       directory of hashed CA certificates (system)\n"
 "      --tls-cert FILE        client certificate for rediss:// (none)\n"
 "      --tls-key FILE         client private key for rediss:// (none)\n"
 "      --tls-sni HOST         server name to send and verify (the URL's host)\n"
@@ -930,6 +965,8 @@ USAGE_RUN "\n"
 "  70   internal error (a bug: please report it)\n"
 "  71   cannot fork or create a pipe (out of processes or descriptors)\n"
 "  75   lock busy or --wait ran out (see -E)\n"
+"  78   configuration refused: TLS certificate verification failed (never\n"
+"       retried by --wait; the message says what to change)\n"
 "  79   lock lost while COMMAND ran; COMMAND was stopped\n"
 "  124  --timeout ran out; COMMAND was stopped\n"
 "  126  COMMAND could not be executed\n"

@@ -59,7 +59,7 @@ struct rr_config {
     char password[512];
     bool has_user, has_password;
 
-    const char *tls_ca, *tls_cert, *tls_key, *tls_sni;
+    const char *tls_ca, *tls_ca_dir, *tls_cert, *tls_key, *tls_sni;
     bool tls_insecure;
 
     int verbosity;                /* -1 quiet, 0 normal, 1 verbose, 2 debug */

@@ -2,8 +2,8 @@
  *
  * hiredis is only the codec: redisFormatCommandArgv encodes, a redisReader
  * decodes. The socket is a libuv stream we own, so every request can carry
- * a deadline and a TLS filter can later sit in transport_write /
- * transport_feed.
+ * a deadline, and for rediss:// the TLS filter (tls.c) sits in
+ * transport_write / transport_feed.
  *
  * Lifetime rules (STYLE: never free a context inside its own callback):
  *  - Each connection attempt gets its own heap `struct sock` (stream handle,
@@ -32,6 +32,7 @@
 
 #include "conn.h"
 #include "rr.h"
+#include "tls.h"
 
 enum conn_state {
     CS_CLOSED,      /* no socket; the next request connects */
@@ -68,6 +69,7 @@ struct sock {
     redisReplyObjectFunctions fns;          /* hiredis's own, two of them capped */
     const redisReplyObjectFunctions *dfl;   /* hiredis's own */
     size_t held;            /* charged to the reply being read, see REPLY_CAP */
+    struct rr_tls *tls;     /* rediss://: the filter under the transport hook */
 };
 
 struct wreq {
@@ -84,6 +86,8 @@ struct rr_conn {
     int64_t connect_timeout_ms;
     int64_t request_timeout_ms;
     char *user, *password;  /* AUTH credentials, or NULL */
+    struct rr_tls_opts tls;         /* rediss:// only; strings borrowed */
+    bool refused;                   /* the last failure was a refusal (TLS verification) */
     char name[300];
 
     enum conn_state state;
@@ -172,6 +176,7 @@ static void on_sock_close(uv_handle_t *h)
 
     if (s->reader)
         redisReaderFree(s->reader);
+    rr_tls_free(s->tls);
     free(s);
     c->ops--;
     maybe_free(c);
@@ -230,6 +235,7 @@ static void transition(struct rr_conn *c, enum conn_state to)
         break;
     case CS_READY:
         /* from CONNECTING: the addresses are no longer needed */
+        c->refused = false;
         if (c->ai_list) {
             uv_freeaddrinfo(c->ai_list);
             c->ai_list = c->ai_next = NULL;
@@ -374,7 +380,9 @@ static void on_timer(uv_timer_t *t)
         return;
     }
     if (connecting(c) && now >= c->connect_deadline) {
-        set_error(c, "cannot connect to %s: %s", c->name, uv_strerror(UV_ETIMEDOUT));
+        set_error(c, "cannot connect to %s: %s", c->name,
+                  c->sock && c->sock->tls && c->state == CS_CONNECTING
+                  ? rr_tls_stall_reason(c->sock->tls) : uv_strerror(UV_ETIMEDOUT));
         break_conn(c, RR_REPLY_IOERR);
         return;
     }
@@ -420,9 +428,8 @@ static void on_write(uv_write_t *req, int status)
     }
 }
 
-/* All outgoing bytes pass here; data is malloc'ed and owned from now on.
- * A TLS filter would encrypt here and write the ciphertext instead. */
-static int transport_write(struct rr_conn *c, char *data, size_t len, bool secret)
+/* Write data (malloc'ed, owned from now on) to the socket as it is. */
+static int sock_write(struct rr_conn *c, char *data, size_t len, bool secret)
 {
     struct wreq *w = malloc(sizeof *w);
     uv_buf_t buf = uv_buf_init(data, (unsigned int)len);
@@ -447,6 +454,53 @@ fail:
         explicit_bzero(data, len);
     free(data);
     return err;
+}
+
+/* Send what the TLS session has to send (handshake records, ciphertext).
+ * Returns 0, or a negative libuv error with c->err set. */
+static int tls_flush(struct rr_conn *c)
+{
+    char *out;
+    size_t n;
+    int err;
+
+    if (rr_tls_take_output(c->sock->tls, &out, &n) != RR_TLS_OK) {
+        set_error(c, "%s: %s", c->name, uv_strerror(UV_ENOMEM));
+        return UV_ENOMEM;
+    }
+    if (n && (err = sock_write(c, out, n, false)) < 0) {
+        set_error(c, "%s: %s", c->name, uv_strerror(err));
+        return err;
+    }
+    return 0;
+}
+
+/* A TLS session failed: rc says whether retrying can help. */
+static void tls_failed(struct rr_conn *c, int rc, const char *why)
+{
+    set_error(c, "cannot connect to %s: %s", c->name, why);
+    c->refused = rc == RR_TLS_REFUSED;
+    break_conn(c, RR_REPLY_IOERR);
+}
+
+/* All outgoing bytes pass here; data is malloc'ed and owned from now on.
+ * Over TLS the plaintext is encrypted and the ciphertext written. */
+static int transport_write(struct rr_conn *c, char *data, size_t len, bool secret)
+{
+    char why[RR_ERRLEN];
+    int rc;
+
+    if (!c->sock->tls)
+        return sock_write(c, data, len, secret);
+    rc = rr_tls_write(c->sock->tls, data, len, why, sizeof why);
+    if (secret)
+        explicit_bzero(data, len);
+    free(data);
+    if (rc != RR_TLS_OK) {
+        set_error(c, "%s: %s", c->name, why);
+        return UV_EPROTO;  /* callers keep this message */
+    }
+    return tls_flush(c) < 0 ? UV_EPROTO : 0;
 }
 
 static bool is_str(const redisReply *r, const char *s)
@@ -566,8 +620,8 @@ static bool over_cap(const struct sock *s)
     return have > REPLY_CAP - s->held;
 }
 
-/* All incoming bytes pass here. A TLS filter would decrypt first. */
-static void transport_feed(struct rr_conn *c, struct sock *s, const char *data, size_t len)
+/* Plaintext bytes to the RESP reader, and the replies to dispatch. */
+static void feed_reader(struct rr_conn *c, struct sock *s, const char *data, size_t len)
 {
     void *reply;
 
@@ -580,7 +634,9 @@ static void transport_feed(struct rr_conn *c, struct sock *s, const char *data, 
      * abandoned (but still valid until its close callback). */
     while (c->sock == s && c->state == CS_READY) {
         if (redisReaderGetReply(s->reader, &reply) != REDIS_OK || (!reply && over_cap(s))) {
-            if (over_cap(s))
+            if (!s->tls && (data[0] == 0x15 || data[0] == 0x16))
+                set_error(c, "%s: the server answered in TLS: is it a rediss:// port?", c->name);
+            else if (over_cap(s))
                 set_error(c, "%s: reply larger than " REPLY_CAP_TEXT " (is it a Redis server?)",
                           c->name);
             else
@@ -594,6 +650,50 @@ static void transport_feed(struct rr_conn *c, struct sock *s, const char *data, 
         dispatch(c, reply);
         freeReplyObject(reply);
     }
+}
+
+static void connected(struct rr_conn *c);
+
+/* All incoming bytes pass here. Over TLS they drive the handshake first,
+ * then are decrypted for the reader. */
+static void transport_feed(struct rr_conn *c, struct sock *s, const char *data, size_t len)
+{
+    char why[RR_ERRLEN], plain[16384];
+    long n;
+    int rc;
+
+    if (!s->tls) {
+        feed_reader(c, s, data, len);
+        return;
+    }
+    if ((rc = rr_tls_feed(s->tls, data, len, why, sizeof why)) != RR_TLS_OK) {
+        tls_failed(c, rc, why);
+        return;
+    }
+    if (c->state == CS_CONNECTING) {
+        rc = rr_tls_handshake(s->tls, why, sizeof why);
+        if (tls_flush(c) < 0) {
+            break_conn(c, RR_REPLY_IOERR);
+            return;
+        }
+        if (rc < 0)
+            tls_failed(c, rc, why);
+        if (rc <= 0)
+            return;
+        connected(c);
+    }
+    while (c->sock == s && c->state == CS_READY) {
+        if ((n = rr_tls_read(s->tls, plain, sizeof plain, why, sizeof why)) < 0) {
+            tls_failed(c, (int)n, why);
+            return;
+        }
+        if (n == 0)
+            break;
+        feed_reader(c, s, plain, (size_t)n);
+    }
+    /* TLS 1.3 may answer records of its own (a key update). */
+    if (c->sock == s && tls_flush(c) < 0)
+        break_conn(c, RR_REPLY_IOERR);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -614,7 +714,11 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     if (nread > 0) {
         transport_feed(c, s, buf->base, (size_t)nread);
     } else if (nread == UV_EOF) {
-        set_error(c, "%s: connection closed by server", c->name);
+        if (c->state == CS_CONNECTING)  /* TLS handshake */
+            set_error(c, "cannot connect to %s: connection closed during the TLS handshake "
+                      "(is it a TLS port?)", c->name);
+        else
+            set_error(c, "%s: connection closed by server", c->name);
         break_conn(c, RR_REPLY_IOERR);
     } else if (nread < 0) {
         set_error(c, "%s: %s", c->name, uv_strerror((int)nread));
@@ -734,15 +838,42 @@ static void on_connect(uv_connect_t *req, int status)
         break_conn(c, RR_REPLY_IOERR);
         return;
     }
-    if ((err = uv_read_start(&s->h.stream, on_alloc, on_read)) < 0
-        || (err = queue_handshake(c)) < 0) {
+    if ((err = uv_read_start(&s->h.stream, on_alloc, on_read)) < 0) {
+        set_error(c, "cannot connect to %s: %s", c->name, uv_strerror(err));
+        break_conn(c, RR_REPLY_IOERR);
+        return;
+    }
+    if (c->ep.tls) {
+        /* Still CONNECTING (under the connect deadline) until the TLS
+         * handshake is done; transport_feed carries it on. */
+        char why[RR_ERRLEN];
+        int rc = rr_tls_new(&s->tls, &c->tls, c->ep.host, why, sizeof why);
+        if (rc == RR_TLS_OK && (rc = rr_tls_handshake(s->tls, why, sizeof why)) >= 0) {
+            if (tls_flush(c) < 0)
+                break_conn(c, RR_REPLY_IOERR);
+            return;
+        }
+        tls_failed(c, rc, why);
+        return;
+    }
+    connected(c);
+}
+
+/* The transport is up (TCP, unix, or TLS after its handshake): pipeline
+ * AUTH and SELECT in front of what is queued, and send it all. */
+static void connected(struct rr_conn *c)
+{
+    int err;
+
+    if ((err = queue_handshake(c)) < 0) {
         set_error(c, "cannot connect to %s: %s", c->name, uv_strerror(err));
         break_conn(c, RR_REPLY_IOERR);
         return;
     }
     transition(c, CS_READY);
     if ((err = flush_queue(c)) < 0) {
-        set_error(c, "%s: %s", c->name, uv_strerror(err));
+        if (err != UV_EPROTO)
+            set_error(c, "%s: %s", c->name, uv_strerror(err));
         break_conn(c, RR_REPLY_IOERR);
     }
 }
@@ -923,6 +1054,7 @@ struct rr_conn *rr_conn_new(uv_loop_t *loop, const struct rr_endpoint *ep,
     c->ep = *ep;
     c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 1000;
     c->request_timeout_ms = opts->request_timeout_ms > 0 ? opts->request_timeout_ms : 500;
+    c->tls = opts->tls;
     /* Explicit options win over credentials carried by the URL. */
     if (opts->password) {
         password = opts->password;
@@ -1005,7 +1137,8 @@ int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
         r->len = 0;
         push_req(c, r);
         if ((err = transport_write(c, cmd, len, false)) < 0) {
-            set_error(c, "%s: %s", c->name, uv_strerror(err));
+            if (err != UV_EPROTO)  /* TLS: the message is set */
+                set_error(c, "%s: %s", c->name, uv_strerror(err));
             defer_break(c, RR_REPLY_IOERR);
         }
     } else {
@@ -1057,4 +1190,9 @@ const char *rr_conn_name(const struct rr_conn *c)
 int rr_conn_is_ready(const struct rr_conn *c)
 {
     return c->state == CS_READY && c->handshake_left == 0;
+}
+
+bool rr_conn_refused(const struct rr_conn *c)
+{
+    return c->refused;
 }

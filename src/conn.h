@@ -11,15 +11,18 @@
  * closed by the server, every pending request is answered with an error
  * status and the connection goes back to CLOSED; the next request
  * reconnects. Bytes pass through one transport hook (conn.c: transport_write
- * / transport_feed) so a TLS filter can sit between the stream and the codec.
+ * / transport_feed); for rediss:// the TLS filter (tls.h) sits there, and the
+ * connection counts as connecting until its handshake is done.
  */
 #ifndef RR_CONN_H
 #define RR_CONN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <hiredis/hiredis.h>
 #include <uv.h>
 
+#include "tls.h"
 #include "url.h"
 
 struct rr_conn;
@@ -45,6 +48,7 @@ struct rr_conn_opts {
     int64_t request_timeout_ms;   /* per request, counted from when it is queued */
     const char *user;             /* AUTH user, or NULL */
     const char *password;         /* AUTH password, or NULL for no AUTH */
+    struct rr_tls_opts tls;       /* for rediss:// endpoints; strings must outlive c */
 };
 
 /* Create a connection object (does not connect yet). ep and opts are copied.
@@ -76,6 +80,11 @@ const char *rr_conn_error(const struct rr_conn *c);
 
 /* "host:port" or the socket path, never credentials. */
 const char *rr_conn_name(const struct rr_conn *c);
+
+/* Was the last failure a refusal that retrying cannot fix (a TLS
+ * certificate that does not verify, a client certificate the server wants)?
+ * Cleared when a connection is up again. */
+bool rr_conn_refused(const struct rr_conn *c);
 
 /* Is the connection up right now (connected and handshake done)? */
 int rr_conn_is_ready(const struct rr_conn *c);

@@ -624,6 +624,15 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         finish(r, RR_EXIT_STALE);
         return;
     case RR_ACQ_ERROR:
+        /* A refusal (TLS verification) will not pass by waiting. */
+        for (int i = 0; i < r->n; i++)
+            if (rr_conn_refused(r->conns[i])) {
+                r->rep.status = "error";
+                rr_log(RR_LOG_ERROR, "refused", NULL, "cannot take the lock: %s",
+                       rr_conn_error(r->conns[i]));
+                finish(r, RR_EXIT_CONFIG);
+                return;
+            }
         /* With --wait, an unreachable Redis is waited out like a busy lock:
          * a restart or a failover should not fail a job that may wait. */
         if (r->wait_deadline > rr_now_ms()) {
@@ -729,6 +738,9 @@ struct rr_conn *rr_run_conn_new(uv_loop_t *loop, const struct rr_config *cfg, in
     /* A password written in the URL wins for that server. */
     o.password = ep->has_password ? ep->password : cfg->has_password ? cfg->password : NULL;
     o.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
+    o.tls = (struct rr_tls_opts){ .ca_file = cfg->tls_ca, .ca_dir = cfg->tls_ca_dir,
+                                  .cert = cfg->tls_cert, .key = cfg->tls_key,
+                                  .sni = cfg->tls_sni, .insecure = cfg->tls_insecure };
     return rr_conn_new(loop, ep, &o);
 }
 

@@ -288,6 +288,15 @@ static void close_all(struct op *op)
 
 static void ask_status(struct op *op);
 
+/* 78 when a master refused our configuration (TLS verification), else 69. */
+static int failure_code(const struct op *op)
+{
+    for (int i = 0; i < op->n; i++)
+        if (op->conns[i] && rr_conn_refused(op->conns[i]))
+            return RR_EXIT_CONFIG;
+    return RR_EXIT_UNAVAILABLE;
+}
+
 static void on_status(struct rr_conn *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
@@ -317,7 +326,7 @@ static void ask_status(struct op *op)
             return;
     }
     rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot read the job's state: %s", op->err);
-    op->exit_code = RR_EXIT_UNAVAILABLE;
+    op->exit_code = failure_code(op);
     close_all(op);
 }
 
@@ -360,9 +369,9 @@ static void on_force(struct rr_conn *c, int status, redisReply *r, void *arg)
         op->exit_code = 1;
     } else {
         rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot release: %s", op->err);
-        op->exit_code = RR_EXIT_UNAVAILABLE;
+        op->exit_code = failure_code(op);
     }
-    if (op->errors && op->exit_code != RR_EXIT_UNAVAILABLE)
+    if (op->errors && op->exit_code != RR_EXIT_UNAVAILABLE && op->exit_code != RR_EXIT_CONFIG)
         rr_log(RR_LOG_WARN, "partial", NULL, "%d master%s did not answer: %s", op->errors,
                op->errors == 1 ? "" : "s", op->err);
     close_all(op);
@@ -403,7 +412,7 @@ static void on_resolve(struct rr_conn *c, int status, redisReply *r, void *arg)
         op->exit_code = 1;
     } else {
         rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot resolve: %s", op->err);
-        op->exit_code = RR_EXIT_UNAVAILABLE;
+        op->exit_code = failure_code(op);
     }
     close_all(op);
 }

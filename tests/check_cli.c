@@ -178,8 +178,13 @@ static const struct bad bads[] = {
     { ARGS("-r", "redis://:" SECRET "@h:x", "job", "true"), "--redis: invalid Redis URL: port must be" },
     { ARGS("-r", "redis://default:" SECRET, "job", "true"), "--redis: invalid Redis URL" },
     { ARGS("-r", "redis://a,", "job", "true"), "--redis: invalid Redis URL" },
-    { ARGS("-r", "rediss://h", "job", "true"), "TLS (rediss://) is not supported by this build yet" },
-    { ARGS("-r", "redis://a,rediss://:" SECRET "@b", "job", "true"), "TLS (rediss://) is not supported by this build yet" },
+    { ARGS("-r", "rediss://h", "job", "true"), NULL },
+    { ARGS("-r", "redis://a,rediss://:" SECRET "@b", "--tls-ca", "x", "job", "true"), NULL },
+    { ARGS("-r", "redis://a", "--tls-ca", "ca.pem", "job", "true"), "--tls-ca needs a rediss:// URL (TLS); none of the Redis URLs is one" },
+    { ARGS("--tls-insecure", "job", "true"), "--tls-insecure needs a rediss:// URL" },
+    { ARGS("-r", "unix:///a.sock", "--tls-sni", "x", "job", "true"), "--tls-sni needs a rediss:// URL" },
+    { ARGS("-r", "rediss://h", "--tls-cert", "c.pem", "job", "true"), "--tls-cert needs --tls-key too" },
+    { ARGS("-r", "rediss://h", "--tls-key", "k.pem", "job", "true"), "--tls-key needs --tls-cert too" },
     { ARGS("--redis=redis-sentinel://s1,s2/m", "job", "true"), "redis-sentinel:// is not supported yet" },
     { ARGS("-r", URLS15 ",redis://h16", "job", "true"), "too many Redis URLs: at most 15" },
     { ARGS("-r", "redis://h", "-r", "redis://H:6379/1", "job", "true"), "Redis server H:6379 is given twice" },
@@ -262,11 +267,11 @@ START_TEST(every_long_option)
 {
     const char *pwf = temp_file("hunter2\n");
 
-    PARSE_OK("--redis", "redis://a:1", "--redis=redis://b:2/3", "--ttl", "1m", "--renew", "5s",
+    PARSE_OK("--redis", "redis://a:1", "--redis=rediss://b:2/3", "--ttl", "1m", "--renew", "5s",
              "--wait", "inf", "--conflict-exit-code", "0", "--timeout", "1h30m",
              "--kill-after", "0", "--once", "fixed-id", "--on-stale", "run", "--min-hold", "2s",
              "--state-ttl", "7d", "--prefix", "x:", "--connect-timeout", "250ms",
-             "--redis-timeout", "0.1", "--password-file", pwf, "--tls-ca", "ca.pem",
+             "--redis-timeout", "0.1", "--password-file", pwf, "--tls-ca", "ca.pem", "--tls-ca-dir", "/etc/ssl/certs",
              "--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-sni", "sni.example",
              "--tls-insecure", "--verbose", "--verbose", "--log-format", "json", "--syslog",
              "--metrics-file", "/tmp/m.prom", "--foreground", "job", "--", "ls", "-l");
@@ -292,6 +297,8 @@ START_TEST(every_long_option)
     ck_assert(cfg.has_password);
     ck_assert_str_eq(cfg.password, "hunter2");
     ck_assert_str_eq(cfg.tls_ca, "ca.pem");
+    ck_assert_str_eq(cfg.tls_ca_dir, "/etc/ssl/certs");
+    ck_assert(cfg.endpoints[1].tls);
     ck_assert_str_eq(cfg.tls_cert, "c.pem");
     ck_assert_str_eq(cfg.tls_key, "k.pem");
     ck_assert_str_eq(cfg.tls_sni, "sni.example");
