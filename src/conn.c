@@ -70,6 +70,7 @@ struct sock {
     const redisReplyObjectFunctions *dfl;   /* hiredis's own */
     size_t held;            /* charged to the reply being read, see REPLY_CAP */
     struct rr_tls *tls;     /* rediss://: the filter under the transport hook */
+    bool replied;           /* a reply came on this socket */
 };
 
 struct wreq {
@@ -235,7 +236,6 @@ static void transition(struct rr_conn *c, enum conn_state to)
         break;
     case CS_READY:
         /* from CONNECTING: the addresses are no longer needed */
-        c->refused = false;
         if (c->ai_list) {
             uv_freeaddrinfo(c->ai_list);
             c->ai_list = c->ai_next = NULL;
@@ -398,8 +398,9 @@ static void on_timer(uv_timer_t *t)
         }
         /* Still connecting: nothing was written, so expired requests can go
          * alone and the connection attempt carries on for later ones. */
-        set_error(c, "%s: not connected within %lldms", c->name,
-                  (long long)c->request_timeout_ms);
+        set_error(c, "%s: not connected within %lldms%s%s", c->name,
+                  (long long)c->request_timeout_ms, c->sock && c->sock->tls ? ": " : "",
+                  c->sock && c->sock->tls ? rr_tls_stall_reason(c->sock->tls) : "");
         while (c->state != CS_CLOSING && c->state != CS_READY
                && (r = c->head) != NULL && r->deadline <= now) {
             pop_req(c);
@@ -647,6 +648,8 @@ static void feed_reader(struct rr_conn *c, struct sock *s, const char *data, siz
         if (!reply)
             return;
         s->held = 0;
+        c->refused = false;  /* a reply: the server took our TLS session */
+        s->replied = true;
         dispatch(c, reply);
         freeReplyObject(reply);
     }
@@ -713,7 +716,16 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     if (nread > 0) {
         transport_feed(c, s, buf->base, (size_t)nread);
-    } else if (nread == UV_EOF) {
+        return;
+    }
+    if (nread < 0 && s->tls && !s->replied) {
+        char why[RR_ERRLEN];
+        if (rr_tls_closed(s->tls, why, sizeof why) == RR_TLS_REFUSED) {
+            tls_failed(c, RR_TLS_REFUSED, why);
+            return;
+        }
+    }
+    if (nread == UV_EOF) {
         if (c->state == CS_CONNECTING)  /* TLS handshake */
             set_error(c, "cannot connect to %s: connection closed during the TLS handshake "
                       "(is it a TLS port?)", c->name);

@@ -83,7 +83,7 @@ const char *rr_conn_name(const struct rr_conn *c);
 
 /* Was the last failure a refusal that retrying cannot fix (a TLS
  * certificate that does not verify, a client certificate the server wants)?
- * Cleared when a connection is up again. */
+ * Cleared by the next reply. */
 bool rr_conn_refused(const struct rr_conn *c);
 
 /* Is the connection up right now (connected and handshake done)? */

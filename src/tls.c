@@ -57,6 +57,8 @@
     X(void, SSL_CTX_free, (SSL_CTX *)) \
     X(long, SSL_CTX_ctrl, (SSL_CTX *, int, long, void *)) \
     X(void, SSL_CTX_set_verify, (SSL_CTX *, int, SSL_verify_cb)) \
+    X(void, SSL_CTX_set_msg_callback, (SSL_CTX *, void (*)(int, int, int, const void *, \
+                                                         size_t, SSL *, void *))) \
     X(int, SSL_CTX_load_verify_file, (SSL_CTX *, const char *)) \
     X(int, SSL_CTX_load_verify_dir, (SSL_CTX *, const char *)) \
     X(int, SSL_CTX_set_default_verify_paths, (SSL_CTX *)) \
@@ -96,6 +98,7 @@ struct rr_tls {
     char host[256];             /* the name (or IP) verified */
     bool sent_cert;             /* a client certificate is configured */
     bool got_bytes;             /* the server sent something */
+    bool cert_requested;        /* the server sent a CertificateRequest */
     char names[160];            /* the certificate's names, on a mismatch */
 };
 
@@ -215,6 +218,20 @@ static int on_verify(int ok, X509_STORE_CTX *sctx)
     return ok;
 }
 
+/* Notes a CertificateRequest: a server that then closes the connection
+ * without a word (TLS 1.3 checks the client's certificate after the
+ * client's handshake is done) refused our certificate, or our lack of one. */
+static void on_message(int write_p, int version, int type, const void *buf, size_t len,
+                       SSL *ssl, void *arg)
+{
+    (void)version;
+    (void)ssl;
+    (void)arg;
+    if (!write_p && type == SSL3_RT_HANDSHAKE && len > 0 && current
+        && *(const unsigned char *)buf == SSL3_MT_CERTIFICATE_REQUEST)
+        current->cert_requested = true;
+}
+
 /* The process-wide context, built from the first options we see. */
 static int get_ctx(const struct rr_tls_opts *o, char *err, size_t errlen)
 {
@@ -230,6 +247,7 @@ static int get_ctx(const struct rr_tls_opts *o, char *err, size_t errlen)
     f.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
     f.SSL_CTX_set_verify(ctx, o->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
                          o->insecure ? NULL : on_verify);
+    f.SSL_CTX_set_msg_callback(ctx, on_message);
     if (o->ca_file && f.SSL_CTX_load_verify_file(ctx, o->ca_file) != 1) {
         snprintf(err, errlen, "cannot load --tls-ca %s: %s", o->ca_file,
                  ssl_reason(&code, "no certificate in it"));
@@ -453,7 +471,9 @@ long rr_tls_read(struct rr_tls *t, char *buf, size_t cap, char *err, size_t errl
     int rc, e;
 
     f.ERR_clear_error();
+    current = t;
     rc = f.SSL_read(t->ssl, buf, cap > INT_MAX ? INT_MAX : (int)cap);
+    current = NULL;
     if (rc > 0)
         return rc;
     e = f.SSL_get_error(t->ssl, rc);
@@ -500,10 +520,23 @@ int rr_tls_take_output(struct rr_tls *t, char **out, size_t *len)
     return RR_TLS_OK;
 }
 
+int rr_tls_closed(const struct rr_tls *t, char *err, size_t errlen)
+{
+    if (!t->cert_requested)
+        return RR_TLS_IOERR;
+    if (t->sent_cert)
+        snprintf(err, errlen, "the server closed the connection after asking for our client "
+                 "certificate: it does not accept --tls-cert (is it signed by the CA the "
+                 "server trusts?)");
+    else
+        snprintf(err, errlen, "the server requires a client certificate; pass --tls-cert "
+                 "and --tls-key");
+    return RR_TLS_REFUSED;
+}
+
 const char *rr_tls_stall_reason(const struct rr_tls *t)
 {
-    return t->got_bytes
-        ? "the TLS handshake did not finish within the connect timeout"
-        : "the server did not answer TLS within the connect timeout: is it a plain "
-          "redis:// port, or is the server stopped?";
+    return t->got_bytes ? "the TLS handshake did not finish"
+                        : "the server did not answer TLS: is it a plain redis:// port, "
+                          "or is the server stopped?";
 }

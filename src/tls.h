@@ -60,6 +60,12 @@ int rr_tls_write(struct rr_tls *t, const char *data, size_t len, char *err, size
  * (*out NULL and *len 0 when there is none). RR_TLS_OK or RR_TLS_IOERR. */
 int rr_tls_take_output(struct rr_tls *t, char **out, size_t *len);
 
+/* The server closed or reset the connection before its first reply: if it
+ * had asked for a client certificate, that is a refusal of ours (or of
+ * none): RR_TLS_REFUSED with the reason in err. Else RR_TLS_IOERR, err
+ * untouched. */
+int rr_tls_closed(const struct rr_tls *t, char *err, size_t errlen);
+
 /* Why a handshake that ran out of time did not finish, for the message. */
 const char *rr_tls_stall_reason(const struct rr_tls *t);
 

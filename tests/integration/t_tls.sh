@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# t_tls.sh — rediss:// against real TLS redis-servers, with certificates
+# made here by openssl: a CA, a server certificate for localhost and
+# 127.0.0.1, one for wrong.example, an expired one, one from another CA,
+# and a client certificate. Every case checks the exit status, whether the
+# command ran and what Redis holds.
+# shellcheck disable=SC2016,SC2153  # child commands; NAME_URL etc. come from start_*
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+command -v openssl >/dev/null || { t "openssl"; fail "openssl not installed"; done_testing; exit 1; }
+
+# --- certificates ------------------------------------------------------------
+
+C=$TMP/pki
+mkdir -p "$C/db/new"
+: >"$C/db/index.txt"
+echo 1000 >"$C/db/serial"
+cat >"$C/ca.cnf" <<EOF
+[ca]
+default_ca = d
+[d]
+dir = $C/db
+database = \$dir/index.txt
+new_certs_dir = \$dir/new
+serial = \$dir/serial
+default_md = sha256
+policy = p
+copy_extensions = copy
+unique_subject = no
+[p]
+commonName = supplied
+EOF
+ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+
+mkca() { # NAME
+    openssl req -x509 "${ec[@]}" -keyout "$C/$1.key" -out "$C/$1.crt" -days 30 \
+        -subj "/CN=rr test $1" 2>/dev/null
+}
+# mkcert NAME CA SAN [openssl ca date options...]
+mkcert() {
+    local name=$1 ca=$2 san=$3; shift 3
+    openssl req "${ec[@]}" -keyout "$C/$name.key" -out "$C/$name.csr" -subj "/CN=$name" \
+        -addext "subjectAltName=$san" 2>/dev/null &&
+        openssl ca -batch -notext -config "$C/ca.cnf" -cert "$C/$ca.crt" -keyfile "$C/$ca.key" \
+            -in "$C/$name.csr" -out "$C/$name.crt" "$@" >/dev/null 2>&1
+}
+mkca ca && mkca otherca &&
+    mkcert good ca "DNS:localhost,IP:127.0.0.1" -days 30 &&
+    mkcert wrong ca "DNS:wrong.example" -days 30 &&
+    mkcert expired ca "DNS:localhost,IP:127.0.0.1" -startdate 20200101000000Z -enddate 20200201000000Z &&
+    mkcert foreign otherca "DNS:localhost,IP:127.0.0.1" -days 30 &&
+    mkcert client ca "DNS:client.example" -days 30 ||
+    { t "make certificates"; fail "openssl could not make the test certificates"; done_testing; exit 1; }
+CA=$C/ca.crt
+
+# --- TLS servers -----------------------------------------------------------------
+
+# start_tls NAME CERT [redis-server args...] — a TLS-only redis-server
+# (--port 0); NAME_URL is rediss://localhost:PORT, NAME_IPURL the same by IP.
+start_tls() {
+    local name=$1 cert=$2 port pid a prev='' pass=''; shift 2
+    for a in "$@"; do
+        [ "$prev" = --requirepass ] && pass=$a
+        prev=$a
+    done
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        [ "$port" = 6379 ] && continue
+        redis-server --port 0 --tls-port "$port" --bind 127.0.0.1 \
+            --tls-cert-file "$C/$cert.crt" --tls-key-file "$C/$cert.key" \
+            --tls-ca-cert-file "$CA" --tls-auth-clients no \
+            --save '' --appendonly no --dir "$TMP" \
+            --daemonize no --logfile "$TMP/$name.log" "$@" </dev/null >/dev/null 2>&1 &
+        pid=$!
+        disown "$pid"
+        printf -v "${name}_PID" %s "$pid"
+        printf -v "${name}_PORT" %s "$port"
+        printf -v "${name}_TLS" %s 1
+        printf -v "${name}_PASS" %s "$pass"
+        printf -v "${name}_URL" %s "rediss://localhost:$port"
+        printf -v "${name}_IPURL" %s "rediss://127.0.0.1:$port"
+        if wait_for 10 redis_up "$name"; then
+            SERVERS+=("$name")
+            return 0
+        fi
+        kill -KILL "$pid" 2>/dev/null
+    done
+    echo "# cannot start TLS redis-server $name (see $TMP/$name.log)" >&2
+    tail -5 "$TMP/$name.log" >&2 2>/dev/null
+    return 1
+}
+
+# R NAME ARGS... — lib.sh's, with TLS for the servers started here. It must
+# reach the servers whose certificates are bad on purpose, so it does not
+# verify; the client certificate gets it past --tls-auth-clients.
+eval "plain_$(declare -f R)"
+R() {
+    local tv="${1}_TLS" pv="${1}_PORT" pw="${1}_PASS"
+    if [ -z "${!tv:-}" ]; then plain_R "$@"; return; fi
+    local name=$1; shift
+    local auth=()
+    [ -n "${!pw}" ] && auth=(env REDISCLI_AUTH="${!pw}")
+    "${auth[@]}" timeout 10 redis-cli --no-auth-warning --tls --insecure \
+        --cert "$C/client.crt" --key "$C/client.key" -h 127.0.0.1 -p "${!pv}" "$@"
+}
+
+start_tls T good || { t "start TLS redis"; fail "cannot start a TLS redis-server"; done_testing; exit 1; }
+start_tls W wrong
+start_tls X expired
+start_tls F foreign
+start_tls M good --tls-auth-clients yes
+start_tls P good --requirepass tlspass
+start_redis S
+M1=T
+start_tls M2 good
+start_tls M3 good
+
+ran=$TMP/ran
+mark=(sh -c 'echo x >>"$1"' sh "$ran")
+runs() { count_lines "$ran"; }
+reset_ran() { rm -f "$ran"; }
+
+# ---------------------------------------------------------------------------
+t "verified by name: rediss://localhost, the command runs, the lock is released"
+reset_ran
+rr -r "$T_URL" --tls-ca "$CA" byname -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+assert_key_gone T "$(k_lock byname)"
+assert_hash T "$(k_state byname)" status succeeded
+
+t "verified by IP: rediss://127.0.0.1 against the IP subjectAltName"
+reset_ran
+rr -r "$T_IPURL" --tls-ca "$CA" byip -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash T "$(k_state byip)" status succeeded
+
+t "the system store honours SSL_CERT_FILE"
+reset_ran
+SSL_CERT_FILE=$CA rr -r "$T_URL" sysstore -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+
+t "--tls-ca-dir: a hashed directory"
+mkdir -p "$C/dir" && cp "$CA" "$C/dir/ca.pem" && openssl rehash "$C/dir" 2>/dev/null
+reset_ran
+rr -r "$T_URL" --tls-ca-dir "$C/dir" cadir -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+
+t "unknown CA: 78, says to pass --tls-ca, nothing ran, nothing written"
+reset_ran
+rr -r "$F_URL" --tls-ca "$CA" unknownca -- "${mark[@]}"
+assert_rc 78
+assert_eq 0 "$(runs)" "times the command ran"
+assert_contains "$(cat "$ERR")" "certificate not signed by a trusted CA"
+assert_contains "$(cat "$ERR")" "pass --tls-ca"
+assert_eq 0 "$(R F EXISTS "$(k_lock unknownca)" "$(k_state unknownca)")" "keys written"
+# And with the system store, which does not know our CA.
+SSL_CERT_FILE=$C/otherca.crt rr -r "$T_URL" unknownca -- "${mark[@]}"
+assert_rc 78 "system store"
+assert_eq 0 "$(runs)" "times the command ran"
+
+t "name mismatch: 78, names the certificate's names and the fix"
+reset_ran
+rr -r "$W_URL" --tls-ca "$CA" mismatch -- "${mark[@]}"
+assert_rc 78
+assert_eq 0 "$(runs)" "times the command ran"
+assert_contains "$(cat "$ERR")" "cannot connect to localhost:$W_PORT: certificate names wrong.example, not localhost; fix the URL or pass --tls-sni"
+assert_eq 0 "$(R W EXISTS "$(k_lock mismatch)" "$(k_state mismatch)")" "keys written"
+rr -r "rediss://127.0.0.1:$W_PORT" --tls-ca "$CA" mismatch -- "${mark[@]}"
+assert_rc 78 "by IP"
+assert_contains "$(cat "$ERR")" "not 127.0.0.1"
+
+t "--tls-sni: the name sent and verified"
+reset_ran
+rr -r "$W_URL" --tls-ca "$CA" --tls-sni wrong.example sni -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash W "$(k_state sni)" status succeeded
+rr -r "$T_URL" --tls-ca "$CA" --tls-sni wrong.example sni -- "${mark[@]}"
+assert_rc 78 "a name the certificate does not have"
+
+t "--tls-insecure: runs against a wrong name and an unknown CA, warns every time, even with -q"
+reset_ran
+rr -r "$W_URL" --tls-insecure insecure -- "${mark[@]}"
+assert_rc 0
+assert_contains "$(cat "$ERR")" "--tls-insecure: the server's certificate is not verified"
+rr -q -r "$F_URL" --tls-insecure insecure -- "${mark[@]}"
+assert_rc 0 "quiet, unknown CA"
+assert_contains "$(cat "$ERR")" "--tls-insecure"
+assert_eq 2 "$(runs)" "times the command ran"
+
+t "expired certificate: 78, says so"
+reset_ran
+rr -r "$X_URL" --tls-ca "$CA" expired -- "${mark[@]}"
+assert_rc 78
+assert_eq 0 "$(runs)" "times the command ran"
+assert_contains "$(cat "$ERR")" "certificate has expired"
+assert_eq 0 "$(R X EXISTS "$(k_state expired)")" "state written"
+
+t "mutual TLS: without a client certificate 78, with one it runs"
+reset_ran
+rr -r "$M_URL" --tls-ca "$CA" mtls -- "${mark[@]}"
+assert_rc 78
+assert_contains "$(cat "$ERR")" "client certificate"
+assert_eq 0 "$(runs)" "times the command ran"
+assert_eq 0 "$(R M EXISTS "$(k_state mtls)")" "state written"
+rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$C/client.crt" --tls-key "$C/client.key" mtls -- "${mark[@]}"
+assert_rc 0 "with --tls-cert"
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash M "$(k_state mtls)" status succeeded
+
+t "a client certificate from a CA the server does not trust: 78"
+rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$C/foreign.crt" --tls-key "$C/foreign.key" mtls -- "${mark[@]}"
+assert_rc 78
+assert_eq 1 "$(runs)" "times the command ran"
+
+t "password over TLS: --password-file works, a wrong one is refused"
+reset_ran
+printf 'tlspass\n' >"$TMP/pw"
+printf 'nope\n' >"$TMP/badpw"
+rr -r "$P_URL" --tls-ca "$CA" --password-file "$TMP/pw" pass -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash P "$(k_state pass)" status succeeded
+rr -r "$P_URL" --tls-ca "$CA" --password-file "$TMP/badpw" pass -- "${mark[@]}"
+assert_rc 69 "wrong password"
+assert_eq 1 "$(runs)" "times the command ran"
+
+t "TLS to a plain port: 69 within the connect timeout, with a hint"
+reset_ran
+rr_direct -r "rediss://127.0.0.1:$S_PORT" --connect-timeout 1s tlsplain -- "${mark[@]}"
+assert_rc 69
+assert_lt "$ELAPSED_MS" 3000 "elapsed ms"
+assert_contains "$(cat "$ERR")" "plain redis:// port"
+assert_eq 0 "$(runs)" "times the command ran"
+assert_eq 0 "$(R S EXISTS "$(k_state tlsplain)")" "state written"
+
+t "plain to a TLS port: 69, bounded"
+rr_direct -r "redis://127.0.0.1:$T_PORT" --connect-timeout 1s --redis-timeout 500ms plaintls -- "${mark[@]}"
+assert_rc 69
+assert_lt "$ELAPSED_MS" 3000 "elapsed ms"
+assert_eq 0 "$(runs)" "times the command ran"
+assert_eq 0 "$(R T EXISTS "$(k_state plaintls)")" "state written"
+
+t "a SIGSTOPped TLS server: 69 within the connect timeout"
+pause_redis M3
+rr_direct -r "$M3_URL" --tls-ca "$CA" --connect-timeout 1s stopped -- "${mark[@]}"
+resume_redis M3
+assert_rc 69
+assert_lt "$ELAPSED_MS" 3500 "elapsed ms"
+assert_contains "$(cat "$ERR")" "did not answer TLS"
+assert_eq 0 "$(runs)" "times the command ran"
+
+t "--wait does not retry a refusal (78 at once)"
+rr_direct -r "$W_URL" --tls-ca "$CA" --wait 10s waitrefused -- "${mark[@]}"
+assert_rc 78
+assert_lt "$ELAPSED_MS" 3000 "elapsed ms"
+assert_eq 0 "$(runs)" "times the command ran"
+
+t "a 1 s TTL renewed over TLS under a 3 s command"
+reset_ran
+rr -r "$T_URL" --tls-ca "$CA" --ttl 1s renew -- sh -c 'sleep 3; echo x >>"$1"' sh "$ran"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash T "$(k_state renew)" status succeeded
+assert_key_gone T "$(k_lock renew)"
+
+t "--wait over TLS: woken by the holder's release"
+reset_ran
+bg "$TMP/holder" "$RR_BIN" -r "$T_URL" --tls-ca "$CA" waitjob -- sh -c 'sleep 1.5; echo h >>"$1"' sh "$ran"
+h=$BG
+wait_for 5 key_there T "$(k_lock waitjob)" || fail "the holder never took the lock"
+rr -r "$T_URL" --tls-ca "$CA" --wait 10s waitjob -- "${mark[@]}"
+wait_pid "$h" "$RR_LIMIT"
+assert_rc 0 "waiter"
+assert_eq 0 "$RC" "holder"
+assert_eq "h x" "$(tr '\n' ' ' <"$ran" | sed 's/ $//')" "order of runs"
+assert_key_gone T "$(k_lock waitjob)"
+
+t "--once over TLS: the second run is skipped"
+reset_ran
+rr -r "$T_URL" --tls-ca "$CA" --once day1 oncejob -- "${mark[@]}"
+assert_rc 0
+rr -r "$T_URL" --tls-ca "$CA" --once day1 oncejob -- "${mark[@]}"
+assert_rc 0 "second"
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash T "$(k_once oncejob day1)" status succeeded
+
+t "--status, --release and --resolve over TLS"
+rr -r "$T_URL" --tls-ca "$CA" --status --json byname
+assert_rc 0 "--status"
+assert_contains "$(cat "$OUT")" '"succeeded"'
+R T SET "$(k_lock held)" sometoken PX 60000 >/dev/null
+rr -r "$T_URL" --tls-ca "$CA" --release held
+assert_rc 0 "--release"
+assert_key_gone T "$(k_lock held)"
+rr -r "$T_URL" --tls-ca "$CA" --resolve clear --once day1 oncejob
+assert_rc 0 "--resolve"
+rr -r "$W_URL" --tls-ca "$CA" --status byname
+assert_rc 78 "--status, name mismatch"
+
+t "Redlock over 3 TLS masters, one down: runs on the quorum"
+reset_ran
+stop_redis M3
+rr -r "$T_URL" -r "$M2_URL" -r "$M3_URL" --tls-ca "$CA" --connect-timeout 500ms quorum -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash T "$(k_state quorum)" status succeeded
+assert_hash M2 "$(k_state quorum)" status succeeded
+
+t "Redlock mixing plain and TLS masters"
+reset_ran
+rr -r "$T_URL" -r "$S_URL" -r "$M2_URL" --tls-ca "$CA" mixed -- "${mark[@]}"
+assert_rc 0
+assert_eq 1 "$(runs)" "times the command ran"
+assert_hash T "$(k_state mixed)" status succeeded
+assert_hash S "$(k_state mixed)" status succeeded
+assert_hash M2 "$(k_state mixed)" status succeeded
+
+t "a plain run does not load OpenSSL; a TLS run does"
+assert_eq "" "$(ldd "$RR_BIN" | grep -E 'libssl|libcrypto')" "ldd"
+"$RR_BIN" -r "$S_URL" maps -- sh -c 'cat /proc/$PPID/maps' >"$TMP/maps.plain" 2>/dev/null
+"$RR_BIN" -r "$T_URL" --tls-ca "$CA" maps -- sh -c 'cat /proc/$PPID/maps' >"$TMP/maps.tls" 2>/dev/null
+assert_eq 0 "$(grep -c libssl "$TMP/maps.plain")" "libssl mapped in a plain run"
+assert_ne 0 "$(grep -c libssl "$TMP/maps.tls")" "libssl mapped in a TLS run"
+
+done_testing
