@@ -413,6 +413,20 @@ static void on_timer(uv_timer_t *t)
 
 /* ---- transport hook ---------------------------------------------------- */
 
+static void tls_failed(struct rr_conn *c, int rc, const char *why);
+
+/* The server closed or reset a TLS socket before any reply: a refused
+ * client certificate, when it had asked for one (see rr_tls_closed). */
+static bool tls_closed(struct rr_conn *c, struct sock *s)
+{
+    char why[RR_ERRLEN];
+
+    if (!s->tls || s->replied || rr_tls_closed(s->tls, why, sizeof why) != RR_TLS_REFUSED)
+        return false;
+    tls_failed(c, RR_TLS_REFUSED, why);
+    return true;
+}
+
 static void on_write(uv_write_t *req, int status)
 {
     struct wreq *w = (struct wreq *)req;
@@ -423,7 +437,7 @@ static void on_write(uv_write_t *req, int status)
         explicit_bzero(w->data, w->len);
     free(w->data);
     free(w);
-    if (status < 0 && status != UV_ECANCELED && c->sock == s) {
+    if (status < 0 && status != UV_ECANCELED && c->sock == s && !tls_closed(c, s)) {
         set_error(c, "%s: %s", c->name, uv_strerror(status));
         break_conn(c, RR_REPLY_IOERR);
     }
@@ -718,13 +732,8 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         transport_feed(c, s, buf->base, (size_t)nread);
         return;
     }
-    if (nread < 0 && s->tls && !s->replied) {
-        char why[RR_ERRLEN];
-        if (rr_tls_closed(s->tls, why, sizeof why) == RR_TLS_REFUSED) {
-            tls_failed(c, RR_TLS_REFUSED, why);
-            return;
-        }
-    }
+    if (tls_closed(c, s))
+        return;
     if (nread == UV_EOF) {
         if (c->state == CS_CONNECTING)  /* TLS handshake */
             set_error(c, "cannot connect to %s: connection closed during the TLS handshake "
