@@ -169,6 +169,16 @@ SSL_CERT_FILE=$C/otherca.crt rr -r "$T_URL" unknownca -- "${mark[@]}"
 assert_rc 78 "system store"
 assert_eq 0 "$(runs)" "times the command ran"
 
+t "a --tls-* file that does not load: 78, names the file"
+reset_ran
+rr -r "$T_URL" --tls-ca "$TMP/no-such-ca.pem" badca -- "${mark[@]}"
+assert_rc 78
+assert_contains "$(cat "$ERR")" "cannot load --tls-ca $TMP/no-such-ca.pem"
+rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$C/client.crt" --tls-key "$C/good.key" badkey -- "${mark[@]}"
+assert_rc 78 "a key that does not match the certificate"
+assert_contains "$(cat "$ERR")" "cannot use --tls-key"
+assert_eq 0 "$(runs)" "times the command ran"
+
 t "name mismatch: 78, names the certificate's names and the fix"
 reset_ran
 rr -r "$W_URL" --tls-ca "$CA" mismatch -- "${mark[@]}"
