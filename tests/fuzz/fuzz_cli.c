@@ -82,15 +82,24 @@ static void check_config(const struct rr_config *cfg, int argc, char **argv)
         return;     /* --help and --version win before any validation */
     if (cfg->n_endpoints < 1 || cfg->n_endpoints > RR_MAX_ENDPOINTS)
         FAIL("n_endpoints = %d", cfg->n_endpoints);
+    bool any_tls = false;
     for (int i = 0; i < cfg->n_endpoints; i++) {
         const struct rr_endpoint *ep = &cfg->endpoints[i];
         if (ep->transport == RR_TRANSPORT_TCP && (ep->port < 1 || ep->port > 65535))
             FAIL("endpoint %d: port %d", i, ep->port);
-        if (ep->tls || ep->sentinel)
-            FAIL("endpoint %d: TLS or sentinel accepted although unsupported", i);
+        if (ep->sentinel)
+            FAIL("endpoint %d: sentinel accepted although unsupported", i);
+        if (ep->tls && ep->transport != RR_TRANSPORT_TCP)
+            FAIL("endpoint %d: TLS on a unix socket", i);
+        any_tls |= ep->tls;
         if (ep->display[0] == '\0')
             FAIL("endpoint %d: empty display", i);
     }
+    if (!any_tls && (cfg->tls_ca || cfg->tls_ca_dir || cfg->tls_cert || cfg->tls_key ||
+                     cfg->tls_sni || cfg->tls_insecure))
+        FAIL("a --tls-* option accepted without a rediss:// URL");
+    if (!cfg->tls_cert != !cfg->tls_key)
+        FAIL("--tls-cert and --tls-key accepted one without the other");
     if (cfg->ttl_ms < 10 || cfg->ttl_ms == RR_INF)
         FAIL("ttl_ms = %lld", (long long)cfg->ttl_ms);
     if (cfg->renew_ms <= 0 || cfg->renew_ms >= cfg->ttl_ms)
