@@ -1164,8 +1164,11 @@ int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
         }
     } else {
         push_req(c, r);
-        if (c->state == CS_CLOSED && !c->deferred_status)
+        if (c->state == CS_CLOSED && !c->deferred_status) {
             start_connect(c);
+            if (c->ep.tls)  /* while the SYN or the lookup is out; errors come again later */
+                rr_tls_prepare(&c->tls, c->err, sizeof c->err);
+        }
     }
     arm_timer(c);
     return 0;

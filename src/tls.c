@@ -119,8 +119,8 @@ static int load_lib(char *err, size_t errlen)
     if (g.err[0])
         goto fail;
     /* Never unloaded: OpenSSL registers exit handlers of its own. */
-    if (!(crypto = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL))
-        || !(ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL))) {
+    if (!(crypto = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_LOCAL))
+        || !(ssl = dlopen("libssl.so.3", RTLD_LAZY | RTLD_LOCAL))) {
         snprintf(g.err, sizeof g.err, "rediss:// needs OpenSSL 3 (%s); install libssl3",
                  dlerror());
         goto fail;
@@ -288,6 +288,17 @@ fail:
     return RR_TLS_REFUSED;
 }
 
+int rr_tls_prepare(const struct rr_tls_opts *o, char *err, size_t errlen)
+{
+    int rc = load_lib(err, errlen);
+
+    if (rc == RR_TLS_OK) {
+        f.ERR_clear_error();
+        rc = get_ctx(o, err, errlen);
+    }
+    return rc;
+}
+
 /* ---- sessions --------------------------------------------------------- */
 
 int rr_tls_new(struct rr_tls **out, const struct rr_tls_opts *o, const char *host,
@@ -301,10 +312,7 @@ int rr_tls_new(struct rr_tls **out, const struct rr_tls_opts *o, const char *hos
     int rc;
 
     *out = NULL;
-    if ((rc = load_lib(err, errlen)) != RR_TLS_OK)
-        return rc;
-    f.ERR_clear_error();
-    if ((rc = get_ctx(o, err, errlen)) != RR_TLS_OK)
+    if ((rc = rr_tls_prepare(o, err, errlen)) != RR_TLS_OK)
         return rc;
     if (!(t = calloc(1, sizeof *t))) {
         snprintf(err, errlen, "out of memory");

@@ -35,6 +35,11 @@ enum { RR_TLS_OK = 0, RR_TLS_IOERR = -1, RR_TLS_REFUSED = -2 };
 
 struct rr_tls;
 
+/* Load OpenSSL and build the process-wide context now (rr_tls_new does it
+ * too): called while a connect or a name lookup is in flight, the ~2 ms
+ * this takes overlaps the network. Returns RR_TLS_OK or an error. */
+int rr_tls_prepare(const struct rr_tls_opts *o, char *err, size_t errlen);
+
 /* A client session to host (a name or an IP literal). Loads OpenSSL and
  * builds the process-wide context from o on first use (o must stay valid:
  * every session of a process shares the first o it was given). Returns
