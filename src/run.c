@@ -661,8 +661,12 @@ static void on_signal(uv_signal_t *h, int sig)
     switch (r->state) {
     case RUNNING:
     case STOPPING:
-        rr_log(RR_LOG_INFO, "signal", NULL, "forwarding %s to the command", strsignal(sig));
         rr_child_signal(r->child, sig);
+        /* A stopped command (SIGTTIN: it read the terminal) would hold a
+         * terminating signal pending forever, and us with it. */
+        if (sig != SIGUSR1 && sig != SIGUSR2)
+            rr_child_signal(r->child, SIGCONT);
+        rr_log(RR_LOG_INFO, "signal", NULL, "forwarded %s to the command", strsignal(sig));
         break;
     case ACQUIRING:
         r->abort_signal = sig;  /* on_acquired gives back what it got */
