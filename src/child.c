@@ -431,6 +431,7 @@ static void try_reap(struct rr_child *ch)
     ch->reaped = true;
     ch->kill_armed = false;
     ch->wstatus = st;
+    rr_guard_leader_reaped(ch->guard);
     uv_timer_stop(&ch->kill_timer);
     begin_sweep(ch);
 }
