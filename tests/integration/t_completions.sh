@@ -103,10 +103,13 @@ else
     fi
 fi
 
-t "zsh completion parses"
+t "zsh completion parses and compinit picks it up"
 if command -v zsh >/dev/null; then
     out=$(zsh -n "$ZSH_C" 2>&1) || fail "zsh -n: $out"
     head -1 "$ZSH_C" | grep -qx '#compdef redlock-run' || fail "first line is not '#compdef redlock-run'"
+    # compinit, with the directory in fpath, binds it to redlock-run.
+    got=$(cd "$TMP" && timeout 20 zsh -f -c 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -D -d "$2"; print -r -- ${_comps[redlock-run]}' zsh "$C" "$TMP/zcompdump" 2>&1)
+    assert_eq _redlock-run "$got" "compinit's binding for redlock-run"
 else
     note "zsh not installed; skipped its syntax check"
 fi
