@@ -8,6 +8,8 @@
 # tests/integration/t_completions.sh checks that every long option of
 # `redlock-run --help` is offered here, and nothing else.
 
+# COMPREPLY=($(compgen ...)) is the usual idiom: the words have no spaces.
+# shellcheck disable=SC2207
 _redlock_run() {
     # Options that take a value, and those that do not.
     local with_arg='-r --redis -t --ttl --renew -w --wait -E --conflict-exit-code

@@ -187,8 +187,8 @@ if [ "$have_yaml" = 1 ]; then
     grep -qi 'two clusters\|another cluster' "$K" || fail "no word on other clusters"
     grep -qi 're-created' "$K" || fail "no word on a re-created CronJob"
     c='d["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]'
-    mapfile -d '' kcmd < <(yq "$K" "'\0'.join($c['command'])" | tr -d '\n')
-    tz=$(yq "$K" "[e['value'] for e in $c['env'] if e['name'] == 'TZ'][0]")
+    mapfile -d '' kcmd < <(yq "$K" "'\0'.join(${c}['command'])" | tr -d '\n')
+    tz=$(yq "$K" "[e['value'] for e in ${c}['env'] if e['name'] == 'TZ'][0]")
     [ "${kcmd[0]:-}" = redlock-run ] || fail "the container does not run redlock-run: ${kcmd[*]}"
     kcmd=("${kcmd[@]/\/opt\//$TMP/opt/}")
     : >"$TMP/ran.log"
