@@ -819,96 +819,10 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     r.rep.exit_code = r.exit_code;
     r.rep.end_s = (double)wall_ms() / 1000.0;
     if (cfg->metrics_file) {
-        if (rr_run_write_metrics(cfg->metrics_file, cfg->name, &r.rep, err, sizeof(err)) != 0)
+        if (rr_metrics_write(cfg->metrics_file, cfg->name, &r.rep, err, sizeof(err)) != 0)
             rr_log(RR_LOG_WARN, "metrics", NULL, "%s", err);
     }
     rr_lock_free(r.lock);
     rr_child_env_free(r.child_env);
     return r.exit_code;
-}
-
-/* ---- metrics ---- */
-
-static void label_escape(const char *s, char *out, size_t len)
-{
-    size_t o = 0;
-
-    for (; *s && o + 3 < len; s++) {
-        if (*s == '\\' || *s == '"') {
-            out[o++] = '\\';
-            out[o++] = *s;
-        } else if (*s == '\n') {
-            out[o++] = '\\';
-            out[o++] = 'n';
-        } else {
-            out[o++] = *s;
-        }
-    }
-    out[o] = '\0';
-}
-
-int rr_run_write_metrics(const char *path, const char *job, const struct rr_run_report *rep,
-                         char *err, size_t errlen)
-{
-    static const char *const statuses[] = { "succeeded", "failed", "timeout", "lost",
-                                            "busy", "skipped", "refused", "error" };
-    char tmp[PATH_MAX], lj[512];
-    FILE *f;
-    int fd;
-
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp)) {
-        snprintf(err, errlen, "--metrics-file path is too long");
-        return -1;
-    }
-    /* Write beside the target and rename: the collector never sees half a file. */
-    if ((fd = mkstemp(tmp)) < 0) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    fchmod(fd, 0644);
-    if (!(f = fdopen(fd, "w"))) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    label_escape(job, lj, sizeof(lj));
-    fprintf(f, "# HELP redlock_run_last_status Outcome of the last run (1 for its status).\n"
-               "# TYPE redlock_run_last_status gauge\n");
-    for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
-        fprintf(f, "redlock_run_last_status{job=\"%s\",status=\"%s\"} %d\n", lj, statuses[i],
-                rep->status && strcmp(rep->status, statuses[i]) == 0);
-    fprintf(f, "# HELP redlock_run_last_exit_code Exit status of redlock-run for the last run.\n"
-               "# TYPE redlock_run_last_exit_code gauge\n"
-               "redlock_run_last_exit_code{job=\"%s\"} %d\n", lj, rep->exit_code);
-    fprintf(f, "# HELP redlock_run_last_start_timestamp_seconds When the last run started.\n"
-               "# TYPE redlock_run_last_start_timestamp_seconds gauge\n"
-               "redlock_run_last_start_timestamp_seconds{job=\"%s\"} %.3f\n", lj, rep->start_s);
-    fprintf(f, "# HELP redlock_run_last_end_timestamp_seconds When the last run ended.\n"
-               "# TYPE redlock_run_last_end_timestamp_seconds gauge\n"
-               "redlock_run_last_end_timestamp_seconds{job=\"%s\"} %.3f\n", lj, rep->end_s);
-    fprintf(f, "# HELP redlock_run_last_duration_seconds Wall time of the last run.\n"
-               "# TYPE redlock_run_last_duration_seconds gauge\n"
-               "redlock_run_last_duration_seconds{job=\"%s\"} %.3f\n", lj,
-            rep->end_s - rep->start_s);
-    fprintf(f, "# HELP redlock_run_last_wait_seconds Time spent waiting for the lock.\n"
-               "# TYPE redlock_run_last_wait_seconds gauge\n"
-               "redlock_run_last_wait_seconds{job=\"%s\"} %.3f\n", lj,
-            (double)rep->wait_ms / 1000.0);
-    fprintf(f, "# HELP redlock_run_last_fence Fencing token of the last run that held the lock.\n"
-               "# TYPE redlock_run_last_fence gauge\n"
-               "redlock_run_last_fence{job=\"%s\"} %lld\n", lj, rep->fence);
-    if (fflush(f) != 0 || ferror(f)) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        fclose(f);
-        unlink(tmp);
-        return -1;
-    }
-    fclose(f);
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
 }
