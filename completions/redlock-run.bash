@@ -13,7 +13,7 @@
 _redlock_run() {
     # Options that take a value, and those that do not.
     local with_arg='-r --redis -t --ttl --renew -w --wait -E --conflict-exit-code
-        --min-hold --prefix --once --on-stale --state-ttl --timeout --kill-after
+        --min-hold --prefix --once --on-stale --state-ttl --max-runtime --kill-after
         --connect-timeout --redis-timeout --password-file --tls-ca --tls-cert
         --tls-key --tls-sni --log-format --metrics-file --resolve'
     local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
@@ -67,7 +67,7 @@ _redlock_run() {
             return ;;
         -r | --redis | -t | --ttl | --renew | -w | --wait | -E | \
         --conflict-exit-code | --min-hold | --prefix | --once | --state-ttl | \
-        --timeout | --kill-after | --connect-timeout | --redis-timeout | --tls-sni)
+        --max-runtime | --kill-after | --connect-timeout | --redis-timeout | --tls-sni)
             # A URL, a duration, a number or free text: nothing to offer.
             COMPREPLY=()
             return ;;

@@ -11,7 +11,7 @@ function __redlock_run_name_at
     set -l args (commandline -opc)
     set -e args[1]
     set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold prefix once \
-        on-stale state-ttl timeout kill-after connect-timeout redis-timeout \
+        on-stale state-ttl max-runtime kill-after connect-timeout redis-timeout \
         password-file tls-ca tls-cert tls-key tls-sni log-format metrics-file resolve
     set -l skip 0
     set -l op
@@ -84,7 +84,7 @@ $c -l prefix -x -d 'Redis key prefix'
 $c -l once -x -d 'Succeed at most once per ID'
 $c -l on-stale -x -a 'run refuse' -d 'If the last run died mid-way'
 $c -l state-ttl -x -d 'How long once-records are kept'
-$c -l timeout -x -d 'Stop the command after this long, exit 124'
+$c -l max-runtime -x -d 'Stop the command after this long, exit 124'
 $c -l kill-after -x -d 'Grace from SIGTERM to SIGKILL'
 $c -l foreground -d 'Keep the command in our process group'
 $c -l connect-timeout -x -d 'Limit per connection attempt'

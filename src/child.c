@@ -394,7 +394,7 @@ static void begin_sweep(struct rr_child *ch)
            (struct rr_field[]){ RR_FN("count", n), RR_FIELD_END },
            "the command left %s running; stopping %s before the lock is released",
            n ? who : "processes in its group", n == 1 ? "it" : "them");
-    /* We were stopping the command (lock lost, --timeout): no more grace. */
+    /* We were stopping the command (lock lost, --max-runtime): no more grace. */
     if (ch->stopping) {
         ch->sweep_killed = true;
         ch->sweep_until = rr_now_ms() + SWEEP_GIVE_UP_MS;

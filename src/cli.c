@@ -27,6 +27,7 @@
 enum {
     OPT_RENEW = 256,
     OPT_TIMEOUT,
+    OPT_OLD_TIMEOUT,
     OPT_KILL_AFTER,
     OPT_ONCE,
     OPT_ON_STALE,
@@ -62,7 +63,9 @@ static const struct option longopts[] = {
     { "renew", required_argument, NULL, OPT_RENEW },
     { "wait", required_argument, NULL, 'w' },
     { "conflict-exit-code", required_argument, NULL, 'E' },
-    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "max-runtime", required_argument, NULL, OPT_TIMEOUT },
+    /* Not an option: flock(1) and consul use it for the wait. */
+    { "timeout", required_argument, NULL, OPT_OLD_TIMEOUT },
     { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
     { "once", required_argument, NULL, OPT_ONCE },
     { "on-stale", required_argument, NULL, OPT_ON_STALE },
@@ -356,6 +359,10 @@ static int take_option(int c, const char *arg, struct rr_config *cfg, struct see
         }
         cfg->conflict_exit_code = (int)v;
         return 0;
+    case OPT_OLD_TIMEOUT:
+        snprintf(err, errlen, "--timeout is not an option: to wait for the lock use --wait DUR, "
+                 "to limit the run use --max-runtime DUR");
+        return -1;
     case OPT_TIMEOUT:
         sn->timeout = true;
         return parse_dur(c, arg, &cfg->timeout_ms, err, errlen);
@@ -476,9 +483,9 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
 
     if (c == ':') {
         if (o)
-            snprintf(err, errlen, "option --%s needs a value; see redlock-run --help", o->name);
+            snprintf(err, errlen, "option --%s needs a value", o->name);
         else
-            snprintf(err, errlen, "option -%c needs a value; see redlock-run --help", optopt);
+            snprintf(err, errlen, "option -%c needs a value", optopt);
         return;
     }
     if (o && o->has_arg == no_argument && strncmp(word, "--", 2) == 0 && strchr(word, '=')) {
@@ -486,13 +493,13 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
         return;
     }
     if (optopt > 0x20 && optopt < 0x7f && !o) {
-        snprintf(err, errlen, "unknown option '-%c'; see redlock-run --help", optopt);
+        snprintf(err, errlen, "unknown option '-%c'", optopt);
         return;
     }
     n = strcspn(word, "=");
     snprintf(q, sizeof q, "%.*s", (int)(n < 60 ? n : 60), word);
     quote(q, q, sizeof q);
-    snprintf(err, errlen, "unknown or ambiguous option '%s'; see redlock-run --help", q);
+    snprintf(err, errlen, "unknown or ambiguous option '%s'", q);
 }
 
 static int check_prefix(const char *s, char *err, size_t errlen)
@@ -611,7 +618,7 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
         return -1;
     }
     if (sn->timeout && cfg->timeout_ms == 0) {
-        snprintf(err, errlen, "--timeout must be more than 0 (got 0s); leave it out for no limit");
+        snprintf(err, errlen, "--max-runtime must be more than 0 (got 0s); leave it out for no limit");
         return -1;
     }
     if (cfg->timeout_ms == RR_INF)
@@ -890,7 +897,7 @@ USAGE_RUN "\n"
 "      --state-ttl DUR        how long --once records are kept (30d)\n"
 "\n"
 "Child:\n"
-"      --timeout DUR          stop COMMAND after DUR, exit 124 (none)\n"
+"      --max-runtime DUR      stop COMMAND after DUR, exit 124 (none)\n"
 "      --kill-after DUR       grace from SIGTERM to SIGKILL when stopping (10s)\n"
 "      --foreground           keep COMMAND in our process group (off)\n"
 "\n"
@@ -931,7 +938,7 @@ USAGE_RUN "\n"
 "  71   cannot fork or create a pipe (out of processes or descriptors)\n"
 "  75   lock busy or --wait ran out (see -E)\n"
 "  79   lock lost while COMMAND ran; COMMAND was stopped\n"
-"  124  --timeout ran out; COMMAND was stopped\n"
+"  124  --max-runtime ran out; COMMAND was stopped\n"
 "  126  COMMAND could not be executed\n"
 "  127  COMMAND not found\n",
         f);

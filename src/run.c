@@ -251,7 +251,7 @@ static void lose(struct run *r, const char *why)
         grace = r->stop_grace_ms;
     uv_timer_stop(&r->renew_timer);
     uv_timer_stop(&r->lost_timer);
-    /* Even a --timeout stop in progress becomes a loss: the lock is gone. */
+    /* Even a --max-runtime stop in progress becomes a loss: the lock is gone. */
     r->final_status = NULL;
     if (grace <= 0) {
         r->final_status = "lost";
@@ -371,7 +371,7 @@ static void on_timeout_timer(uv_timer_t *t)
     char d[32];
 
     fmt_dur(r->cfg->timeout_ms, d, sizeof(d));
-    rr_log(RR_LOG_ERROR, "timeout", NULL, "command ran longer than --timeout %s; stopping it", d);
+    rr_log(RR_LOG_ERROR, "timeout", NULL, "command ran longer than --max-runtime %s; stopping it", d);
     stop_child(r, "timeout", RR_EXIT_TIMEOUT, r->cfg->kill_after_ms);
 }
 

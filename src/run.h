@@ -1,6 +1,6 @@
 /* run.h — one run of a job: the state machine that takes the lock, runs
  * the child, keeps the lock alive, stops the child if the lock is lost or
- * --timeout runs out, and releases the lock after the child was reaped.
+ * --max-runtime runs out, and releases the lock after the child was reaped.
  *
  *   ACQUIRING -> RUNNING -> RELEASING -> DONE
  *       |  ^        |            ^

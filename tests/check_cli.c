@@ -141,8 +141,9 @@ static const struct bad bads[] = {
     { ARGS("--renew", "inf", "job", "true"), "--renew must be" },
     { ARGS("-t", "10ms", "--renew", "10ms", "job", "true"), "--renew must be" },
     { ARGS("-w", "soon", "job", "true"), "--wait: invalid duration" },
-    { ARGS("--timeout", "0", "job", "true"), "--timeout must be more than 0" },
-    { ARGS("--timeout", "1x", "job", "true"), "--timeout: invalid duration" },
+    { ARGS("--max-runtime", "0", "job", "true"), "--max-runtime must be more than 0" },
+    { ARGS("--timeout", "5m", "job", "true"), "--timeout is not an option: to wait for the lock use --wait DUR, to limit the run use --max-runtime DUR" },
+    { ARGS("--max-runtime", "1x", "job", "true"), "--max-runtime: invalid duration" },
     { ARGS("--kill-after", "inf", "job", "true"), "--kill-after must be finite" },
     { ARGS("--min-hold", "inf", "job", "true"), "--min-hold must be finite" },
     { ARGS("--connect-timeout", "0", "job", "true"), "--connect-timeout must be more than 0" },
@@ -263,7 +264,7 @@ START_TEST(every_long_option)
     const char *pwf = temp_file("hunter2\n");
 
     PARSE_OK("--redis", "redis://a:1", "--redis=redis://b:2/3", "--ttl", "1m", "--renew", "5s",
-             "--wait", "inf", "--conflict-exit-code", "0", "--timeout", "1h30m",
+             "--wait", "inf", "--conflict-exit-code", "0", "--max-runtime", "1h30m",
              "--kill-after", "0", "--once", "fixed-id", "--on-stale", "run", "--min-hold", "2s",
              "--state-ttl", "7d", "--prefix", "x:", "--connect-timeout", "250ms",
              "--redis-timeout", "0.1", "--password-file", pwf, "--tls-ca", "ca.pem",
@@ -667,7 +668,7 @@ END_TEST
 /* The contract's long options (DESIGN.md); each must be in --help and be
  * accepted by the parser. */
 static const char *const long_options[] = {
-    "redis", "ttl", "renew", "wait", "conflict-exit-code", "timeout", "kill-after",
+    "redis", "ttl", "renew", "wait", "conflict-exit-code", "max-runtime", "kill-after",
     "once", "on-stale", "min-hold", "state-ttl", "prefix", "connect-timeout",
     "redis-timeout", "password-file", "tls-ca", "tls-cert", "tls-key", "tls-sni",
     "tls-insecure", "quiet", "verbose", "log-format", "syslog", "metrics-file",

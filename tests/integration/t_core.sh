@@ -64,9 +64,9 @@ rr -r "$U" "$job" -- "$TMP/no/such/file"
 assert_rc 127 "absolute path"
 assert_key_gone S "$(k_lock $job)"
 
-t "--timeout stops the child: 124, state timeout"
+t "--max-runtime stops the child: 124, state timeout"
 job=tmo
-rr -r "$U" --timeout 0.3s "$job" -- sh -c 'sleep 10; touch "$1"' sh "$TMP/tmo.done"
+rr -r "$U" --max-runtime 0.3s "$job" -- sh -c 'sleep 10; touch "$1"' sh "$TMP/tmo.done"
 assert_rc 124
 assert_lt "$ELAPSED_MS" 5000 "time to stop (ms)"
 assert_no_file "$TMP/tmo.done" "marker"
@@ -306,7 +306,7 @@ cases=(
     "-r $F -t abc job -- touch $mk"
     "-r $F -t -1s job -- touch $mk"
     "-r $F -w forever job -- touch $mk"
-    "-r $F --timeout 1q job -- touch $mk"
+    "-r $F --max-runtime 1q job -- touch $mk"
     "-r $F --kill-after zz job -- touch $mk"
     "-r $F --renew 1x job -- touch $mk"
     "-r $F --min-hold nope job -- touch $mk"

@@ -97,7 +97,7 @@ assert_eq 5 "$(json_get "$TMP/status.json" 'j["last_run"]["exit_code"]')" "last_
 
 t "--status after a timed-out run: 2"
 job=slow
-rr -r "$U" --timeout 0.2s "$job" -- sleep 5
+rr -r "$U" --max-runtime 0.2s "$job" -- sleep 5
 assert_rc 124 "the run"
 status_both "$job" 2 "timeout"
 assert_eq timeout "$(json_get "$TMP/status.json" 'j["last_run"]["status"]')" "last_run.status"
