@@ -48,6 +48,7 @@ struct run {
     bool subscribed;
     int abort_signal;             /* a terminating signal before the child ran */
     int warned_unavailable;       /* said once that Redis is down while waiting */
+    bool said_waiting;            /* said once what we wait for */
 
     /* Holding. */
     int64_t acquired_at;          /* monotonic */
@@ -155,13 +156,27 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
         rr_log(RR_LOG_WARN, "release_failed", NULL,
                "could not release the lock (%s); it expires by itself within %s",
                err, d);
-    } else {
+    }
+    if (r->child_started) {
+        /* The audit trail: who ran what, where, and how it ended. */
+        char how[48];
+        bool ok = strcmp(r->rep.status, "succeeded") == 0;
+        if (r->rep.signal > 0)
+            snprintf(how, sizeof how, "signal %d", r->rep.signal);
+        else
+            snprintf(how, sizeof how, "exit %d", r->rep.child_exit);
         fmt_dur(rr_now_ms() - r->acquired_at, d, sizeof(d));
-        rr_log(RR_LOG_INFO, "released",
-               (struct rr_field[]){ RR_FS("status", r->rep.status),
-                                    RR_FN("held_ms", rr_now_ms() - r->acquired_at),
-                                    RR_FIELD_END },
-               "released after %s (%s)", d, r->rep.status);
+        rr_log_audit(ok ? RR_LOG_INFO : strcmp(r->rep.status, "failed") == 0 ? RR_LOG_WARN
+                                                                             : RR_LOG_ERROR,
+                     "released",
+                     (struct rr_field[]){ RR_FS("status", r->rep.status),
+                                          RR_FN("exit_code", r->rep.child_exit),
+                                          RR_FN("signal", r->rep.signal),
+                                          RR_FN("fence", r->rep.fence),
+                                          RR_FN("held_ms", rr_now_ms() - r->acquired_at),
+                                          RR_FIELD_END },
+                     "run %s (%s) after %s, fence %lld, on %s pid %ld; lock released",
+                     r->rep.status, how, d, r->rep.fence, r->host, (long)getpid());
     }
     finish(r, r->exit_code);
 }
@@ -504,6 +519,25 @@ static void wait_more(struct run *r, const struct rr_acquire_result *res)
     enter(r, WAITING);
     if (!r->subscribed)
         subscribe(r);
+    if (!r->said_waiting && res->result == RR_ACQ_BUSY) {
+        /* Once, so that a CI log shows why nothing happens for a while. */
+        char w[32] = "forever", left_s[32] = "", holder[256] = "";
+        r->said_waiting = true;
+        if (r->wait_deadline != INT64_MAX)
+            fmt_dur(r->cfg->wait_ms, w, sizeof w);
+        if (res->holder.host[0])
+            snprintf(holder, sizeof holder, ": held by %s pid %lld (fence %lld)",
+                     res->holder.host, res->holder.pid, res->holder.fence);
+        if (res->retry_ms >= 0)
+            fmt_dur(res->retry_ms, left_s, sizeof left_s);
+        rr_log(RR_LOG_NOTICE, "waiting",
+               (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
+                                    RR_FN("holder_pid", res->holder.pid),
+                                    RR_FN("holder_fence", res->holder.fence),
+                                    RR_FN("ttl_ms", res->retry_ms), RR_FIELD_END },
+               "waiting %s%s for %s%s%s%s", r->wait_deadline == INT64_MAX ? "" : "up to ", w,
+               r->cfg->name, holder, left_s[0] ? ", its lease ends in " : "", left_s);
+    }
     /* Jittered exponential backoff as the fallback for a lost message; the
      * holder's PTTL bounds it, since a crashed holder publishes nothing. */
     sleep_ms = r->backoff_ms / 2 + (int64_t)(random() % (r->backoff_ms / 2 + 1));
@@ -530,7 +564,7 @@ static void busy_message(struct run *r, const struct rr_acquire_result *res)
                  res->holder.pid, res->holder.fence);
     if (res->retry_ms >= 0)
         fmt_dur(res->retry_ms, d, sizeof(d));
-    rr_log(RR_LOG_NOTICE, "busy",
+    rr_log_audit(RR_LOG_NOTICE, "busy",
            (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
                                 RR_FN("holder_pid", res->holder.pid),
                                 RR_FN("holder_fence", res->holder.fence),
@@ -570,6 +604,12 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
             rr_log(RR_LOG_WARN, "abandoned", NULL,
                    "the previous run died without finishing (recorded as abandoned "
                    "in the history); running anyway (--on-stale run)");
+        if (r->said_waiting) {
+            fmt_dur(r->rep.wait_ms, d, sizeof(d));
+            rr_log(RR_LOG_NOTICE, "waited", (struct rr_field[]){ RR_FN("wait_ms", r->rep.wait_ms),
+                                                                 RR_FIELD_END },
+                   "got the lock after waiting %s", d);
+        }
         rr_log(RR_LOG_INFO, "acquired",
                (struct rr_field[]){ RR_FN("fence", res->fence),
                                     RR_FN("acquire_ms", res->elapsed_ms),
@@ -597,7 +637,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         return;
     case RR_ACQ_DONE:
         r->rep.status = "skipped";
-        rr_log(RR_LOG_NOTICE, "skipped",
+        rr_log_audit(RR_LOG_NOTICE, "skipped",
                (struct rr_field[]){ RR_FS("once", r->cfg->once_id),
                                     RR_FS("host", res->holder.host),
                                     RR_FN("fence", res->holder.fence), RR_FIELD_END },
@@ -608,7 +648,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
     case RR_ACQ_STALE:
         r->rep.status = "refused";
         fmt_dur(res->holder.when_ms ? wall_ms() - res->holder.when_ms : 0, d, sizeof(d));
-        rr_log(RR_LOG_ERROR, "stale",
+        rr_log_audit(RR_LOG_ERROR, "stale",
                (struct rr_field[]){ RR_FS("once", r->cfg->once_id),
                                     RR_FS("host", res->holder.host),
                                     RR_FN("pid", res->holder.pid),
