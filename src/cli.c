@@ -207,6 +207,14 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
     size_t n;
     int i;
 
+    /* "a,b," or "a,,b": a URL was left out, not mistyped. */
+    n = strlen(value);
+    if (n > 0 && (value[0] == ',' || value[n - 1] == ',' || strstr(value, ",,"))) {
+        snprintf(err, errlen, "%s: an empty URL in the comma-separated list (a comma too many?): "
+                 "remove it, or give the URL that belongs there", what);
+        return -1;
+    }
+
     do {
         struct rr_endpoint *ep;
 
@@ -596,6 +604,12 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
     }
     if (cfg->mode != RR_MODE_RUN && cfg->command_argc > 0) {
         snprintf(err, errlen, "%s takes only NAME, not a command", modeopt);
+        return -1;
+    }
+    if (cfg->mode == RR_MODE_RELEASE && sn->once) {
+        /* The lock is one per NAME; a --once ID is a record, not a lock. */
+        snprintf(err, errlen, "--release takes no --once: it removes the lock of NAME, whatever "
+                 "the run; to settle a --once record use --resolve succeeded|clear --once ID");
         return -1;
     }
 

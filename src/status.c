@@ -318,6 +318,14 @@ static void ask_status(struct op *op)
     }
     rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot read the job's state: %s", op->err);
     op->exit_code = RR_EXIT_UNAVAILABLE;
+    if (op->cfg->json) {
+        /* A monitoring check parses stdout: an answer, even when it is "no". */
+        fputs("{\"name\":", op->out);
+        json_str(op->out, op->cfg->name);
+        fputs(",\"error\":", op->out);
+        json_str(op->out, op->err);
+        fprintf(op->out, ",\"exit_code\":%d}\n", op->exit_code);
+    }
     close_all(op);
 }
 

@@ -87,4 +87,12 @@ assert_contains "$line" '"exit_code":-1'
 assert_contains "$line" '"signal":15'
 end_test
 
+t "--status --json with Redis down: a JSON error object on stdout, exit 69"
+dead=$(free_port)
+rr --status --json -r "redis://127.0.0.1:$dead" aud7
+assert_rc 69
+"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["name"]=="aud7" and j["exit_code"]==69 and "connection refused" in j["error"], j' "$OUT" ||
+    fail "not a JSON error object: $(cat "$OUT")"
+end_test
+
 done_testing
