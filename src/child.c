@@ -51,6 +51,7 @@ struct rr_child {
     bool sweep_killed;         /* ... and SIGKILL was sent */
     int64_t sweep_until;       /* rr_now_ms: KILL at, then give up at */
     int swept;                 /* how many stragglers we signalled */
+    bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
     rr_child_exit_fn exit_cb;
     void *arg;
 };
@@ -418,10 +419,24 @@ static void try_reap(struct rr_child *ch)
     int st = 0;
     pid_t r;
     do {
-        r = waitpid(ch->pid, &st, WNOHANG);
+        r = waitpid(ch->pid, &st, WNOHANG | WUNTRACED);
     } while (r < 0 && errno == EINTR);
     if (r == 0)
         return;
+    if (r > 0 && WIFSTOPPED(st)) {
+        /* Not an exit. A background read or write of the terminal stops
+         * the command for good while we renew its lock: say so, once. */
+        int sig = WSTOPSIG(st);
+        if ((sig == SIGTTIN || sig == SIGTTOU) && !ch->said_tty_stop) {
+            ch->said_tty_stop = true;
+            rr_log(RR_LOG_WARN, "tty_stop", NULL,
+                   "the command was stopped by %s: it %s the terminal from its own process "
+                   "group; run interactive commands with --foreground",
+                   sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
+                   sig == SIGTTIN ? "read" : "changed or wrote to");
+        }
+        return;
+    }
     if (r < 0) {
         /* ECHILD: someone else reaped our child (SIGCHLD set to SIG_IGN,
          * or a stray waitpid(-1)). The status is gone; report a failure

@@ -95,4 +95,19 @@ assert_rc 69
     fail "not a JSON error object: $(cat "$OUT")"
 end_test
 
+if command -v script >/dev/null 2>&1; then
+    t "a command stopped by SIGTTIN (it read the terminal) is reported; TERM still ends it"
+    # script(1) gives the run a terminal, as an operator's shell would.
+    script -qec "$RR_BIN -r $U ttyjob -- sh -c 'read x'" /dev/null </dev/null >"$TMP/tty.out" 2>&1 &
+    s=$!
+    track_pid "$s"
+    wait_for 5 grep -q "stopped by SIGTTIN" "$TMP/tty.out" ||
+        fail "no word about SIGTTIN: $(cat "$TMP/tty.out")"
+    assert_contains "$(cat "$TMP/tty.out")" "run interactive commands with --foreground"
+    w=$(pgrep -f "$RR_BIN -r $U ttyjob" | head -1)
+    [ -n "$w" ] && kill -TERM "$w"
+    wait_for 5 key_gone S "$(k_lock ttyjob)" || fail "the lock was kept after TERM"
+    end_test
+fi
+
 done_testing
