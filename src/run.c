@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "diag.h"
 #include "conn.h"
 #include "duration.h"
 #include "lock.h"
@@ -555,6 +556,14 @@ static void wait_more(struct run *r, const struct rr_acquire_result *res)
 
 /* ---- acquiring ---- */
 
+static bool gave_password(const struct rr_config *cfg)
+{
+    bool any = cfg->has_password;
+    for (int i = 0; i < cfg->n_endpoints; i++)
+        any |= cfg->endpoints[i].has_password;
+    return any;
+}
+
 static void busy_message(struct run *r, const struct rr_acquire_result *res)
 {
     char d[32] = "", holder[256] = "";
@@ -663,7 +672,16 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
                r->cfg->once_id, r->cfg->name);
         finish(r, RR_EXIT_STALE);
         return;
-    case RR_ACQ_ERROR:
+    case RR_ACQ_ERROR: {
+        /* A refusal of our configuration: no retry can fix it, so not even
+         * --wait waits it out. */
+        char why[RR_ERRLEN + 256];
+        if (rr_diag_config(res->err, gave_password(r->cfg), why, sizeof why)) {
+            r->rep.status = "error";
+            rr_log_audit(RR_LOG_ERROR, "config", NULL, "cannot take the lock: %s", why);
+            finish(r, RR_EXIT_CONFIG);
+            return;
+        }
         /* With --wait, an unreachable Redis is waited out like a busy lock:
          * a restart or a failover should not fail a job that may wait. */
         if (r->wait_deadline > rr_now_ms()) {
@@ -674,11 +692,12 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
             return;
         }
         r->rep.status = "error";
-        rr_log(RR_LOG_ERROR, "unavailable", NULL,
-               "cannot take the lock: %s; check that Redis is up and -r/--redis is right",
-               res->err);
+        rr_log_audit(RR_LOG_ERROR, "unavailable", NULL,
+                     "cannot take the lock: %s; check that Redis is up and -r/--redis is right",
+                     res->err);
         finish(r, RR_EXIT_UNAVAILABLE);
         return;
+    }
     }
 }
 

@@ -54,9 +54,38 @@ end_test
 t "a user that lacks a permission: refused, not run, with the server's reason"
 R S ACL SETUSER weak on '>weakpw' '~redlock:*' '&redlock:*' -@all +evalsha +eval +get >/dev/null
 REDLOCK_USER=weak REDLOCK_PASSWORD=weakpw rr -r "$U" aclweak -- sh -c 'touch "$1"' sh "$TMP/weak"
-assert_ne "$RC" 0 "a run without the permissions it needs"
+assert_rc 78
 assert_no_file "$TMP/weak"
 assert_contains "$(cat "$ERR")" "can't run this command"
+end_test
+
+start_redis P --requirepass pw-required
+t "no password where one is required: 78, one line that says what to set"
+REDLOCK_USER= REDLOCK_PASSWORD= rr -r "$P_URL" cfg1 -- sh -c 'touch "$1"' sh "$TMP/cfg1"
+assert_rc 78
+assert_no_file "$TMP/cfg1"
+assert_eq "$(wc -l <"$ERR")" 1 "lines on stderr"
+assert_contains "$(cat "$ERR")" "Redis at 127.0.0.1:$P_PORT requires a password: set REDLOCK_PASSWORD or --password-file"
+case $(cat "$ERR") in *"check that Redis is up"*) fail "two hints in one message" ;; esac
+end_test
+
+t "a wrong password: 78, and --wait does not retry it"
+REDLOCK_USER= REDLOCK_PASSWORD=wrong rr -r "$P_URL" -w 30s cfg2 -- true
+assert_rc 78
+assert_lt "$ELAPSED_MS" 3000
+assert_contains "$(cat "$ERR")" "refused the password"
+end_test
+
+t "a DB index out of range: 78, fix the URL"
+REDLOCK_USER= REDLOCK_PASSWORD=pw-required rr -r "$P_URL/99" cfg3 -- true
+assert_rc 78
+assert_contains "$(cat "$ERR")" "has no such database"
+end_test
+
+t "--status --json without the password: a JSON error object, 78"
+REDLOCK_USER= REDLOCK_PASSWORD= rr -r "$P_URL" --status --json cfg4
+assert_rc 78
+assert_contains "$(cat "$OUT")" '"exit_code":78'
 end_test
 
 done_testing

@@ -234,13 +234,14 @@ fi
 assert_not_contains "$(tr '\0' ' ' <"$TMP/pw.cmdline" 2>/dev/null)" secret "child cmdline"
 assert_hash SEC "$(k_state $job)" status succeeded
 
-t "a wrong password gives 69, child not run"
+t "a wrong password gives 78 (fix the configuration), child not run"
 REDLOCK_PASSWORD=badpass-zq rr -r "redis://127.0.0.1:$PORT_SEC" pwbad -- touch "$TMP/pwbad.ran"
-assert_rc 69
+assert_rc 78
+assert_contains "$(cat "$ERR")" "refused the password"
 assert_no_file "$TMP/pwbad.ran" "marker"
 assert_not_contains "$(cat "$ERR")" badpass-zq "stderr"
 rr -r "redis://127.0.0.1:$PORT_SEC" pwbad -- touch "$TMP/pwbad.ran"
-assert_rc 69 "no password at all"
+assert_rc 78 "no password at all"
 assert_no_file "$TMP/pwbad.ran" "marker"
 
 t "a password in a URL is hidden from /proc/PID/cmdline"
