@@ -239,7 +239,7 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
             goto fail;
         }
         if (ep->sentinel) {
-            snprintf(err, errlen, "redis-sentinel:// is not supported yet");
+            snprintf(err, errlen, "redis-sentinel:// is not supported by this version; give the current master as redis://HOST:PORT");
             goto fail;
         }
         /* The same server listed twice would vote twice in the quorum. */

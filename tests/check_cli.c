@@ -184,7 +184,7 @@ static const struct bad bads[] = {
     { ARGS("-r", "redis://a,", "job", "true"), "--redis: an empty URL in the comma-separated list" },
     { ARGS("-r", "rediss://h", "job", "true"), "TLS (rediss://) is not supported by this build yet" },
     { ARGS("-r", "redis://a,rediss://:" SECRET "@b", "job", "true"), "TLS (rediss://) is not supported by this build yet" },
-    { ARGS("--redis=redis-sentinel://s1,s2/m", "job", "true"), "redis-sentinel:// is not supported yet" },
+    { ARGS("--redis=redis-sentinel://s1,s2/m", "job", "true"), "redis-sentinel:// is not supported by this version" },
     { ARGS("-r", URLS15 ",redis://h16", "job", "true"), "too many Redis URLs: at most 15" },
     { ARGS("-r", "redis://h", "-r", "redis://H:6379/1", "job", "true"), "Redis server H:6379 is given twice" },
     { ARGS("-r", "unix:///a.sock,unix:/a.sock?db=2", "job", "true"), "is given twice" },
