@@ -10,6 +10,15 @@
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
+# Shell completions. zsh searches vendor-completions under /usr only; under
+# another prefix (/usr/local) its site-functions directory is the one in fpath.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ifeq ($(PREFIX),/usr)
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+else
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+endif
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 PKG_CONFIG ?= pkg-config
@@ -104,12 +113,18 @@ bench: redlock-run
 	@scripts/bench
 
 install: redlock-run
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 redlock-run $(DESTDIR)$(BINDIR)/redlock-run
 	install -m 0644 man/redlock-run.1 $(DESTDIR)$(MANDIR)/man1/redlock-run.1
+	install -m 0644 completions/redlock-run.bash $(DESTDIR)$(BASHCOMPDIR)/redlock-run
+	install -m 0644 completions/_redlock-run $(DESTDIR)$(ZSHCOMPDIR)/_redlock-run
+	install -m 0644 completions/redlock-run.fish $(DESTDIR)$(FISHCOMPDIR)/redlock-run.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/redlock-run $(DESTDIR)$(MANDIR)/man1/redlock-run.1
+	rm -f $(DESTDIR)$(BINDIR)/redlock-run $(DESTDIR)$(MANDIR)/man1/redlock-run.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/redlock-run $(DESTDIR)$(ZSHCOMPDIR)/_redlock-run \
+		$(DESTDIR)$(FISHCOMPDIR)/redlock-run.fish
 
 clean:
 	rm -rf build build-san build-fuzz redlock-run

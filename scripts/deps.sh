@@ -4,7 +4,12 @@
 #
 #   build   gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev
 #   test    build + check redis-server redis-tools python3 procps time openssl
-#   ci      test + valgrind clang
+#           cron (t_cron.sh) python3-yaml groff-base bash-completion
+#           (t_examples.sh, t_completions.sh)
+#   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
+#           (the Debian package: .ci/run builds it with dpkg-buildpackage)
+#   ci      test + package + valgrind clang zsh fish systemd (the
+#           completions' syntax and fish's answers; systemd-analyze verify)
 #   bench   test + hyperfine python3-redis etcd-server etcd-client gnuplot-nox
 #
 # Quiet when nothing is missing. Runs `apt-get update` once, only when
@@ -12,15 +17,18 @@
 # command to run and exits 1.
 set -euo pipefail
 
-usage() { echo "usage: scripts/deps.sh build|test|ci|bench" >&2; exit 64; }
+usage() { echo "usage: scripts/deps.sh build|test|package|ci|bench" >&2; exit 64; }
 [ $# = 1 ] || usage
 
 build=(gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev)
-test=("${build[@]}" check redis-server redis-tools python3 procps time openssl)
+test=("${build[@]}" check redis-server redis-tools python3 procps time openssl
+      cron python3-yaml groff-base bash-completion)
+package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 case $1 in
     build) want=("${build[@]}") ;;
     test) want=("${test[@]}") ;;
-    ci) want=("${test[@]}" valgrind clang) ;;
+    package) want=("${package[@]}") ;;
+    ci) want=("${test[@]}" "${package[@]}" valgrind clang zsh fish systemd) ;;
     bench) want=("${test[@]}" hyperfine python3-redis etcd-server etcd-client gnuplot-nox) ;;
     *) usage ;;
 esac

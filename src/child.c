@@ -51,6 +51,7 @@ struct rr_child {
     bool sweep_killed;         /* ... and SIGKILL was sent */
     int64_t sweep_until;       /* rr_now_ms: KILL at, then give up at */
     int swept;                 /* how many stragglers we signalled */
+    bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
     rr_child_exit_fn exit_cb;
     void *arg;
 };
@@ -394,7 +395,7 @@ static void begin_sweep(struct rr_child *ch)
            (struct rr_field[]){ RR_FN("count", n), RR_FIELD_END },
            "the command left %s running; stopping %s before the lock is released",
            n ? who : "processes in its group", n == 1 ? "it" : "them");
-    /* We were stopping the command (lock lost, --timeout): no more grace. */
+    /* We were stopping the command (lock lost, --max-runtime): no more grace. */
     if (ch->stopping) {
         ch->sweep_killed = true;
         ch->sweep_until = rr_now_ms() + SWEEP_GIVE_UP_MS;
@@ -418,10 +419,24 @@ static void try_reap(struct rr_child *ch)
     int st = 0;
     pid_t r;
     do {
-        r = waitpid(ch->pid, &st, WNOHANG);
+        r = waitpid(ch->pid, &st, WNOHANG | WUNTRACED);
     } while (r < 0 && errno == EINTR);
     if (r == 0)
         return;
+    if (r > 0 && WIFSTOPPED(st)) {
+        /* Not an exit. A background read or write of the terminal stops
+         * the command for good while we renew its lock: say so, once. */
+        int sig = WSTOPSIG(st);
+        if ((sig == SIGTTIN || sig == SIGTTOU) && !ch->said_tty_stop) {
+            ch->said_tty_stop = true;
+            rr_log(RR_LOG_WARN, "tty_stop", NULL,
+                   "the command was stopped by %s: it %s the terminal from its own process "
+                   "group; run interactive commands with --foreground",
+                   sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
+                   sig == SIGTTIN ? "read" : "changed or wrote to");
+        }
+        return;
+    }
     if (r < 0) {
         /* ECHILD: someone else reaped our child (SIGCHLD set to SIG_IGN,
          * or a stray waitpid(-1)). The status is gone; report a failure
@@ -431,6 +446,7 @@ static void try_reap(struct rr_child *ch)
     ch->reaped = true;
     ch->kill_armed = false;
     ch->wstatus = st;
+    rr_guard_leader_reaped(ch->guard);
     uv_timer_stop(&ch->kill_timer);
     begin_sweep(ch);
 }

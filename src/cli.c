@@ -27,6 +27,7 @@
 enum {
     OPT_RENEW = 256,
     OPT_TIMEOUT,
+    OPT_OLD_TIMEOUT,
     OPT_KILL_AFTER,
     OPT_ONCE,
     OPT_ON_STALE,
@@ -63,7 +64,9 @@ static const struct option longopts[] = {
     { "renew", required_argument, NULL, OPT_RENEW },
     { "wait", required_argument, NULL, 'w' },
     { "conflict-exit-code", required_argument, NULL, 'E' },
-    { "timeout", required_argument, NULL, OPT_TIMEOUT },
+    { "max-runtime", required_argument, NULL, OPT_TIMEOUT },
+    /* Not an option: flock(1) and consul use it for the wait. */
+    { "timeout", required_argument, NULL, OPT_OLD_TIMEOUT },
     { "kill-after", required_argument, NULL, OPT_KILL_AFTER },
     { "once", required_argument, NULL, OPT_ONCE },
     { "on-stale", required_argument, NULL, OPT_ON_STALE },
@@ -237,6 +240,14 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
     size_t n;
     int i;
 
+    /* "a,b," or "a,,b": a URL was left out, not mistyped. */
+    n = strlen(value);
+    if (n > 0 && (value[0] == ',' || value[n - 1] == ',' || strstr(value, ",,"))) {
+        snprintf(err, errlen, "%s: an empty URL in the comma-separated list (a comma too many?): "
+                 "remove it, or give the URL that belongs there", what);
+        return -1;
+    }
+
     do {
         struct rr_endpoint *ep;
 
@@ -257,7 +268,7 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
             goto fail;
         }
         if (ep->sentinel) {
-            snprintf(err, errlen, "redis-sentinel:// is not supported yet");
+            snprintf(err, errlen, "redis-sentinel:// is not supported by this version; give the current master as redis://HOST:PORT");
             goto fail;
         }
         /* The same server listed twice would vote twice in the quorum. */
@@ -385,6 +396,10 @@ static int take_option(int c, const char *arg, struct rr_config *cfg, struct see
         }
         cfg->conflict_exit_code = (int)v;
         return 0;
+    case OPT_OLD_TIMEOUT:
+        snprintf(err, errlen, "--timeout is not an option: to wait for the lock use --wait DUR, "
+                 "to limit the run use --max-runtime DUR");
+        return -1;
     case OPT_TIMEOUT:
         sn->timeout = true;
         return parse_dur(c, arg, &cfg->timeout_ms, err, errlen);
@@ -508,9 +523,9 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
 
     if (c == ':') {
         if (o)
-            snprintf(err, errlen, "option --%s needs a value; see redlock-run --help", o->name);
+            snprintf(err, errlen, "option --%s needs a value", o->name);
         else
-            snprintf(err, errlen, "option -%c needs a value; see redlock-run --help", optopt);
+            snprintf(err, errlen, "option -%c needs a value", optopt);
         return;
     }
     if (o && o->has_arg == no_argument && strncmp(word, "--", 2) == 0 && strchr(word, '=')) {
@@ -518,13 +533,13 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
         return;
     }
     if (optopt > 0x20 && optopt < 0x7f && !o) {
-        snprintf(err, errlen, "unknown option '-%c'; see redlock-run --help", optopt);
+        snprintf(err, errlen, "unknown option '-%c'", optopt);
         return;
     }
     n = strcspn(word, "=");
     snprintf(q, sizeof q, "%.*s", (int)(n < 60 ? n : 60), word);
     quote(q, q, sizeof q);
-    snprintf(err, errlen, "unknown or ambiguous option '%s'; see redlock-run --help", q);
+    snprintf(err, errlen, "unknown or ambiguous option '%s'", q);
 }
 
 static int check_prefix(const char *s, char *err, size_t errlen)
@@ -623,6 +638,12 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
         snprintf(err, errlen, "%s takes only NAME, not a command", modeopt);
         return -1;
     }
+    if (cfg->mode == RR_MODE_RELEASE && sn->once) {
+        /* The lock is one per NAME; a --once ID is a record, not a lock. */
+        snprintf(err, errlen, "--release takes no --once: it removes the lock of NAME, whatever "
+                 "the run; to settle a --once record use --resolve succeeded|clear --once ID");
+        return -1;
+    }
 
     /* Times. */
     if (cfg->ttl_ms == RR_INF) {
@@ -643,7 +664,7 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
         return -1;
     }
     if (sn->timeout && cfg->timeout_ms == 0) {
-        snprintf(err, errlen, "--timeout must be more than 0 (got 0s); leave it out for no limit");
+        snprintf(err, errlen, "--max-runtime must be more than 0 (got 0s); leave it out for no limit");
         return -1;
     }
     if (cfg->timeout_ms == RR_INF)
@@ -924,7 +945,7 @@ USAGE_RUN "\n"
 "      --state-ttl DUR        how long --once records are kept (30d)\n"
 "\n"
 "Child:\n"
-"      --timeout DUR          stop COMMAND after DUR, exit 124 (none)\n"
+"      --max-runtime DUR      stop COMMAND after DUR, exit 124 (none)\n"
 "      --kill-after DUR       grace from SIGTERM to SIGKILL when stopping (10s)\n"
 "      --foreground           keep COMMAND in our process group (off)\n"
 "\n"
@@ -965,10 +986,10 @@ USAGE_RUN "\n"
 "  70   internal error (a bug: please report it)\n"
 "  71   cannot fork or create a pipe (out of processes or descriptors)\n"
 "  75   lock busy or --wait ran out (see -E)\n"
-"  78   configuration refused: TLS certificate verification failed (never\n"
-"       retried by --wait; the message says what to change)\n"
+"  78   the server refused our configuration (password, ACL, db, TLS\n"
+"       certificate verification): fix it; --wait does not retry it\n"
 "  79   lock lost while COMMAND ran; COMMAND was stopped\n"
-"  124  --timeout ran out; COMMAND was stopped\n"
+"  124  --max-runtime ran out; COMMAND was stopped\n"
 "  126  COMMAND could not be executed\n"
 "  127  COMMAND not found\n",
         f);

@@ -38,7 +38,7 @@ struct rr_config {
     int64_t ttl_ms;               /* --ttl, default 30s */
     int64_t renew_ms;             /* --renew, default ttl/3 */
     int64_t wait_ms;              /* --wait, default 0; RR_INF = forever */
-    int64_t timeout_ms;           /* --timeout, 0 = none */
+    int64_t timeout_ms;           /* --max-runtime, 0 = none */
     int64_t kill_after_ms;        /* --kill-after, default 10s */
     int64_t min_hold_ms;          /* --min-hold, default 0 */
     int64_t connect_timeout_ms;   /* --connect-timeout, default 1s */

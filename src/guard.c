@@ -64,6 +64,7 @@ struct rr_guard {
     int child_pid;            /* 0 until the spawned process says */
     int parent_pid;
     int termed, fired;
+    int leader_reaped;        /* its pid may be reused: only its group counts */
     int rfd, wfd;
     int own_pgid;
     bool foreground;
@@ -235,11 +236,12 @@ static void signal_all(const struct rr_guard *g, pid_t self, int sig, bool strag
 {
     pid_t c = load32(&g->child_pid);
 
-    if (c > 0) {
+    if (c > 0 && !load32(&g->leader_reaped))
         SYS(SYS_kill, c, sig, 0);
-        if (!g->foreground)
-            SYS(SYS_kill, -c, sig, 0);
-    }
+    /* A group lives on while it has members, whatever became of its
+     * leader; its id is not reused meanwhile. */
+    if (c > 0 && !g->foreground)
+        SYS(SYS_kill, -c, sig, 0);
     if (!stragglers)
         return;
     pid_t kids[MAX_KIDS];
@@ -382,6 +384,12 @@ void rr_guard_set_child(struct rr_guard *g, pid_t pid)
 void rr_guard_child_started(struct rr_guard *g, pid_t pid)
 {
     rr_guard_set_child(g, pid);
+}
+
+void rr_guard_leader_reaped(struct rr_guard *g)
+{
+    if (g)
+        store32(&g->leader_reaped, 1);
 }
 
 bool rr_guard_lease_ok(const struct rr_guard *g)

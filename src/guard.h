@@ -43,6 +43,10 @@ void rr_guard_set_child(struct rr_guard *g, pid_t pid);
 /* Tells the parent's side the pid too (after vfork returned). */
 void rr_guard_child_started(struct rr_guard *g, pid_t pid);
 
+/* The command's leader was reaped: from now on its pid may belong to
+ * someone else, so the guard signals only its process group. */
+void rr_guard_leader_reaped(struct rr_guard *g);
+
 /* Does the lease leave at least the grace before its end right now? Async-
  * signal-safe: the spawned process asks it just before exec. */
 bool rr_guard_lease_ok(const struct rr_guard *g);

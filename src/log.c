@@ -466,14 +466,16 @@ static void syslog_send(int prio, const char *msg)
              MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-void rr_log(enum rr_log_level level, const char *event,
-            const struct rr_field *fields, const char *fmt, ...)
+static void vlog(enum rr_log_level level, bool audit, const char *event,
+                 const struct rr_field *fields, const char *fmt, va_list ap_in)
 {
     if ((int)level < 0)
         level = RR_LOG_ERROR;
     if (level > RR_LOG_DEBUG)
         level = RR_LOG_DEBUG;
-    if (!rr_log_enabled(level))
+    bool to_stderr = rr_log_enabled(level);
+    bool to_syslog = st.use_syslog && (to_stderr || audit);
+    if (!to_stderr && !to_syslog)
         return;
     int saved_errno = errno;   /* callers may log between a call and errno */
 
@@ -481,8 +483,8 @@ void rr_log(enum rr_log_level level, const char *event,
     char *heap = NULL, *red = NULL;
     const char *msg = stackbuf;
     va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
+    va_copy(ap, ap_in);
+    va_copy(ap2, ap_in);
     int n = vsnprintf(stackbuf, sizeof stackbuf, fmt, ap);
     va_end(ap);
     if (n < 0) {
@@ -513,13 +515,15 @@ void rr_log(enum rr_log_level level, const char *event,
 
     struct line l = { .len = 0 };
     l.buf[0] = '\0';
-    if (st.json)
-        build_json(&l, level, event, fields, msg, msglen);
-    else
-        build_text(&l, true, msg, msglen);
-    write_line(&l);
+    if (to_stderr) {
+        if (st.json)
+            build_json(&l, level, event, fields, msg, msglen);
+        else
+            build_text(&l, true, msg, msglen);
+        write_line(&l);
+    }
 
-    if (st.use_syslog) {
+    if (to_syslog) {
         struct line sl = { .len = 0 };
         sl.buf[0] = '\0';
         build_text(&sl, false, msg, msglen);
@@ -529,4 +533,22 @@ void rr_log(enum rr_log_level level, const char *event,
     free(heap);
     free(red);
     errno = saved_errno;
+}
+
+void rr_log(enum rr_log_level level, const char *event,
+            const struct rr_field *fields, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, false, event, fields, fmt, ap);
+    va_end(ap);
+}
+
+void rr_log_audit(enum rr_log_level level, const char *event,
+                  const struct rr_field *fields, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, true, event, fields, fmt, ap);
+    va_end(ap);
 }

@@ -38,6 +38,12 @@ void rr_log(enum rr_log_level level, const char *event,
             const struct rr_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The same, for a run's outcome: it reaches syslog (with --syslog) whatever
+ * -q/-v do to stderr, so that syslog keeps an audit trail of every run. */
+void rr_log_audit(enum rr_log_level level, const char *event,
+                  const struct rr_field *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Would a message at this level be shown anywhere? */
 bool rr_log_enabled(enum rr_log_level level);
 

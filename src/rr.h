@@ -20,9 +20,9 @@ enum rr_exit {
     RR_EXIT_SOFTWARE = 70,     /* internal error (a bug) */
     RR_EXIT_OSERR = 71,        /* fork/pipe failed */
     RR_EXIT_BUSY = 75,         /* lock busy or --wait ran out (-E changes it) */
-    RR_EXIT_CONFIG = 78,       /* the server refused our configuration (TLS verification) */
+    RR_EXIT_CONFIG = 78,       /* the server refused our configuration: fix it (auth, ACL, DB, TLS) */
     RR_EXIT_LOST = 79,         /* lock lost while the child ran */
-    RR_EXIT_TIMEOUT = 124,     /* --timeout ran out */
+    RR_EXIT_TIMEOUT = 124,     /* --max-runtime ran out */
     RR_EXIT_NOEXEC = 126,      /* command found but could not be executed */
     RR_EXIT_NOTFOUND = 127,    /* command not found */
 };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "diag.h"
 #include "conn.h"
 #include "duration.h"
 #include "lock.h"
@@ -48,6 +49,7 @@ struct run {
     bool subscribed;
     int abort_signal;             /* a terminating signal before the child ran */
     int warned_unavailable;       /* said once that Redis is down while waiting */
+    bool said_waiting;            /* said once what we wait for */
 
     /* Holding. */
     int64_t acquired_at;          /* monotonic */
@@ -155,13 +157,27 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
         rr_log(RR_LOG_WARN, "release_failed", NULL,
                "could not release the lock (%s); it expires by itself within %s",
                err, d);
-    } else {
+    }
+    if (r->child_started) {
+        /* The audit trail: who ran what, where, and how it ended. */
+        char how[48];
+        bool ok = strcmp(r->rep.status, "succeeded") == 0;
+        if (r->rep.signal > 0)
+            snprintf(how, sizeof how, "signal %d", r->rep.signal);
+        else
+            snprintf(how, sizeof how, "exit %d", r->rep.child_exit);
         fmt_dur(rr_now_ms() - r->acquired_at, d, sizeof(d));
-        rr_log(RR_LOG_INFO, "released",
-               (struct rr_field[]){ RR_FS("status", r->rep.status),
-                                    RR_FN("held_ms", rr_now_ms() - r->acquired_at),
-                                    RR_FIELD_END },
-               "released after %s (%s)", d, r->rep.status);
+        rr_log_audit(ok ? RR_LOG_INFO : strcmp(r->rep.status, "failed") == 0 ? RR_LOG_WARN
+                                                                             : RR_LOG_ERROR,
+                     "released",
+                     (struct rr_field[]){ RR_FS("status", r->rep.status),
+                                          RR_FN("exit_code", r->rep.child_exit),
+                                          RR_FN("signal", r->rep.signal),
+                                          RR_FN("fence", r->rep.fence),
+                                          RR_FN("held_ms", rr_now_ms() - r->acquired_at),
+                                          RR_FIELD_END },
+                     "run %s (%s) after %s, fence %lld, on %s pid %ld; lock released",
+                     r->rep.status, how, d, r->rep.fence, r->host, (long)getpid());
     }
     finish(r, r->exit_code);
 }
@@ -251,7 +267,7 @@ static void lose(struct run *r, const char *why)
         grace = r->stop_grace_ms;
     uv_timer_stop(&r->renew_timer);
     uv_timer_stop(&r->lost_timer);
-    /* Even a --timeout stop in progress becomes a loss: the lock is gone. */
+    /* Even a --max-runtime stop in progress becomes a loss: the lock is gone. */
     r->final_status = NULL;
     if (grace <= 0) {
         r->final_status = "lost";
@@ -371,7 +387,7 @@ static void on_timeout_timer(uv_timer_t *t)
     char d[32];
 
     fmt_dur(r->cfg->timeout_ms, d, sizeof(d));
-    rr_log(RR_LOG_ERROR, "timeout", NULL, "command ran longer than --timeout %s; stopping it", d);
+    rr_log(RR_LOG_ERROR, "timeout", NULL, "command ran longer than --max-runtime %s; stopping it", d);
     stop_child(r, "timeout", RR_EXIT_TIMEOUT, r->cfg->kill_after_ms);
 }
 
@@ -504,6 +520,25 @@ static void wait_more(struct run *r, const struct rr_acquire_result *res)
     enter(r, WAITING);
     if (!r->subscribed)
         subscribe(r);
+    if (!r->said_waiting && res->result == RR_ACQ_BUSY) {
+        /* Once, so that a CI log shows why nothing happens for a while. */
+        char w[32] = "forever", left_s[32] = "", holder[256] = "";
+        r->said_waiting = true;
+        if (r->wait_deadline != INT64_MAX)
+            fmt_dur(r->cfg->wait_ms, w, sizeof w);
+        if (res->holder.host[0])
+            snprintf(holder, sizeof holder, ": held by %s pid %lld (fence %lld)",
+                     res->holder.host, res->holder.pid, res->holder.fence);
+        if (res->retry_ms >= 0)
+            fmt_dur(res->retry_ms, left_s, sizeof left_s);
+        rr_log(RR_LOG_NOTICE, "waiting",
+               (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
+                                    RR_FN("holder_pid", res->holder.pid),
+                                    RR_FN("holder_fence", res->holder.fence),
+                                    RR_FN("ttl_ms", res->retry_ms), RR_FIELD_END },
+               "waiting %s%s for %s%s%s%s", r->wait_deadline == INT64_MAX ? "" : "up to ", w,
+               r->cfg->name, holder, left_s[0] ? ", its lease ends in " : "", left_s);
+    }
     /* Jittered exponential backoff as the fallback for a lost message; the
      * holder's PTTL bounds it, since a crashed holder publishes nothing. */
     sleep_ms = r->backoff_ms / 2 + (int64_t)(random() % (r->backoff_ms / 2 + 1));
@@ -521,6 +556,14 @@ static void wait_more(struct run *r, const struct rr_acquire_result *res)
 
 /* ---- acquiring ---- */
 
+static bool gave_password(const struct rr_config *cfg)
+{
+    bool any = cfg->has_password;
+    for (int i = 0; i < cfg->n_endpoints; i++)
+        any |= cfg->endpoints[i].has_password;
+    return any;
+}
+
 static void busy_message(struct run *r, const struct rr_acquire_result *res)
 {
     char d[32] = "", holder[256] = "";
@@ -530,7 +573,7 @@ static void busy_message(struct run *r, const struct rr_acquire_result *res)
                  res->holder.pid, res->holder.fence);
     if (res->retry_ms >= 0)
         fmt_dur(res->retry_ms, d, sizeof(d));
-    rr_log(RR_LOG_NOTICE, "busy",
+    rr_log_audit(RR_LOG_NOTICE, "busy",
            (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
                                 RR_FN("holder_pid", res->holder.pid),
                                 RR_FN("holder_fence", res->holder.fence),
@@ -570,6 +613,12 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
             rr_log(RR_LOG_WARN, "abandoned", NULL,
                    "the previous run died without finishing (recorded as abandoned "
                    "in the history); running anyway (--on-stale run)");
+        if (r->said_waiting) {
+            fmt_dur(r->rep.wait_ms, d, sizeof(d));
+            rr_log(RR_LOG_NOTICE, "waited", (struct rr_field[]){ RR_FN("wait_ms", r->rep.wait_ms),
+                                                                 RR_FIELD_END },
+                   "got the lock after waiting %s", d);
+        }
         rr_log(RR_LOG_INFO, "acquired",
                (struct rr_field[]){ RR_FN("fence", res->fence),
                                     RR_FN("acquire_ms", res->elapsed_ms),
@@ -597,7 +646,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         return;
     case RR_ACQ_DONE:
         r->rep.status = "skipped";
-        rr_log(RR_LOG_NOTICE, "skipped",
+        rr_log_audit(RR_LOG_NOTICE, "skipped",
                (struct rr_field[]){ RR_FS("once", r->cfg->once_id),
                                     RR_FS("host", res->holder.host),
                                     RR_FN("fence", res->holder.fence), RR_FIELD_END },
@@ -608,7 +657,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
     case RR_ACQ_STALE:
         r->rep.status = "refused";
         fmt_dur(res->holder.when_ms ? wall_ms() - res->holder.when_ms : 0, d, sizeof(d));
-        rr_log(RR_LOG_ERROR, "stale",
+        rr_log_audit(RR_LOG_ERROR, "stale",
                (struct rr_field[]){ RR_FS("once", r->cfg->once_id),
                                     RR_FS("host", res->holder.host),
                                     RR_FN("pid", res->holder.pid),
@@ -623,16 +672,25 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
                r->cfg->once_id, r->cfg->name);
         finish(r, RR_EXIT_STALE);
         return;
-    case RR_ACQ_ERROR:
-        /* A refusal (TLS verification) will not pass by waiting. */
+    case RR_ACQ_ERROR: {
+        /* A refusal of our configuration: no retry can fix it, so not even
+         * --wait waits it out. TLS verification says so on the connection;
+         * the server's own refusals are told by their text. */
+        char why[RR_ERRLEN + 256];
         for (int i = 0; i < r->n; i++)
             if (rr_conn_refused(r->conns[i])) {
                 r->rep.status = "error";
-                rr_log(RR_LOG_ERROR, "refused", NULL, "cannot take the lock: %s",
-                       rr_conn_error(r->conns[i]));
+                rr_log_audit(RR_LOG_ERROR, "config", NULL, "cannot take the lock: %s",
+                             rr_conn_error(r->conns[i]));
                 finish(r, RR_EXIT_CONFIG);
                 return;
             }
+        if (rr_diag_config(res->err, gave_password(r->cfg), why, sizeof why)) {
+            r->rep.status = "error";
+            rr_log_audit(RR_LOG_ERROR, "config", NULL, "cannot take the lock: %s", why);
+            finish(r, RR_EXIT_CONFIG);
+            return;
+        }
         /* With --wait, an unreachable Redis is waited out like a busy lock:
          * a restart or a failover should not fail a job that may wait. */
         if (r->wait_deadline > rr_now_ms()) {
@@ -643,11 +701,12 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
             return;
         }
         r->rep.status = "error";
-        rr_log(RR_LOG_ERROR, "unavailable", NULL,
-               "cannot take the lock: %s; check that Redis is up and -r/--redis is right",
-               res->err);
+        rr_log_audit(RR_LOG_ERROR, "unavailable", NULL,
+                     "cannot take the lock: %s; check that Redis is up and -r/--redis is right",
+                     res->err);
         finish(r, RR_EXIT_UNAVAILABLE);
         return;
+    }
     }
 }
 
@@ -670,8 +729,12 @@ static void on_signal(uv_signal_t *h, int sig)
     switch (r->state) {
     case RUNNING:
     case STOPPING:
-        rr_log(RR_LOG_INFO, "signal", NULL, "forwarding %s to the command", strsignal(sig));
         rr_child_signal(r->child, sig);
+        /* A stopped command (SIGTTIN: it read the terminal) would hold a
+         * terminating signal pending forever, and us with it. */
+        if (sig != SIGUSR1 && sig != SIGUSR2)
+            rr_child_signal(r->child, SIGCONT);
+        rr_log(RR_LOG_INFO, "signal", NULL, "forwarded %s to the command", strsignal(sig));
         break;
     case ACQUIRING:
         r->abort_signal = sig;  /* on_acquired gives back what it got */
@@ -827,96 +890,10 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     r.rep.exit_code = r.exit_code;
     r.rep.end_s = (double)wall_ms() / 1000.0;
     if (cfg->metrics_file) {
-        if (rr_run_write_metrics(cfg->metrics_file, cfg->name, &r.rep, err, sizeof(err)) != 0)
+        if (rr_metrics_write(cfg->metrics_file, cfg->name, &r.rep, err, sizeof(err)) != 0)
             rr_log(RR_LOG_WARN, "metrics", NULL, "%s", err);
     }
     rr_lock_free(r.lock);
     rr_child_env_free(r.child_env);
     return r.exit_code;
-}
-
-/* ---- metrics ---- */
-
-static void label_escape(const char *s, char *out, size_t len)
-{
-    size_t o = 0;
-
-    for (; *s && o + 3 < len; s++) {
-        if (*s == '\\' || *s == '"') {
-            out[o++] = '\\';
-            out[o++] = *s;
-        } else if (*s == '\n') {
-            out[o++] = '\\';
-            out[o++] = 'n';
-        } else {
-            out[o++] = *s;
-        }
-    }
-    out[o] = '\0';
-}
-
-int rr_run_write_metrics(const char *path, const char *job, const struct rr_run_report *rep,
-                         char *err, size_t errlen)
-{
-    static const char *const statuses[] = { "succeeded", "failed", "timeout", "lost",
-                                            "busy", "skipped", "refused", "error" };
-    char tmp[PATH_MAX], lj[512];
-    FILE *f;
-    int fd;
-
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp)) {
-        snprintf(err, errlen, "--metrics-file path is too long");
-        return -1;
-    }
-    /* Write beside the target and rename: the collector never sees half a file. */
-    if ((fd = mkstemp(tmp)) < 0) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        return -1;
-    }
-    fchmod(fd, 0644);
-    if (!(f = fdopen(fd, "w"))) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    label_escape(job, lj, sizeof(lj));
-    fprintf(f, "# HELP redlock_run_last_status Outcome of the last run (1 for its status).\n"
-               "# TYPE redlock_run_last_status gauge\n");
-    for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
-        fprintf(f, "redlock_run_last_status{job=\"%s\",status=\"%s\"} %d\n", lj, statuses[i],
-                rep->status && strcmp(rep->status, statuses[i]) == 0);
-    fprintf(f, "# HELP redlock_run_last_exit_code Exit status of redlock-run for the last run.\n"
-               "# TYPE redlock_run_last_exit_code gauge\n"
-               "redlock_run_last_exit_code{job=\"%s\"} %d\n", lj, rep->exit_code);
-    fprintf(f, "# HELP redlock_run_last_start_timestamp_seconds When the last run started.\n"
-               "# TYPE redlock_run_last_start_timestamp_seconds gauge\n"
-               "redlock_run_last_start_timestamp_seconds{job=\"%s\"} %.3f\n", lj, rep->start_s);
-    fprintf(f, "# HELP redlock_run_last_end_timestamp_seconds When the last run ended.\n"
-               "# TYPE redlock_run_last_end_timestamp_seconds gauge\n"
-               "redlock_run_last_end_timestamp_seconds{job=\"%s\"} %.3f\n", lj, rep->end_s);
-    fprintf(f, "# HELP redlock_run_last_duration_seconds Wall time of the last run.\n"
-               "# TYPE redlock_run_last_duration_seconds gauge\n"
-               "redlock_run_last_duration_seconds{job=\"%s\"} %.3f\n", lj,
-            rep->end_s - rep->start_s);
-    fprintf(f, "# HELP redlock_run_last_wait_seconds Time spent waiting for the lock.\n"
-               "# TYPE redlock_run_last_wait_seconds gauge\n"
-               "redlock_run_last_wait_seconds{job=\"%s\"} %.3f\n", lj,
-            (double)rep->wait_ms / 1000.0);
-    fprintf(f, "# HELP redlock_run_last_fence Fencing token of the last run that held the lock.\n"
-               "# TYPE redlock_run_last_fence gauge\n"
-               "redlock_run_last_fence{job=\"%s\"} %lld\n", lj, rep->fence);
-    if (fflush(f) != 0 || ferror(f)) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        fclose(f);
-        unlink(tmp);
-        return -1;
-    }
-    fclose(f);
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write --metrics-file %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
 }

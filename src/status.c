@@ -11,6 +11,7 @@
 #include "run.h"
 #include "scripts.h"
 #include "status.h"
+#include "diag.h"
 
 struct op {
     uv_loop_t *loop;
@@ -288,15 +289,6 @@ static void close_all(struct op *op)
 
 static void ask_status(struct op *op);
 
-/* 78 when a master refused our configuration (TLS verification), else 69. */
-static int failure_code(const struct op *op)
-{
-    for (int i = 0; i < op->n; i++)
-        if (op->conns[i] && rr_conn_refused(op->conns[i]))
-            return RR_EXIT_CONFIG;
-    return RR_EXIT_UNAVAILABLE;
-}
-
 static void on_status(struct rr_conn *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
@@ -313,6 +305,31 @@ static void on_status(struct rr_conn *c, int status, redisReply *r, void *arg)
     ask_status(op);
 }
 
+/* Say why nothing could be done; 78 when the server refused our
+ * configuration (retrying cannot help; a TLS refusal is marked on the
+ * connection), else 69. */
+static int unavailable(struct op *op, const char *what)
+{
+    char why[RR_ERRLEN + 256];
+
+    for (int i = 0; i < op->n; i++)
+        if (op->conns[i] && rr_conn_refused(op->conns[i])) {
+            snprintf(op->err, sizeof op->err, "%s", rr_conn_error(op->conns[i]));
+            rr_log(RR_LOG_ERROR, "config", NULL, "%s: %s", what, op->err);
+            return RR_EXIT_CONFIG;
+        }
+    bool gave = op->cfg->has_password;
+    for (int i = 0; i < op->cfg->n_endpoints; i++)
+        gave |= op->cfg->endpoints[i].has_password;
+    if (rr_diag_config(op->err, gave, why, sizeof why)) {
+        rr_log(RR_LOG_ERROR, "config", NULL, "%s: %s", what, why);
+        snprintf(op->err, sizeof op->err, "%.*s", (int)sizeof op->err - 1, why);
+        return RR_EXIT_CONFIG;
+    }
+    rr_log(RR_LOG_ERROR, "unavailable", NULL, "%s: %s", what, op->err);
+    return RR_EXIT_UNAVAILABLE;
+}
+
 /* --status reads the first master that answers. */
 static void ask_status(struct op *op)
 {
@@ -325,8 +342,15 @@ static void ask_status(struct op *op)
                            2, args, on_status, op) == 0)
             return;
     }
-    rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot read the job's state: %s", op->err);
-    op->exit_code = failure_code(op);
+    op->exit_code = unavailable(op, "cannot read the job's state");
+    if (op->cfg->json) {
+        /* A monitoring check parses stdout: an answer, even when it is "no". */
+        fputs("{\"name\":", op->out);
+        json_str(op->out, op->cfg->name);
+        fputs(",\"error\":", op->out);
+        json_str(op->out, op->err);
+        fprintf(op->out, ",\"exit_code\":%d}\n", op->exit_code);
+    }
     close_all(op);
 }
 
@@ -368,10 +392,9 @@ static void on_force(struct rr_conn *c, int status, redisReply *r, void *arg)
         fprintf(op->out, "the lock of %s is not held; nothing to release\n", op->cfg->name);
         op->exit_code = 1;
     } else {
-        rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot release: %s", op->err);
-        op->exit_code = failure_code(op);
+        op->exit_code = unavailable(op, "cannot release");
     }
-    if (op->errors && op->exit_code != RR_EXIT_UNAVAILABLE && op->exit_code != RR_EXIT_CONFIG)
+    if (op->errors && op->exit_code == 0)
         rr_log(RR_LOG_WARN, "partial", NULL, "%d master%s did not answer: %s", op->errors,
                op->errors == 1 ? "" : "s", op->err);
     close_all(op);
@@ -411,8 +434,7 @@ static void on_resolve(struct rr_conn *c, int status, redisReply *r, void *arg)
                 op->cfg->once_id, op->cfg->name);
         op->exit_code = 1;
     } else {
-        rr_log(RR_LOG_ERROR, "unavailable", NULL, "cannot resolve: %s", op->err);
-        op->exit_code = failure_code(op);
+        op->exit_code = unavailable(op, "cannot resolve");
     }
     close_all(op);
 }

@@ -391,7 +391,7 @@ int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errl
         n = strcspn(url, ":/@");
         quote(url, n, q, sizeof q);
         if (url[n] == ':')
-            snprintf(err, errlen, "invalid Redis URL: unknown scheme '%s:'; use redis://, rediss://, unix:// or redis-sentinel://", q);
+            snprintf(err, errlen, "invalid Redis URL: unknown scheme '%s:'; use redis://, rediss:// or unix://", q);
         else
             snprintf(err, errlen, "invalid Redis URL: missing scheme; write it as redis://HOST[:PORT][/DB] or unix:///PATH");
         goto fail;

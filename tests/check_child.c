@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "child.h"
+#include "guard.h"
 #include "rr.h"
 
 /* No lease to enforce in these tests: the guard only watches for our death. */
@@ -728,6 +729,48 @@ START_TEST(test_env_build)
 }
 END_TEST
 
+START_TEST(test_parse_pids)
+{
+    pid_t out[4];
+
+    ck_assert_int_eq(rr_guard_parse_pids("", 0, out, 4), 0);
+    ck_assert_int_eq(rr_guard_parse_pids("12 345 ", 7, out, 4), 2);
+    ck_assert_int_eq(out[0], 12);
+    ck_assert_int_eq(out[1], 345);
+    /* no trailing space, a cut at len, and at most max */
+    ck_assert_int_eq(rr_guard_parse_pids("7 8 9 10 11", 11, out, 4), 4);
+    ck_assert_int_eq(out[3], 10);
+    ck_assert_int_eq(rr_guard_parse_pids("123456", 3, out, 4), 1);
+    ck_assert_int_eq(out[0], 123);
+    /* zero, garbage and absurd numbers are never pids */
+    ck_assert_int_eq(rr_guard_parse_pids("0 x 99999999999 5", 17, out, 4), 1);
+    ck_assert_int_eq(out[0], 5);
+}
+END_TEST
+
+START_TEST(test_children_of_self)
+{
+    pid_t out[8];
+    pid_t p = fork();
+
+    if (p == 0) {
+        pause();
+        _exit(0);
+    }
+    ck_assert_int_gt(p, 0);
+    int n = rr_guard_children(getpid(), 0, out, 8);
+    bool seen = false;
+    for (int i = 0; i < n; i++)
+        seen |= out[i] == p;
+    ck_assert(seen);
+    n = rr_guard_children(getpid(), p, out, 8);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_ne(out[i], p);
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+}
+END_TEST
+
 static Suite *child_suite(void)
 {
     Suite *s = suite_create("child");
@@ -766,6 +809,8 @@ static Suite *child_suite(void)
     tc = tcase_create("pure");
     tcase_add_test(tc, test_exit_code_mapping);
     tcase_add_test(tc, test_env_build);
+    tcase_add_test(tc, test_parse_pids);
+    tcase_add_test(tc, test_children_of_self);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -141,8 +141,12 @@ static const struct bad bads[] = {
     { ARGS("--renew", "inf", "job", "true"), "--renew must be" },
     { ARGS("-t", "10ms", "--renew", "10ms", "job", "true"), "--renew must be" },
     { ARGS("-w", "soon", "job", "true"), "--wait: invalid duration" },
-    { ARGS("--timeout", "0", "job", "true"), "--timeout must be more than 0" },
-    { ARGS("--timeout", "1x", "job", "true"), "--timeout: invalid duration" },
+    { ARGS("--max-runtime", "0", "job", "true"), "--max-runtime must be more than 0" },
+    { ARGS("-r", "redis://a:1,", "job", "true"), "--redis: an empty URL in the comma-separated list" },
+    { ARGS("-r", "redis://a:1,,redis://b:1", "job", "true"), "--redis: an empty URL" },
+    { ARGS("--release", "--once", "x", "job"), "--release takes no --once" },
+    { ARGS("--timeout", "5m", "job", "true"), "--timeout is not an option: to wait for the lock use --wait DUR, to limit the run use --max-runtime DUR" },
+    { ARGS("--max-runtime", "1x", "job", "true"), "--max-runtime: invalid duration" },
     { ARGS("--kill-after", "inf", "job", "true"), "--kill-after must be finite" },
     { ARGS("--min-hold", "inf", "job", "true"), "--min-hold must be finite" },
     { ARGS("--connect-timeout", "0", "job", "true"), "--connect-timeout must be more than 0" },
@@ -177,7 +181,7 @@ static const struct bad bads[] = {
     { ARGS("-r", "redis://h:0", "job", "true"), "--redis: invalid Redis URL: port must be" },
     { ARGS("-r", "redis://:" SECRET "@h:x", "job", "true"), "--redis: invalid Redis URL: port must be" },
     { ARGS("-r", "redis://default:" SECRET, "job", "true"), "--redis: invalid Redis URL" },
-    { ARGS("-r", "redis://a,", "job", "true"), "--redis: invalid Redis URL" },
+    { ARGS("-r", "redis://a,", "job", "true"), "--redis: an empty URL in the comma-separated list" },
     { ARGS("-r", "rediss://h", "job", "true"), NULL },
     { ARGS("-r", "redis://a,rediss://:" SECRET "@b", "--tls-ca", "x", "job", "true"), NULL },
     { ARGS("-r", "redis://a", "--tls-ca", "ca.pem", "job", "true"), "--tls-ca needs a rediss:// URL (TLS); none of the Redis URLs is one" },
@@ -185,7 +189,7 @@ static const struct bad bads[] = {
     { ARGS("-r", "unix:///a.sock", "--tls-sni", "x", "job", "true"), "--tls-sni needs a rediss:// URL" },
     { ARGS("-r", "rediss://h", "--tls-cert", "c.pem", "job", "true"), "--tls-cert needs --tls-key too" },
     { ARGS("-r", "rediss://h", "--tls-key", "k.pem", "job", "true"), "--tls-key needs --tls-cert too" },
-    { ARGS("--redis=redis-sentinel://s1,s2/m", "job", "true"), "redis-sentinel:// is not supported yet" },
+    { ARGS("--redis=redis-sentinel://s1,s2/m", "job", "true"), "redis-sentinel:// is not supported by this version" },
     { ARGS("-r", URLS15 ",redis://h16", "job", "true"), "too many Redis URLs: at most 15" },
     { ARGS("-r", "redis://h", "-r", "redis://H:6379/1", "job", "true"), "Redis server H:6379 is given twice" },
     { ARGS("-r", "unix:///a.sock,unix:/a.sock?db=2", "job", "true"), "is given twice" },
@@ -268,7 +272,7 @@ START_TEST(every_long_option)
     const char *pwf = temp_file("hunter2\n");
 
     PARSE_OK("--redis", "redis://a:1", "--redis=rediss://b:2/3", "--ttl", "1m", "--renew", "5s",
-             "--wait", "inf", "--conflict-exit-code", "0", "--timeout", "1h30m",
+             "--wait", "inf", "--conflict-exit-code", "0", "--max-runtime", "1h30m",
              "--kill-after", "0", "--once", "fixed-id", "--on-stale", "run", "--min-hold", "2s",
              "--state-ttl", "7d", "--prefix", "x:", "--connect-timeout", "250ms",
              "--redis-timeout", "0.1", "--password-file", pwf, "--tls-ca", "ca.pem", "--tls-ca-dir", "/etc/ssl/certs",
@@ -674,7 +678,7 @@ END_TEST
 /* The contract's long options (DESIGN.md); each must be in --help and be
  * accepted by the parser. */
 static const char *const long_options[] = {
-    "redis", "ttl", "renew", "wait", "conflict-exit-code", "timeout", "kill-after",
+    "redis", "ttl", "renew", "wait", "conflict-exit-code", "max-runtime", "kill-after",
     "once", "on-stale", "min-hold", "state-ttl", "prefix", "connect-timeout",
     "redis-timeout", "password-file", "tls-ca", "tls-cert", "tls-key", "tls-sni",
     "tls-insecure", "quiet", "verbose", "log-format", "syslog", "metrics-file",

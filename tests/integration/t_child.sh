@@ -72,15 +72,15 @@ assert_rc 79
 assert_sibling_killed "$sib" "the loss"
 end_test
 
-t "--timeout: a process of the command's group that survives SIGTERM is killed too"
-bg "$TMP/surv2" "$RR_BIN" -r "$U" --timeout 1s --kill-after 300ms survivor2 -- \
+t "--max-runtime: a process of the command's group that survives SIGTERM is killed too"
+bg "$TMP/surv2" "$RR_BIN" -r "$U" --max-runtime 1s --kill-after 300ms survivor2 -- \
     sh -c '(trap "" TERM; exec sleep 61) & exec sleep 100'
 w=$BG
 sleep 0.5
 sib=$(sibling "$w" 'sleep 61')
 wait_pid "$w" 10
 assert_rc 124
-assert_sibling_killed "$sib" "--timeout"
+assert_sibling_killed "$sib" "--max-runtime"
 end_test
 
 done_testing

@@ -64,9 +64,9 @@ rr -r "$U" "$job" -- "$TMP/no/such/file"
 assert_rc 127 "absolute path"
 assert_key_gone S "$(k_lock $job)"
 
-t "--timeout stops the child: 124, state timeout"
+t "--max-runtime stops the child: 124, state timeout"
 job=tmo
-rr -r "$U" --timeout 0.3s "$job" -- sh -c 'sleep 10; touch "$1"' sh "$TMP/tmo.done"
+rr -r "$U" --max-runtime 0.3s "$job" -- sh -c 'sleep 10; touch "$1"' sh "$TMP/tmo.done"
 assert_rc 124
 assert_lt "$ELAPSED_MS" 5000 "time to stop (ms)"
 assert_no_file "$TMP/tmo.done" "marker"
@@ -234,13 +234,14 @@ fi
 assert_not_contains "$(tr '\0' ' ' <"$TMP/pw.cmdline" 2>/dev/null)" secret "child cmdline"
 assert_hash SEC "$(k_state $job)" status succeeded
 
-t "a wrong password gives 69, child not run"
+t "a wrong password gives 78 (fix the configuration), child not run"
 REDLOCK_PASSWORD=badpass-zq rr -r "redis://127.0.0.1:$PORT_SEC" pwbad -- touch "$TMP/pwbad.ran"
-assert_rc 69
+assert_rc 78
+assert_contains "$(cat "$ERR")" "refused the password"
 assert_no_file "$TMP/pwbad.ran" "marker"
 assert_not_contains "$(cat "$ERR")" badpass-zq "stderr"
 rr -r "redis://127.0.0.1:$PORT_SEC" pwbad -- touch "$TMP/pwbad.ran"
-assert_rc 69 "no password at all"
+assert_rc 78 "no password at all"
 assert_no_file "$TMP/pwbad.ran" "marker"
 
 t "a password in a URL is hidden from /proc/PID/cmdline"
@@ -306,7 +307,7 @@ cases=(
     "-r $F -t abc job -- touch $mk"
     "-r $F -t -1s job -- touch $mk"
     "-r $F -w forever job -- touch $mk"
-    "-r $F --timeout 1q job -- touch $mk"
+    "-r $F --max-runtime 1q job -- touch $mk"
     "-r $F --kill-after zz job -- touch $mk"
     "-r $F --renew 1x job -- touch $mk"
     "-r $F --min-hold nope job -- touch $mk"

@@ -203,4 +203,18 @@ p=$(cat "$TMP/s4" 2>/dev/null)
 assert_lt "$ELAPSED_MS" 5000
 end_test
 
+t "a forwarded SIGTERM reaches a stopped command (SIGCONT follows it)"
+# (A fatal signal with its default action kills even a stopped process; one
+# the command handles waits for SIGCONT.)
+bg "$TMP/fwd" "$RR_BIN" -r "$U" -t 3s fwdstop -- \
+    sh -c 'trap "exit 3" TERM; echo $$ > "$1"; while :; do sleep 0.1; done' sh "$TMP/fwd.pid"
+w=$BG
+wait_for 5 test -s "$TMP/fwd.pid" || fail "the command did not start"
+kill -STOP "$(cat "$TMP/fwd.pid")"
+kill -TERM "$w"
+wait_pid "$w" 5
+assert_eq "$HUNG" 0 "the wrapper waited forever for a stopped command"
+assert_rc 3
+end_test
+
 done_testing

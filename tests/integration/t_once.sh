@@ -73,7 +73,7 @@ assert_eq 2 "$(count_lines "$TMP/retry.count")" "times the child ran after succe
 
 t "a timed-out attempt does not count: the next one runs"
 job=tmo
-rr -r "$U" --once t1 --timeout 0.3s "$job" -- sleep 10
+rr -r "$U" --once t1 --max-runtime 0.3s "$job" -- sleep 10
 assert_rc 124 "first run"
 assert_hash S "$(k_once $job t1)" status timeout
 rr -r "$U" --once t1 "$job" -- touch "$TMP/tmo.ran"

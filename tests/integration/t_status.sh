@@ -97,7 +97,7 @@ assert_eq 5 "$(json_get "$TMP/status.json" 'j["last_run"]["exit_code"]')" "last_
 
 t "--status after a timed-out run: 2"
 job=slow
-rr -r "$U" --timeout 0.2s "$job" -- sleep 5
+rr -r "$U" --max-runtime 0.2s "$job" -- sleep 5
 assert_rc 124 "the run"
 status_both "$job" 2 "timeout"
 assert_eq timeout "$(json_get "$TMP/status.json" 'j["last_run"]["status"]')" "last_run.status"
@@ -190,7 +190,11 @@ if [ -s "$mf" ]; then
     body=$(cat "$mf")
     assert_contains "$body" "# HELP " "metrics"
     assert_contains "$body" "# TYPE " "metrics"
-    grep -v '^#' "$mf" | grep -q "job=\"$job\"" || fail "no sample with job=\"$job\""
+    grep -v '^#' "$mf" | grep -q "lock=\"$job\"" || fail "no sample with lock=\"$job\""
+    grep -q 'job=' "$mf" && fail "a job= label (Prometheus's own label name)"
+    # 15 runs, every third failed: the counters survived across runs.
+    assert_contains "$body" "redlock_run_runs_total{lock=\"$job\",status=\"succeeded\"} 10"
+    assert_contains "$body" "redlock_run_runs_total{lock=\"$job\",status=\"failed\"} 5"
     # Every sample line: name{labels} value
     badl=$(grep -v '^#' "$mf" | grep -v '^$' | grep -Evc '^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eEInfa]+( [0-9]+)?$')
     assert_eq 0 "$badl" "malformed sample lines"
@@ -252,5 +256,29 @@ rr -r "$U" -q "$job" -- true
 assert_rc 75
 [ -s "$ERR" ] && fail "stderr not empty: $(head -c 200 "$ERR")"
 R S DEL "$(k_lock $job)" >/dev/null
+
+t "--metrics-file: a busy run keeps the holder's figures; last success survives a failure"
+mf2=$TMP/metrics/held.prom
+bg "$TMP/mh" "$RR_BIN" -r "$U" --metrics-file "$mf2" heldm -- sleep 1.5
+w=$BG
+wait_for 5 key_there S "$(k_lock heldm)" || fail "the holder did not start"
+fence=$(hget S "$(k_state heldm)" fence)
+rr_direct -r "$U" --metrics-file "$mf2" heldm -- true
+assert_rc 75
+wait_pid "$w" 10
+assert_rc 0
+body=$(cat "$mf2" 2>/dev/null)
+assert_contains "$body" "redlock_run_last_fence{lock=\"heldm\"} $fence"
+assert_contains "$body" "redlock_run_runs_total{lock=\"heldm\",status=\"busy\"} 1"
+assert_contains "$body" "redlock_run_last_status{lock=\"heldm\",status=\"succeeded\"} 1"
+assert_contains "$body" "redlock_run_last_success_timestamp_seconds{lock=\"heldm\"} 1"
+rr_direct -r "$U" --metrics-file "$mf2" heldm -- false
+body=$(cat "$mf2" 2>/dev/null)
+assert_contains "$body" "redlock_run_last_status{lock=\"heldm\",status=\"failed\"} 1"
+assert_contains "$body" "redlock_run_last_success_timestamp_seconds{lock=\"heldm\"} 1"
+if command -v promtool >/dev/null 2>&1; then
+    promtool check metrics <"$mf2" >"$TMP/promtool.out" 2>&1 || fail "promtool: $(cat "$TMP/promtool.out")"
+fi
+end_test
 
 done_testing

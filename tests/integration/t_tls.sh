@@ -234,7 +234,7 @@ rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$C/foreign.crt" --tls-key "$C/foreign.
 assert_rc 78
 assert_eq 1 "$(runs)" "times the command ran"
 
-t "password over TLS: --password-file works, a wrong one is refused"
+t "password over TLS: --password-file works, a wrong one is refused (78)"
 reset_ran
 printf 'tlspass\n' >"$TMP/pw"
 printf 'nope\n' >"$TMP/badpw"
@@ -243,7 +243,7 @@ assert_rc 0
 assert_eq 1 "$(runs)" "times the command ran"
 assert_hash P "$(k_state pass)" status succeeded
 rr -r "$P_URL" --tls-ca "$CA" --password-file "$TMP/badpw" pass -- "${mark[@]}"
-assert_rc 69 "wrong password"
+assert_rc 78 "wrong password (the server refused our configuration)"
 assert_eq 1 "$(runs)" "times the command ran"
 
 t "TLS to a plain port: 69 within the connect timeout, with a hint"

@@ -1,0 +1,55 @@
+/* diag.c — which server errors are a refusal of our configuration. */
+#include <stdio.h>
+#include <string.h>
+
+#include "diag.h"
+
+/* The "host:port" the message starts with, into out ("Redis" if none). */
+static void server_of(const char *msg, char *out, size_t len)
+{
+    const char *sp = strstr(msg, ": ");
+
+    if (sp && sp - msg < 200 && !memchr(msg, ' ', (size_t)(sp - msg)))
+        snprintf(out, len, "Redis at %.*s", (int)(sp - msg), msg);
+    else
+        snprintf(out, len, "Redis");
+}
+
+bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
+{
+    char who[256];
+    const char *p;
+
+    if (!msg || !*msg)
+        return false;
+    server_of(msg, who, sizeof who);
+    /* Redis answers a client that has not authenticated with NOAUTH, or,
+     * for a request as large as our scripts, closes with a protocol error. */
+    bool unauth = strstr(msg, "NOAUTH") || strstr(msg, "unauthenticated multibulk") ||
+                  strstr(msg, "unauthenticated bulk");
+    if (unauth && !gave_password) {
+        snprintf(out, len, "%s requires a password: set REDLOCK_PASSWORD or --password-file "
+                 "(and REDLOCK_USER for an ACL user)", who);
+        return true;
+    }
+    if (unauth || strstr(msg, "WRONGPASS") || strstr(msg, "invalid password") ||
+        strstr(msg, "invalid username-password")) {
+        snprintf(out, len, "%s refused the password, or the user is unknown or disabled: "
+                 "check REDLOCK_USER and the password", who);
+        return true;
+    }
+    if (strstr(msg, "DB index is out of range")) {
+        snprintf(out, len, "%s has no such database: fix ?db= (or /N) in the URL", who);
+        return true;
+    }
+    if (strstr(msg, "NOPERM") || strstr(msg, "can't run this command") ||
+        strstr(msg, "No permissions to access")) {
+        /* Keep the server's own words: they name the command or the key. */
+        p = strstr(msg, ": ");
+        p = p ? p + 2 : msg;
+        snprintf(out, len, "%s: the user lacks a permission the lock needs (%.*s); grant it "
+                 "the ACL line in the README (Least privilege)", who, 160, p);
+        return true;
+    }
+    return false;
+}

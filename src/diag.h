@@ -1,0 +1,20 @@
+/* diag.h — which server errors are a refusal of our configuration.
+ *
+ * 69 means "unavailable, try later"; 78 means "the server refused our
+ * configuration, fix it": retrying cannot help, so --wait does not retry,
+ * and the message says what to change, in one line, with one hint.
+ */
+#ifndef RR_DIAG_H
+#define RR_DIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* msg is an error as we report it ("127.0.0.1:6379: WRONGPASS ..."). If it
+ * is a refusal of our configuration (no password where one is required, a
+ * wrong one, an ACL permission missing, a DB index out of range), write the
+ * one-line message to out and return true. gave_password: whether we sent
+ * one (then "not authenticated" means it was refused). Pure. */
+bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len);
+
+#endif

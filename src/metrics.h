@@ -1,0 +1,66 @@
+/* metrics.h — the Prometheus textfile-collector file for one lock.
+ *
+ * One file per NAME (--metrics-file PATH). Every run reads the file the
+ * previous run left, so counters survive across runs, and a run that did
+ * not hold the lock (busy, skipped, refused, error) updates only the
+ * counters and its own "last attempt" figures: it never erases what the
+ * last holder recorded. Written as a temporary file in the same directory,
+ * then renamed; runs on one host take turns with flock(2) on its directory.
+ * The label is `lock`, not `job`, which Prometheus uses for itself.
+ */
+#ifndef RR_METRICS_H
+#define RR_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* What one run did; filled by rr_run. */
+struct rr_run_report {
+    const char *status;       /* succeeded, failed, timeout, lost, busy, skipped, refused, error */
+    int exit_code;
+    int child_exit;           /* -1 when the child never ran */
+    int signal;
+    long long fence;
+    double start_s, end_s;    /* wall clock, seconds */
+    int64_t wait_ms;          /* time until the lock was ours (or given up) */
+};
+
+#define RR_METRICS_NSTATUS 8
+extern const char *const rr_metrics_statuses[RR_METRICS_NSTATUS];
+
+struct rr_metrics {
+    double runs[RR_METRICS_NSTATUS];   /* counters, by status */
+    /* The last run that held the lock (ran the command). */
+    bool held_any;
+    int held_status;                   /* index into rr_metrics_statuses */
+    int held_exit_code;
+    long long held_fence;
+    double held_start_s, held_end_s, held_wait_s;
+    double last_success_s;             /* 0: never */
+    /* The last run of any kind. */
+    int last_status;
+    int last_exit_code;
+    double last_attempt_s;
+};
+
+/* The index of status in rr_metrics_statuses, or the index of "error". Pure. */
+int rr_metrics_status_index(const char *status);
+
+/* Read what a previous run wrote for this lock from the text in buf (a
+ * file in our own format); figures of another lock or lines we do not
+ * know are ignored. Pure. */
+void rr_metrics_parse(const char *buf, size_t len, const char *lock, struct rr_metrics *m);
+
+/* Fold one run into m. Pure. */
+void rr_metrics_update(struct rr_metrics *m, const struct rr_run_report *rep);
+
+/* The file's text for m. Pure. */
+void rr_metrics_format(FILE *f, const char *lock, const struct rr_metrics *m);
+
+/* Read PATH, fold rep in, write PATH atomically. Returns 0, or -1 with err. */
+int rr_metrics_write(const char *path, const char *lock, const struct rr_run_report *rep,
+                     char *err, size_t errlen);
+
+#endif

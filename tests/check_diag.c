@@ -1,0 +1,67 @@
+/* check_diag.c — configuration refusals (exit 78) told from outages (69). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+static const char *diag(const char *msg)
+{
+    static char out[512];
+    return rr_diag_config(msg, false, out, sizeof out) ? out : NULL;
+}
+
+START_TEST(test_config_refusals)
+{
+    const char *m;
+
+    m = diag("127.0.0.1:6379: ERR Protocol error: unauthenticated multibulk length");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m, "Redis at 127.0.0.1:6379 requires a password: set REDLOCK_PASSWORD "
+                        "or --password-file (and REDLOCK_USER for an ACL user)");
+    ck_assert_ptr_nonnull(diag("h:1: NOAUTH Authentication required."));
+    /* We gave one: then "not authenticated" means it was refused. */
+    char out[512];
+    ck_assert(rr_diag_config("h:1: ERR Protocol error: unauthenticated multibulk length", true,
+                             out, sizeof out));
+    ck_assert_ptr_nonnull(strstr(out, "refused the password"));
+    m = diag("h:1: authentication failed: WRONGPASS invalid username-password pair");
+    ck_assert_ptr_nonnull(strstr(m, "Redis at h:1 refused the password"));
+    m = diag("h:1: cannot select db 99: ERR DB index is out of range");
+    ck_assert_ptr_nonnull(strstr(m, "fix ?db="));
+    m = diag("h:1: ERR The user executing the script can't run this command or subcommand script: x");
+    ck_assert_ptr_nonnull(strstr(m, "lacks a permission"));
+    ck_assert_ptr_nonnull(strstr(m, "can't run this command"));
+    ck_assert_ptr_nonnull(diag("h:1: NOPERM this user has no permissions to access one of the keys"));
+    /* One hint per message: never two. */
+    ck_assert_ptr_null(strstr(m, "check that Redis is up"));
+}
+END_TEST
+
+START_TEST(test_outages_are_not_config)
+{
+    ck_assert_ptr_null(diag("cannot connect to 127.0.0.1:6379: connection refused"));
+    ck_assert_ptr_null(diag("127.0.0.1:6379: no reply within 500ms"));
+    ck_assert_ptr_null(diag("h:1: LOADING Redis is loading the dataset in memory"));
+    ck_assert_ptr_null(diag("no quorum"));
+    ck_assert_ptr_null(diag(""));
+    ck_assert_ptr_null(diag(NULL));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("diag");
+    TCase *tc = tcase_create("pure");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_config_refusals);
+    tcase_add_test(tc, test_outages_are_not_config);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

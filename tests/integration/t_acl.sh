@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# t_acl.sh — least privilege: the README's ACL line is enough for every mode,
+# and a user without it is refused with a message that names what is missing.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis S
+U=$S_URL
+# The README's line, as written there (between the markers).
+acl=$(sed -n '/<!-- acl -->/,/<!-- \/acl -->/p' "$TOP/README.md" | grep '^    ACL SETUSER' | sed 's/^    //')
+t "the README has an ACL SETUSER line"
+[ -n "$acl" ] || fail "no ACL line between <!-- acl --> markers in README.md"
+end_test
+# shellcheck disable=SC2086  # the line is split into words on purpose
+R S ${acl//PASSWORD/s3cret-acl} >/dev/null
+export REDLOCK_USER=redlock REDLOCK_PASSWORD=s3cret-acl
+
+t "as that user: a run, a --once run and a skip"
+rr -r "$U" aclrun -- true
+assert_rc 0
+rr -r "$U" --once day1 aclonce -- true
+assert_rc 0
+rr -r "$U" --once day1 aclonce -- sh -c 'touch "$1"' sh "$TMP/again"
+assert_rc 0
+assert_no_file "$TMP/again"
+end_test
+
+t "as that user: a waiter is woken by the release (SUBSCRIBE allowed)"
+bg "$TMP/h" "$RR_BIN" -r "$U" aclwait -- sleep 1
+w=$BG
+wait_for 5 key_there S "$(k_lock aclwait)" || fail "the holder did not start"
+rr -r "$U" -w 10s aclwait -- true
+assert_rc 0
+wait_pid "$w" 5
+assert_lt "$ELAPSED_MS" 3000
+end_test
+
+t "as that user: --status, --status --json, --release, --resolve"
+rr -r "$U" --status aclrun
+assert_rc 0
+rr -r "$U" --status --json --once day1 aclonce
+assert_rc 0
+bg "$TMP/h2" "$RR_BIN" -r "$U" -t 3s aclrel -- sleep 30
+w=$BG
+wait_for 5 key_there S "$(k_lock aclrel)" || fail "the holder did not start"
+rr -r "$U" --release aclrel
+assert_rc 0
+wait_pid "$w" 5
+assert_rc 79
+rr -r "$U" --resolve clear --once day1 aclonce
+assert_rc 0
+end_test
+
+t "a user that lacks a permission: refused, not run, with the server's reason"
+R S ACL SETUSER weak on '>weakpw' '~redlock:*' '&redlock:*' -@all +evalsha +eval +get >/dev/null
+REDLOCK_USER=weak REDLOCK_PASSWORD=weakpw rr -r "$U" aclweak -- sh -c 'touch "$1"' sh "$TMP/weak"
+assert_rc 78
+assert_no_file "$TMP/weak"
+assert_contains "$(cat "$ERR")" "can't run this command"
+end_test
+
+start_redis P --requirepass pw-required
+t "no password where one is required: 78, one line that says what to set"
+REDLOCK_USER= REDLOCK_PASSWORD= rr -r "$P_URL" cfg1 -- sh -c 'touch "$1"' sh "$TMP/cfg1"
+assert_rc 78
+assert_no_file "$TMP/cfg1"
+assert_eq "$(wc -l <"$ERR")" 1 "lines on stderr"
+assert_contains "$(cat "$ERR")" "Redis at 127.0.0.1:$P_PORT requires a password: set REDLOCK_PASSWORD or --password-file"
+case $(cat "$ERR") in *"check that Redis is up"*) fail "two hints in one message" ;; esac
+end_test
+
+t "a wrong password: 78, and --wait does not retry it"
+REDLOCK_USER= REDLOCK_PASSWORD=wrong rr -r "$P_URL" -w 30s cfg2 -- true
+assert_rc 78
+assert_lt "$ELAPSED_MS" 3000
+assert_contains "$(cat "$ERR")" "refused the password"
+end_test
+
+t "a DB index out of range: 78, fix the URL"
+REDLOCK_USER= REDLOCK_PASSWORD=pw-required rr -r "$P_URL/99" cfg3 -- true
+assert_rc 78
+assert_contains "$(cat "$ERR")" "has no such database"
+end_test
+
+t "--status --json without the password: a JSON error object, 78"
+REDLOCK_USER= REDLOCK_PASSWORD= rr -r "$P_URL" --status --json cfg4
+assert_rc 78
+assert_contains "$(cat "$OUT")" '"exit_code":78'
+end_test
+
+done_testing

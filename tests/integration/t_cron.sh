@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# t_cron.sh — examples/crontab, run by a real cron daemon, as if installed
+# on two servers: both copies fire in the same minute against one
+# redis-server, and each job's body runs exactly once. A third copy with
+# the % left unescaped shows what cron does to it (the job never runs).
+#
+# Needs root and Debian's cron (scripts/deps.sh test installs it). Uses the
+# cron that is already running if there is one, else starts `cron -f` and
+# stops it by its PID. Its files in /etc/cron.d are named after this run and
+# removed at exit. Waits for the next minute boundary: up to 70 s.
+# RR_CRON=0 skips it (.ci/run does, for the sanitizer and valgrind passes).
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+EXAMPLE=$TOP/examples/crontab
+CRON_FILES=()
+CRON_PID=
+
+cron_cleanup() {
+    local f
+    for f in "${CRON_FILES[@]}"; do rm -f "$f"; done
+    if [ -n "$CRON_PID" ]; then
+        kill -TERM "$CRON_PID" 2>/dev/null
+        wait_for 5 pid_gone "$CRON_PID"
+    fi
+    cleanup
+}
+trap cron_cleanup EXIT
+
+t "the example crontab exists and every % in it is escaped"
+[ -r "$EXAMPLE" ] || fail "no $EXAMPLE"
+bad=$(grep -nE '^[^#]*[^\\]%' "$EXAMPLE" | grep -v '^[0-9]*:[A-Z_]*=' || true)
+[ -z "$bad" ] || fail "unescaped % in: $bad"
+end_test
+
+skip=
+cron_bin=$(command -v cron || true)
+[ -z "$cron_bin" ] && [ -x /usr/sbin/cron ] && cron_bin=/usr/sbin/cron
+if [ "${RR_CRON:-1}" = 0 ]; then
+    skip="RR_CRON=0"
+elif [ "${RR_VALGRIND:-0}" = 1 ]; then
+    skip="under valgrind (cron runs the bare binary anyway)"
+elif [ "$(id -u)" != 0 ]; then
+    skip="not root: cannot write /etc/cron.d or start cron"
+elif [ -z "$cron_bin" ]; then
+    skip="no cron binary (apt-get install cron)"
+elif [ ! -d /etc/cron.d ] || [ ! -w /etc/cron.d ]; then
+    skip="/etc/cron.d is missing or not writable"
+fi
+
+# A live cron (not a zombie) that is not ours.
+running_cron() {
+    local p
+    for p in $(pgrep -x cron 2>/dev/null); do
+        pid_gone "$p" || { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+t "under a real cron, two copies of the example crontab run each job once"
+if [ -n "$skip" ]; then
+    note "skipped the cron run: $skip"
+    end_test
+    done_testing
+    exit
+fi
+
+start_redis A || fail "no redis-server"
+
+# redlock-run, as cron finds it on the crontab's PATH: a wrapper that logs
+# its arguments and exit status around the binary under test.
+mkdir -p "$TMP/bin" "$TMP/opt/pay/bin"
+cat >"$TMP/bin/redlock-run" <<WRAP
+#!/bin/sh
+printf '%s\n' "\$*" >>"$TMP/argv.log"
+"$RR_BIN" "\$@"
+rc=\$?
+echo "\$rc \$*" >>"$TMP/exits.log"
+exit \$rc
+WRAP
+chmod 755 "$TMP/bin/redlock-run"
+# The jobs' bodies: log who ran, with what, and take 2 s, so that the two
+# copies overlap.
+for job in settle report sync neg; do
+    cat >"$TMP/opt/pay/bin/$job" <<BODY
+#!/bin/sh
+echo "$job once=\${REDLOCK_ONCE:-} args=\$*" >>"$TMP/ran.log"
+sleep 2
+BODY
+    chmod 755 "$TMP/opt/pay/bin/$job"
+done
+
+# The minute both copies fire in: the next one, or the one after when the
+# next is too close for cron to have read the files.
+now=$(date +%s)
+target=$(( (now / 60 + 1) * 60 ))
+[ $((target - now)) -lt 8 ] && target=$((target + 60))
+min=$((10#$(date -d "@$target" +%M)))
+hour=$((10#$(date -d "@$target" +%H)))
+
+# The example as a server would have it, except: the schedule (every job at
+# the target minute), the Redis URL (our server), the PATH (our wrapper
+# first), MAILTO (no mailer here) and /opt (our bodies).
+adapt() {
+    sed -E \
+        -e "s#^PATH=#PATH=$TMP/bin:#" \
+        -e 's#^MAILTO=.*#MAILTO=""#' \
+        -e "s#^REDLOCK_URL=.*#REDLOCK_URL=$A_URL#" \
+        -e "s#^([0-9*/,-]+[[:space:]]+){5}#$min $hour * * * #" \
+        -e "s#/opt/#$TMP/opt/#g" \
+        "$EXAMPLE"
+}
+tag=redlock-run-test-$$-$RANDOM
+for host in a b; do
+    f=/etc/cron.d/$tag-$host
+    CRON_FILES+=("$f")
+    adapt >"$f"
+    chmod 644 "$f"
+done
+# The negative control: the settle line with its % unescaped.
+f=/etc/cron.d/$tag-n
+CRON_FILES+=("$f")
+{
+    adapt | grep -E '^[A-Z_]+='
+    adapt | grep -E '^[0-9]+ [0-9]+ .*settle-' | sed -e 's/\\%/%/g' -e 's/settle/neg/g'
+    # Proof that cron read this file and fired its lines.
+    echo "$min $hour * * * root echo fired >>$TMP/neg-fired.log"
+} >"$f"
+chmod 644 "$f"
+n_lines=$(grep -cE '^[0-9]+ [0-9]+ ' "/etc/cron.d/$tag-a")
+[ "$n_lines" -ge 2 ] || fail "expected at least 2 job lines in the example, found $n_lines"
+
+if pid=$(running_cron); then
+    note "using the cron already running (pid $pid)"
+else
+    "$cron_bin" -f -L 15 >"$TMP/cron.out" 2>&1 </dev/null &
+    CRON_PID=$!
+    sleep 0.5
+    pid_gone "$CRON_PID" && fail "cron -f exited at once: $(head -c 300 "$TMP/cron.out")"
+fi
+note "waiting for $(date -d "@$target" +%H:%M) ($((target - $(date +%s))) s) for cron"
+
+# Every job line of both copies ends with one line in exits.log.
+want=$((2 * n_lines))
+done_all() { [ "$(count_lines "$TMP/exits.log")" -ge "$want" ]; }
+wait_for $((target - $(date +%s) + 40)) done_all ||
+    fail "only $(count_lines "$TMP/exits.log") of $want cron runs finished by $(date +%T)"
+# The negative control's shell ends at once; give stragglers a moment.
+sleep 1
+
+ran=$(cat "$TMP/ran.log" 2>/dev/null)
+for job in settle report sync; do
+    n=$(grep -c "^$job " <<<"$ran")
+    assert_eq 1 "$n" "$job bodies run by the two copies"
+done
+assert_eq 1 "$(count_lines "$TMP/neg-fired.log")" "the control line beside the unescaped % line"
+assert_eq 0 "$(grep -c '^neg ' <<<"$ran")" "runs of the unescaped % line"
+assert_eq 0 "$(grep -c 'neg' "$TMP/argv.log" 2>/dev/null)" "redlock-run calls from the unescaped % line"
+
+# cron turned \% into %, and redlock-run expanded it.
+argv=$(cat "$TMP/argv.log" 2>/dev/null)
+assert_contains "$argv" "--once settle-%F settle" "--once as redlock-run got it"
+assert_contains "$argv" "--once report-%Y%m%d%H report" "--once as redlock-run got it"
+assert_contains "$ran" "settle once=settle-$(date -d "@$target" +%F) " "REDLOCK_ONCE"
+grep -qE "^report once=report-[0-9]{10} args=--hour [0-9]{2}$" <<<"$ran" ||
+    fail "report body: $(grep '^report' <<<"$ran")"
+assert_hash A "$(k_once settle "settle-$(date -d "@$target" +%F)")" status succeeded
+
+# Each redlock-run exited 0 (ran, or --once already done) or 75 (busy).
+while read -r code rest; do
+    case $code in 0 | 75) ;; *) fail "exit $code: $rest" ;; esac
+done <"$TMP/exits.log"
+end_test
+
+done_testing
