@@ -14,7 +14,7 @@ _redlock_run() {
     # Options that take a value, and those that do not.
     local with_arg='-r --redis -t --ttl --renew -w --wait -E --conflict-exit-code
         --min-hold --prefix --once --on-stale --state-ttl --max-runtime --kill-after
-        --connect-timeout --redis-timeout --password-file --tls-ca --tls-cert
+        --connect-timeout --redis-timeout --password-file --tls-ca --tls-ca-dir --tls-cert
         --tls-key --tls-sni --log-format --metrics-file --resolve'
     local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
         --status --json --release -h --help -V --version'
@@ -56,6 +56,14 @@ _redlock_run() {
             return ;;
         --log-format)
             COMPREPLY=($(compgen -W 'text json' -- "$cur"))
+            return ;;
+        --tls-ca-dir)
+            if declare -F _filedir >/dev/null 2>&1; then
+                _filedir -d
+            else
+                compopt -o filenames 2>/dev/null
+                COMPREPLY=($(compgen -d -- "$cur"))
+            fi
             return ;;
         --password-file | --tls-ca | --tls-cert | --tls-key | --metrics-file)
             if declare -F _filedir >/dev/null 2>&1; then
