@@ -52,6 +52,8 @@ struct rr_child {
     int64_t sweep_until;       /* rr_now_ms: KILL at, then give up at */
     int swept;                 /* how many stragglers we signalled */
     bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
+    bool lease_ran_out;        /* the guard had acted, seen as it stood down */
+    bool said_stuck;           /* stragglers survive SIGKILL: lock kept */
     rr_child_exit_fn exit_cb;
     void *arg;
 };
@@ -253,6 +255,8 @@ static void on_handle_close(uv_handle_t *h)
 static void finish_exit(struct rr_child *ch)
 {
     ch->sweeping = false;
+    /* Read before the guard goes: run.c asks after exit_cb. */
+    ch->lease_ran_out = rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard);
     rr_guard_stop(ch->guard);
     ch->guard = NULL;
     uv_signal_stop(&ch->sigchld);
@@ -301,7 +305,8 @@ static int reap_stragglers(struct rr_child *ch, pid_t *pids, int *n)
             pids[left++] = pids[i];
     }
     *n = left;
-    if (!ch->foreground && killpg(ch->pid, 0) == 0)
+    /* EPERM: a member we may not signal (setuid, sudo) is still a member. */
+    if (!ch->foreground && (killpg(ch->pid, 0) == 0 || errno == EPERM))
         left++;
     return left;
 }
@@ -359,17 +364,21 @@ static void sweep_tick(struct rr_child *ch)
     if (ch->sweep_killed) {
         /* Again on every tick: a process re-parented to us meanwhile. */
         signal_stragglers(ch, pids, n, SIGKILL);
-        if (now >= ch->sweep_until) {
+        if (now >= ch->sweep_until && !ch->said_stuck) {
+            /* One we may not signal (it became root: sudo, a setuid
+             * helper) or one stuck in the kernel. Releasing now would let
+             * the next holder overlap it: the lock stays, renewed, until
+             * it is gone. */
             char who[512];
+            ch->said_stuck = true;
             describe(pids, n, who, sizeof who);
             rr_log(RR_LOG_ERROR, "stragglers", NULL,
-                   "processes the command left behind did not die of SIGKILL: %s%s",
-                   who, n ? "" : "(the command's process group)");
-            finish_exit(ch);
-            return;
+                   "processes the command left behind survive SIGKILL (another user's, or "
+                   "stuck): %s; keeping the lock until they are gone",
+                   n ? who : "members of the command's process group");
         }
     }
-    uv_timer_start(&ch->sweep_timer, on_sweep_timer, SWEEP_TICK_MS, 0);
+    uv_timer_start(&ch->sweep_timer, on_sweep_timer, ch->said_stuck ? 250 : SWEEP_TICK_MS, 0);
 }
 
 static void on_sweep_timer(uv_timer_t *h)
@@ -700,7 +709,7 @@ void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms)
 
 bool rr_child_lease_ran_out(const struct rr_child *ch)
 {
-    return ch && (rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard));
+    return ch && (ch->lease_ran_out || rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard));
 }
 
 int rr_child_stragglers(const struct rr_child *ch)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -264,11 +265,23 @@ static int guard_main(void *p)
     /* Hold nothing open but our pipe: not a socket, a terminal or an
      * output pipe that someone waits to see closed. */
     SYS(SYS_close, wfd, 0, 0);
+    long cr = -1;
 #ifdef SYS_close_range
-    if (rfd > 0)
-        SYS(SYS_close_range, 0, rfd - 1, 0);
-    SYS(SYS_close_range, rfd + 1, ~0U, 0);
+    cr = rfd > 0 ? SYS(SYS_close_range, 0, rfd - 1, 0) : 0;
+    if (cr == 0)
+        cr = SYS(SYS_close_range, rfd + 1, ~0U, 0);
 #endif
+    /* Without close_range (kernel < 5.9, a seccomp filter) one by one: a
+     * pipe end we kept open would hang the exec-status read for good. */
+    if (cr != 0)
+        for (int fd = 0; fd < 65536; fd++)
+            if (fd != rfd)
+                SYS(SYS_close, fd, 0, 0);
+    /* A process group and a name of our own: `kill -9 -PGID` of the
+     * wrapper's group, or `pkill redlock-run`, must not take the guard
+     * with it, or nothing would stop the command's group. */
+    SYS(SYS_setpgid, 0, 0, 0);
+    SYS(SYS_prctl, PR_SET_NAME, (long)"redlock-guard", 0);
     for (;;) {
         int64_t now = mono_ms();
         int64_t dl = load64(&g->deadline_ms);

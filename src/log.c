@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -404,18 +405,55 @@ static bool writable(int fd)
     return r == 1 && (p.revents & POLLOUT);
 }
 
+/* Our own way to stderr that cannot block. O_NONBLOCK on fd 2 itself would
+ * change the file description we share with the command (its writes would
+ * fail with EAGAIN), and poll-then-write races with the command's own
+ * writes. So a pipe, FIFO or terminal is opened again, as a description
+ * of our own, non-blocking; a socket (journald's stdout) gets MSG_DONTWAIT;
+ * a regular file never blocks. Only when none of that works do we fall
+ * back to poll before write. */
+static struct {
+    bool init, sock, nonblock, partial;
+    int fd;
+} out;
+
+static void out_init(void)
+{
+    struct stat sb;
+
+    out.init = true;
+    out.fd = STDERR_FILENO;
+    if (fstat(STDERR_FILENO, &sb) != 0)
+        return;
+    if (S_ISSOCK(sb.st_mode)) {
+        out.sock = out.nonblock = true;
+    } else if (S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode)) {
+        int fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd >= 0) {
+            out.fd = fd;
+            out.nonblock = true;
+        }
+    } else if (S_ISREG(sb.st_mode)) {
+        out.nonblock = true;
+    }
+}
+
 static bool write_all(const char *p, size_t left)
 {
+    if (!out.init)
+        out_init();
     while (left > 0) {
-        if (!writable(STDERR_FILENO))
+        if (!out.nonblock && !writable(out.fd))
             return false;
-        ssize_t w = write(STDERR_FILENO, p, left);
+        ssize_t w = out.sock ? send(out.fd, p, left, MSG_DONTWAIT | MSG_NOSIGNAL)
+                             : write(out.fd, p, left);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
             return false;
         p += w;
         left -= (size_t)w;
+        out.partial = left > 0;   /* a line cut short needs its newline */
     }
     return true;
 }
@@ -423,6 +461,10 @@ static bool write_all(const char *p, size_t left)
 static void write_line(struct line *l)
 {
     l->buf[l->len++] = '\n';
+    if (out.partial && !write_all("\n", 1)) {
+        st.dropped++;
+        return;
+    }
     if (st.dropped) {
         char note[128];
         int n = snprintf(note, sizeof note,

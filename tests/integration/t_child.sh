@@ -30,7 +30,7 @@ assert_sibling_killed() {
 sibling() {
     local cmd c
     for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
-        [ "$(cat "/proc/$c/comm" 2>/dev/null)" = redlock-run ] || cmd=$c
+        case $(cat "/proc/$c/comm" 2>/dev/null) in redlock-run|redlock-guard) ;; *) cmd=$c ;; esac
     done
     [ -n "$cmd" ] && pgrep -g "$cmd" -f "$2" | head -1
 }

@@ -217,4 +217,27 @@ assert_eq "$HUNG" 0 "the wrapper waited forever for a stopped command"
 assert_rc 3
 end_test
 
+t "kill -9 of redlock-run's whole process group: the guard survives it and stops the command's"
+# (The guard has a process group of its own; it used to die with ours.)
+setsid "$RR_BIN" -r "$U" -t 2s pgkill -- sh -c 'sleep 1004 & echo $! > "$1"; wait' sh "$TMP/pg.pid" \
+    >"$TMP/pg.out" 2>&1 </dev/null &
+w=$!
+track_pid "$w"
+wait_for 5 test -s "$TMP/pg.pid" || fail "the command did not start"
+kill -KILL -- "-$w"
+p=$(cat "$TMP/pg.pid" 2>/dev/null)
+if [ -n "$p" ]; then
+    wait_for 3 gone "$p" || { fail "the command's child $p outlived a kill -9 of our group"; kill -KILL "$p"; }
+fi
+end_test
+
+if command -v strace >/dev/null 2>&1; then
+    t "no close_range(2) (an old kernel, a seccomp filter): no hang"
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited strace -f -qq -o /dev/null \
+        -e inject=close_range:error=ENOSYS "$RR_BIN" -r "$U" -t 2s nocr -- echo hello
+    assert_eq "$HUNG" 0 "the exec-status pipe was held open by the guard"
+    assert_rc 0
+    end_test
+fi
+
 done_testing
