@@ -259,15 +259,24 @@ static int print_status(struct op *op, const redisReply *r)
             const redisReply *h = e->element[1];
             const char *s = field(h, "started_ms"), *dur = field(h, "duration_ms");
             const char *code_s = field(h, "exit_code"), *once_s = field(h, "once");
+            const char *sig_s = field(h, "signal"), *by = field(h, "by");
+            char how[24];
+            /* One column for how it ended: "exit N", "signal N", or "-". */
+            if (sig_s && *sig_s && strcmp(sig_s, "0") != 0)
+                snprintf(how, sizeof how, "signal %s", sig_s);
+            else if (code_s && *code_s)
+                snprintf(how, sizeof how, "exit %s", code_s);
+            else
+                snprintf(how, sizeof how, "-");
             fmt_time(s ? atoll(s) : 0, t, sizeof(t));
             rr_duration_format(dur ? atoll(dur) : 0, d, sizeof(d));
-            fprintf(f, "  %s  %-10s exit %-4s %-8s %s pid %s fence %s%s%s\n", t,
-                    field(h, "status") ? field(h, "status") : "?",
-                    code_s && *code_s ? code_s : "-", d,
+            fprintf(f, "  %s  %-18s %-9s %-8s %s pid %s fence %s%s%s%s%s\n", t,
+                    field(h, "status") ? field(h, "status") : "?", how, d,
                     field(h, "host") ? field(h, "host") : "?",
                     field(h, "pid") ? field(h, "pid") : "?",
                     field(h, "fence") ? field(h, "fence") : "?",
-                    once_s && *once_s ? " once " : "", once_s && *once_s ? once_s : "");
+                    once_s && *once_s ? " once " : "", once_s && *once_s ? once_s : "",
+                    by && *by ? " by " : "", by && *by ? by : "");
         }
     }
     return code;

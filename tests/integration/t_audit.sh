@@ -110,4 +110,18 @@ if command -v script >/dev/null 2>&1; then
     end_test
 fi
 
+t "--status history rows: how each run ended (exit N or signal N), and who forced a release"
+rr -r "$U" hrow -- sh -c 'kill -TERM $$'
+bg "$TMP/hr" "$RR_BIN" -r "$U" -t 3s hrow -- sleep 30
+w=$BG
+wait_for 5 key_there S "$(k_lock hrow)" || fail "the holder did not start"
+rr -r "$U" --release hrow
+wait_pid "$w" 5
+rr -r "$U" --status hrow
+st=$(cat "$OUT")
+echo "$st" | grep -Eq '^  .*  failed +signal 15 ' || fail "no 'signal 15' row: $st"
+echo "$st" | grep -Eq '^  .*  released +- .* by [^ ]+:[0-9]+$' || fail "no 'by HOST:PID' on the forced release: $st"
+echo "$st" | grep -Eq '^  .*  lost +signal 9 ' || fail "no 'lost signal 9' row: $st"
+end_test
+
 done_testing
