@@ -32,19 +32,27 @@ no_overlap() {
 }
 lock_gone() { key_gone S "$(k_lock "$1")"; }
 
+# stopped_past_lease SIG NAME: a 2 s holder whose wrapper gets SIG; once the
+# lease is gone a second run takes the lock; the first command must not run
+# on into it; continued, the first wrapper ends with 79.
+stopped_past_lease() {
+    local sig=$1 name=$2 w
+    bg "$TMP/$name" "$RR_BIN" -r "$U" -t 2s --kill-after 300ms "$name" -- sh -c "$LOOP" sh "$TMP/$name.a"
+    w=$BG
+    wait_for 5 test -s "$TMP/$name.a" || fail "the first command did not start"
+    kill "-$sig" "$w"
+    wait_for 6 lock_gone "$name" || fail "the lock was never given up"
+    rr_direct -r "$U" -t 5s "$name" -- sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/$name.b"
+    assert_rc 0
+    no_overlap "$TMP/$name.a" "$TMP/$name.b"
+    kill -CONT "$w"
+    wait_pid "$w" 10
+    assert_eq "$HUNG" 0 "the first wrapper hung after SIGCONT"
+    assert_rc 79
+}
+
 t "SIGTSTP to the wrapper stops the command too; the lease runs out; no overlap"
-bg "$TMP/tstp" "$RR_BIN" -r "$U" -t 2s --kill-after 300ms tstp -- sh -c "$LOOP" sh "$TMP/tstp.a"
-w=$BG
-wait_for 5 test -s "$TMP/tstp.a" || fail "the first command did not start"
-kill -TSTP "$w"
-wait_for 6 lock_gone tstp || fail "the lock was never given up"
-rr_direct -r "$U" -t 5s tstp -- sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/tstp.b"
-assert_rc 0
-no_overlap "$TMP/tstp.a" "$TMP/tstp.b"
-kill -CONT "$w"
-wait_pid "$w" 10
-assert_eq "$HUNG" 0 "the first wrapper hung after SIGCONT"
-assert_rc 79
+stopped_past_lease TSTP tstp
 end_test
 
 t "SIGTSTP and SIGCONT within the lease: the command goes on and ends normally"
@@ -72,17 +80,7 @@ assert_rc 0
 end_test
 
 t "SIGSTOP of the wrapper alone: the guard kills the command at the lease's end"
-bg "$TMP/stop" "$RR_BIN" -r "$U" -t 2s --kill-after 300ms wstop -- sh -c "$LOOP" sh "$TMP/stop.a"
-w=$BG
-wait_for 5 test -s "$TMP/stop.a" || fail "the first command did not start"
-kill -STOP "$w"
-wait_for 6 lock_gone wstop || fail "the lock was never given up"
-rr_direct -r "$U" -t 5s wstop -- sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/stop.b"
-assert_rc 0
-no_overlap "$TMP/stop.a" "$TMP/stop.b"
-kill -CONT "$w"
-wait_pid "$w" 10
-assert_rc 79
+stopped_past_lease STOP wstop
 end_test
 
 t "a full stderr pipe nobody reads does not keep a lost command running"
