@@ -1,0 +1,584 @@
+"""lease — scripts/chaos scenarios for the lease's enforcement.
+
+The guard process (src/guard.h) enforces the end of the lease by itself,
+so a wrapper that is stopped, blocked or slow can no longer extend its
+command's life past the lease. These scenarios attack exactly that:
+
+  fault / run kind     what the harness does
+  -------------------  ------------------------------------------------------
+  tstp_wrapper         SIGTSTP to a wrapper only (kill -TSTP), SIGCONT after
+                       0.2-2.5 x TTL: sometimes within the lease, often after
+  stop_wrapper         SIGSTOP to a holding wrapper only (not its command, not
+                       its guard) for 1.5-2.5 x TTL, then SIGCONT
+  stop_wrapper_cmd     the same, and its command too, but not its guard
+  force_release        `redlock-run --release NAME` (an operator) while
+                       wrappers run; combined with stalled stderr
+  late_acquire         the proxy of one master delivers the client->server
+                       bytes of the next connection that carries an acquire
+                       0.25-1.5 s late (longer than --redis-timeout); the
+                       give-back goes out on a new connection first
+  stalled stderr       some slots' stderr is a pipe nobody reads, filled by
+                       the command (tests/helpers/spew) before it execs the
+                       witness; those wrappers run with -v (a line per renewal)
+  slow exec            some wrappers run under strace, which delays the exec
+                       of the witness by 0.1-2 x TTL (longer than the lease)
+  stragglers           the command is `sh -c 'witness ... & exit 0'` (or a
+                       subshell, a setsid'd or a SIGTERM-ignoring witness):
+                       what it leaves must be stopped before the release
+  once                 --once with a few IDs; with --state-ttl 1s and 2-3 s runs
+
+The only overlap these scenarios accept is one that a pause of the *whole*
+holder (wrapper, guard and command: pause_holder, in the mixed scenarios)
+explains, or one on the side of a holder an operator force-released, bounded
+by the renewal interval (the holder notices at its next renewal). Two more
+checks, reported everywhere, asserted here:
+
+  C6  no command started after its lease had ended: the witness's start,
+      on the wall clock, later than its fence + TTL (the fence is at least
+      the acquiring host's clock in ms when it sent the acquire, and nothing
+      can renew a lease before the command was exec'd)
+  C7  a --once ID that succeeded did not run again within --state-ttl of
+      the end of that run (its record must say succeeded until then)
+
+Everything here works on a Scenario object of scripts/chaos (sc) and plain
+data; nothing is imported from there.
+"""
+
+import asyncio
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+
+NS = 1_000_000_000
+MS = 1_000_000
+ALL_CHECKS = ("C1", "C2", "C3", "C4", "C5")
+LEASE_CHECKS = list(ALL_CHECKS) + ["C6"]
+ONCE_CHECKS = LEASE_CHECKS + ["C7"]
+# After a forced release the holder notices at its next renewal (every
+# --renew, ttl/3 by default): its section may outlast the release by that
+# much, plus a round trip and the time to see it die. Anything longer is
+# not explained by the release.
+RELEASE_SLACK_MS = 200
+
+
+def mono():
+    return time.monotonic_ns()
+
+
+# ---------------------------------------------------------------------------
+# Scenario specs (merged into SHORT / LONG by scripts/chaos)
+# ---------------------------------------------------------------------------
+
+# --once IDs: drawn at random from a small pool, so that an ID comes back
+# while its record still says succeeded (and again after it expired).
+ONCE_IDS = dict(ids=3, state_ttl="1s", state_ttl_ms=1000)
+ONCE_FEW = dict(ids=4, state_ttl="2s", state_ttl_ms=2000)
+# A skipped --once run ends at once: wait a little before the slot's next
+# run, as cron would, rather than spin.
+RESPAWN = (100, 400)
+
+# Holds of up to 2.5 x TTL: a command still working when its wrapper's
+# lease runs out, which only the guard can stop.
+LONG_HOLD = (200, 2500)
+
+SHORT = []
+
+STRAGGLERS_SAFE = ["bg", "double", "setsid", "noterm"]
+
+LONG = [
+    dict(name="single-tstp", masters=1, wrappers=10, duration=15,
+         faults=["tstp_wrapper"], asserted=LEASE_CHECKS, fault_every=(0.6, 1.4), wait_ms=4000,
+         lease=dict(hold=LONG_HOLD, short=0.5)),
+    dict(name="single-stop-wrapper", masters=1, wrappers=10, duration=15,
+         faults=["stop_wrapper", "stop_wrapper_cmd"], asserted=LEASE_CHECKS,
+         fault_every=(0.6, 1.4), wait_ms=4000,
+         lease=dict(hold=LONG_HOLD, short=0.5)),
+    dict(name="redlock5-stop-wrapper", masters=5, wrappers=10, duration=15,
+         faults=["stop_wrapper", "stop_wrapper_cmd", "tstp_wrapper"], asserted=LEASE_CHECKS,
+         fault_every=(0.6, 1.4), wait_ms=4000,
+         lease=dict(hold=LONG_HOLD, short=0.5)),
+    dict(name="single-stalled-stderr", masters=1, wrappers=10, duration=15,
+         faults=["force_release", "pause_redis"], asserted=LEASE_CHECKS,
+         lease=dict(stalled=0.5, allow_refused=True)),
+    dict(name="single-slow-exec", masters=1, wrappers=10, duration=15, faults=[],
+         asserted=LEASE_CHECKS, lease=dict(strace=0.5, exec_delay=(0.1, 2.0))),
+    # Few wrappers, resting between runs: the lock is often free when a
+    # late acquire arrives, which is when it could take it.
+    dict(name="single-late-acquire-once", masters=1, wrappers=5, duration=15,
+         faults=["late_acquire"], asserted=ONCE_CHECKS, fault_every=(0.3, 0.8),
+         respawn_ms=(200, 800), lease=dict(once=ONCE_FEW)),
+    dict(name="redlock5-late-acquire-once", masters=5, wrappers=5, duration=15,
+         faults=["late_acquire"], asserted=ONCE_CHECKS, fault_every=(0.3, 0.8),
+         respawn_ms=(200, 800), lease=dict(once=ONCE_FEW)),
+    dict(name="single-stragglers", masters=1, wrappers=10, duration=15, faults=[],
+         asserted=LEASE_CHECKS, lease=dict(stragglers=0.5, straggler_kinds=STRAGGLERS_SAFE)),
+    # A straggler that setsid'd itself and ignores SIGTERM, while its
+    # wrapper is kill -9'd: the guard then kills the command's group only.
+    dict(name="single-stragglers-kill", masters=1, wrappers=10, duration=15,
+         faults=["kill_wrapper"], asserted=LEASE_CHECKS,
+         lease=dict(stragglers=0.6, straggler_kinds=STRAGGLERS_SAFE + ["setsid-noterm", "setsid-wait"],
+                    allow_refused=True)),
+    dict(name="single-once-long", masters=1, wrappers=8, duration=20, faults=[],
+         asserted=ONCE_CHECKS, wait_ms=4000, min_completed=4, respawn_ms=RESPAWN,
+         lease=dict(once=ONCE_IDS, hold=(2000, 3000))),
+]
+for _m, _tag in ((1, "single"), (5, "redlock5")):
+    LONG.append(dict(
+        name="%s-lease-mixed" % _tag, masters=_m, wrappers=16, duration=30,
+        faults=["tstp_wrapper", "stop_wrapper", "stop_wrapper_cmd", "force_release",
+                "pause_redis", "kill_wrapper", "pause_holder"],
+        asserted=LEASE_CHECKS, wait_ms=4000,
+        lease=dict(stalled=0.25, stragglers=0.25, straggler_kinds=STRAGGLERS_SAFE,
+                   hold=(50, 800), allow_refused=True)))
+
+
+# ---------------------------------------------------------------------------
+# Per-scenario and per-run set-up
+# ---------------------------------------------------------------------------
+
+def setup(sc):
+    """Called once per scenario, after the servers and proxies are up."""
+    L = sc.s.get("lease")
+    sc.lease = {"pipes": {}, "releases": [], "late": [], "late_armed": 0}
+    if L is None:
+        return
+    os.makedirs(os.path.join(sc.dir, "metrics"), exist_ok=True)
+    n = sc.s["wrappers"]
+    stalled = int(round(n * L.get("stalled", 0)))
+    for slot in range(stalled):
+        # A pipe nobody reads: we hold the read end open (so that writes
+        # find it full rather than broken) and never read it.
+        r, w = os.pipe()
+        sc.lease["pipes"][slot] = (r, w)
+    if L.get("strace") and not shutil.which("strace"):
+        raise RuntimeError("strace is not installed (needed by %s)" % sc.s["name"])
+
+
+def teardown(sc):
+    for r, w in sc.lease.get("pipes", {}).values():
+        for fd in (r, w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    sc.lease["pipes"] = {}
+
+
+# The witness of a straggler is not a child of anything we can wait for,
+# and the sweep often kills it before we could open a pidfd for it. So it
+# holds the only writer of a FIFO of ours ($RR_DEATH_FIFO, opened by the
+# shell just before it execs the witness): EOF there is the moment it died.
+STRAGGLER_SH = {
+    # The command ends at once and leaves the witness running...
+    "bg": '"$@" 9>"$RR_DEATH_FIFO" & exit 0',
+    # ... re-parented at once (a subshell that exits) ...
+    "double": '("$@" 9>"$RR_DEATH_FIFO" &); exit 0',
+    # ... outside the command's process group and session ...
+    "setsid": 'setsid "$@" 9>"$RR_DEATH_FIFO" & exit 0',
+    # ... ignoring SIGTERM (only the SIGKILL after the grace stops it) ...
+    "noterm": 'trap "" TERM; "$@" 9>"$RR_DEATH_FIFO" & exit 0',
+    # ... both, and working for longer than a lease ...
+    "setsid-noterm": 'trap "" TERM; setsid "$@" 9>"$RR_DEATH_FIFO" & exit 0',
+    # ... or outside the group while the command waits for it (no
+    # straggler then, unless the wrapper dies).
+    "setsid-wait": 'setsid "$@" 9>"$RR_DEATH_FIFO" & wait',
+}
+
+
+def prepare(sc, r, opts, command):
+    """Adapt run r of a lease scenario. opts: redlock-run's options (before
+    NAME); command: the witness argv. Returns (prefix, opts, command,
+    stderr, env); prefix goes in front of redlock-run (strace), env is added
+    to its environment."""
+    L = sc.s.get("lease")
+    stderr = sc.errf
+    env = {}
+    if L is None:
+        return [], opts, command, stderr, env
+    rng = sc.rng
+    prefix = []
+    r.metrics = os.path.join(sc.dir, "metrics", r.id + ".prom")
+    opts = opts + ["--metrics-file", r.metrics]
+    if L.get("hold") and rng.random() >= L.get("short", 0):
+        # (else the default hold: quick runs, so that enough complete)
+        hold = rng.randint(*L["hold"])
+        command = command[:-1] + [str(hold)]
+    once = L.get("once")
+    if once:
+        oid = "id-%d" % rng.randrange(once["ids"])
+        opts += ["--once", oid, "--state-ttl", once["state_ttl"]]
+        r.tags["once"] = oid
+    if r.slot in sc.lease["pipes"]:
+        # Loud (a line per renewal), into a pipe that the command fills first.
+        opts = ["-v" if o == "-q" else o for o in opts]
+        stderr = sc.lease["pipes"][r.slot][1]
+        command = [sc.args.spew, "-n", "65536"] + command
+        r.tags["stderr"] = "stalled"
+    if L.get("stragglers") and rng.random() < L["stragglers"]:
+        kind = rng.choice(L.get("straggler_kinds", list(STRAGGLER_SH)))
+        if kind == "noterm":
+            command = command[:-1] + [str(rng.randint(50, 400))]
+        elif kind in ("setsid-noterm", "setsid-wait"):
+            command = command[:-1] + [str(rng.randint(1200, 2000))]
+        command = ["sh", "-c", STRAGGLER_SH[kind], "sh"] + command
+        r.tags["straggler"] = kind
+        fifo = os.path.join(sc.dir, "fifo", r.id)
+        os.makedirs(os.path.dirname(fifo), exist_ok=True)
+        os.mkfifo(fifo)
+        # Read end, never blocking; EOF (readable) once the writer is gone.
+        # Linux reports no hang-up before the first writer has opened it.
+        sc.watch_death(r, os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        env["RR_DEATH_FIFO"] = fifo
+    if L.get("strace") and rng.random() < L["strace"]:
+        lo, hi = L.get("exec_delay", (0.1, 2.0))
+        delay_ms = int(rng.uniform(lo, hi) * sc.s["ttl_ms"])
+        # -P: only the exec of the witness is delayed, not that of
+        # redlock-run itself. --seccomp-bpf: only execve stops the tracees,
+        # so the wrapper and its guard run at full speed otherwise.
+        prefix = ["strace", "-f", "-qq", "--seccomp-bpf", "-o", "/dev/null",
+                  "-P", sc.args.witness, "-e", "trace=execve",
+                  "-e", "inject=execve:delay_enter=%d" % (delay_ms * 1000)]
+        r.tags["exec_delay_ms"] = delay_ms
+        r.extra_ns = delay_ms * MS
+    return prefix, opts, command, stderr, env
+
+
+def read_status(path):
+    """The status that --metrics-file says the run ended with, or None."""
+    try:
+        with open(path) as f:
+            for line in f:
+                m = re.match(r'redlock_run_last_status\{.*status="(\w+)"\} 1\s*$', line)
+                if m:
+                    return m.group(1)
+    except (OSError, TypeError):
+        pass
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Faults
+# ---------------------------------------------------------------------------
+
+def _pick_holder(sc):
+    hs = [r for r in sc.holders() if not r.tags.get("exec_delay_ms")]
+    return sc.rng.choice(hs) if hs else None
+
+
+def f_tstp(sc):
+    rng = sc.rng
+    r = _pick_holder(sc) if rng.random() < 0.7 else None
+    if r is None:
+        pool = [x for x in sc.runs if x.alive() and not x.paused
+                and not x.tags.get("exec_delay_ms")]
+        if not pool:
+            return False
+        r = rng.choice(pool)
+    return sc.pause(r, "tstp", sc.ttl_ns(0.2, 2.5))
+
+
+def f_stop_wrapper(sc):
+    r = _pick_holder(sc)
+    return r is not None and sc.pause(r, "wrapper", sc.ttl_ns(1.5, 2.5))
+
+
+def f_stop_wrapper_cmd(sc):
+    r = _pick_holder(sc)
+    return r is not None and sc.pause(r, "wrapper_cmd", sc.ttl_ns(1.5, 2.5))
+
+
+def f_force_release(sc):
+    if any(rel.get("t1") is None for rel in sc.lease["releases"]):
+        return False   # one operator at a time
+    urls = ",".join("redis://127.0.0.1:%d" % sv.port for sv in sc.servers)
+    rel = {"t0": mono(), "t1": None, "rc": None, "fence": None, "pid": None,
+           "in_section": [x.id for x in sc.runs if x.alive() and x.started and not x.ended]}
+    proc = subprocess.Popen([sc.args.bin, "-r", urls, "--redis-timeout", "500ms",
+                             "--connect-timeout", "500ms", "--release", sc.lock_name()],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    sc.lease["releases"].append(rel)
+
+    def done(now, rel=rel, proc=proc):
+        rel["t1"] = now
+        rel["rc"] = proc.wait()
+        out = proc.stdout.read().decode(errors="replace")
+        proc.stdout.close()
+        m = re.search(r"pid (\d+) \(fence (\d+)\)", out)
+        if m:
+            rel["pid"], rel["fence"] = int(m.group(1)), int(m.group(2))
+        rel["out"] = out.strip()
+    sc.watch(proc, done)
+    return True
+
+
+def acquire_sha():
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        with open(os.path.join(top, "src", "lua", "acquire.lua"), "rb") as f:
+            return hashlib.sha1(f.read()).hexdigest().encode()
+    except OSError:
+        return None
+
+
+def f_late_acquire(sc):
+    pool = [p for p in sc.proxies if p.late is None]
+    if not pool:
+        return False
+    p = sc.rng.choice(pool)
+    plan = {"delay_ms": sc.rng.randint(250, 1500), "sha": sc.lease.setdefault("sha", acquire_sha()),
+            "events": sc.lease["late"], "proxy": sc.proxies.index(p)}
+    p.late = plan
+    sc.lease["late_armed"] += 1
+
+    def disarm(p=p, plan=plan):
+        if p.late is plan:
+            p.late = None
+    sc.later(2 * NS, disarm)
+    return "armed"   # counted when a connection is actually delayed
+
+
+FAULTS = {
+    "tstp_wrapper": f_tstp,
+    "stop_wrapper": f_stop_wrapper,
+    "stop_wrapper_cmd": f_stop_wrapper_cmd,
+    "force_release": f_force_release,
+    "late_acquire": f_late_acquire,
+}
+
+
+def finish(sc):
+    """Called after the scenario ran: what goes into meta.json."""
+    L = sc.s.get("lease")
+    if sc.lease["late"]:
+        sc.faults["late_acquire"] = len(sc.lease["late"])
+    return {"releases": sc.lease["releases"], "late_acquires": sc.lease["late"],
+            "lease": L}
+
+
+# ---------------------------------------------------------------------------
+# The proxy: one connection's acquire delivered late
+# ---------------------------------------------------------------------------
+
+def is_acquire(data, sha):
+    """An acquire: EVALSHA of acquire.lua, or (whatever the version of the
+    script) the only request whose keys are both the lock and the fence
+    counter of a job."""
+    return ((sha is not None and sha in data)
+            or (b"EVAL" in data and b"}:lock" in data and b"}:fence" in data
+                and b"}:history" in data))
+
+
+async def late_handle(proxy, cr, cw):
+    """Runs in the proxy's loop for a new connection while proxy.late is
+    armed. If the connection's first bytes are an acquire, everything the
+    client sends on it reaches the server delay_ms late, also after the
+    client gave up and closed it; server -> client bytes pass at once.
+    Otherwise the connection just passes."""
+    loop = asyncio.get_running_loop()
+    try:
+        ur, uw = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", proxy.target), 2)
+    except (OSError, asyncio.TimeoutError):
+        cw.transport.abort()
+        return
+    try:
+        first = await cr.read(65536)
+    except Exception:
+        first = b""
+    plan = proxy.late
+    delay = 0.0
+    if plan is not None and first and is_acquire(first, plan["sha"]):
+        proxy.late = None
+        delay = plan["delay_ms"] / 1000
+        plan["events"].append({"at_ns": mono(), "delay_ms": plan["delay_ms"],
+                               "proxy": plan["proxy"]})
+    q = asyncio.Queue()
+    client_open = [True]
+
+    async def reader(data):
+        while True:
+            q.put_nowait((loop.time() + delay, data))
+            if not data:
+                return
+            try:
+                data = await cr.read(65536)
+            except Exception:
+                data = b""
+
+    async def writer():
+        try:
+            while True:
+                due, data = await q.get()
+                wait = due - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not data:
+                    break
+                uw.write(data)
+                await uw.drain()
+            # Everything delivered: give the server time to answer (the
+            # answers go nowhere if the client has gone), then hang up.
+            await asyncio.sleep(1.0 if delay else 0)
+        except Exception:
+            pass
+        finally:
+            uw.transport.abort()
+
+    async def back():
+        try:
+            while True:
+                d = await ur.read(65536)
+                if not d:
+                    break
+                if client_open[0]:
+                    try:
+                        cw.write(d)
+                        await cw.drain()
+                    except Exception:
+                        client_open[0] = False
+        except Exception:
+            pass
+        finally:
+            cw.transport.abort()
+
+    try:
+        await asyncio.gather(reader(first), writer(), back(), return_exceptions=True)
+    except asyncio.CancelledError:
+        pass   # the proxy is shutting down
+    finally:
+        for t in (uw.transport, cw.transport):
+            t.abort()
+
+
+# ---------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------
+
+def release_explains(o, a, b, releases, ttl_ms, renew_ms):
+    """Is the overlap of sections a and b explained by a forced release of
+    the lock of one of them (x), the other (y) starting after the release
+    began? Only if x ended within the renewal interval after it. (Either
+    may have started first: two acquires queued behind a paused server, the
+    release between them, start their commands at the same moment.)"""
+    bound = (renew_ms + RELEASE_SLACK_MS) * MS
+    for rel in releases:
+        if rel.get("rc") != 0 or rel.get("fence") is None or rel.get("t1") is None:
+            continue
+        for x, y in ((a, b), (b, a)):
+            if (x["fence"] == rel["fence"] and y["start"] >= rel["t0"]
+                    and x["end"] <= rel["t1"] + bound):
+                return True
+    return False
+
+
+def check_late_start(sections, runs, meta):
+    """C6: a witness that started after fence + TTL on the wall clock."""
+    off = meta.get("wall_minus_mono_ns")
+    ttl_ms = (meta.get("spec") or {}).get("ttl_ms")
+    out = []
+    if off is None or not ttl_ms:
+        return out
+    for s in sections:
+        r = runs.get(s["id"], {})
+        if s["fence"] is None or (r.get("tags") or {}).get("straggler"):
+            continue   # a straggler may start after renewals: not the exec
+        wall_ms = (s["start"] + off) / MS
+        late = wall_ms - (s["fence"] + ttl_ms)
+        if late > 0:
+            out.append({"id": s["id"], "fence": s["fence"], "late_ms": round(late, 3),
+                        "exec_delay_ms": (r.get("tags") or {}).get("exec_delay_ms"),
+                        "why": "the command started after its lease had ended"})
+    return out
+
+
+def check_once(sections, runs, meta):
+    """C7: a succeeded --once ID ran again within --state-ttl of its end."""
+    once = ((meta.get("spec") or {}).get("lease") or {}).get("once")
+    out = []
+    if not once:
+        return out
+    # The record expires --state-ttl after the release, which comes after
+    # the witness's end; a few ms less, for Redis's ms clock.
+    keep_ns = (once["state_ttl_ms"] - 5) * MS
+    by_id = {}
+    for s in sections:
+        oid = (runs.get(s["id"], {}).get("tags") or {}).get("once")
+        if oid:
+            by_id.setdefault(oid, []).append(s)
+    for oid, ss in by_id.items():
+        for s in ss:
+            r = runs.get(s["id"], {})
+            if r.get("rc") != 0 or s["how"] != "end":
+                continue
+            for t in ss:
+                if t is not s and s["end"] < t["start"] < s["end"] + keep_ns:
+                    out.append({"once": oid, "succeeded": s["id"], "again": t["id"],
+                                "after_ms": round((t["start"] - s["end"]) / MS, 3),
+                                "why": "a succeeded --once ID ran again within --state-ttl"})
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Negative control
+# ---------------------------------------------------------------------------
+
+PLANTED_MUST_FAIL = ["C1", "C5", "C6", "C7"]
+
+
+def write_planted(d):
+    """A hand-written scenario directory with one violation of each lease
+    check, and one overlap that a forced release does explain: C1 (an
+    overlap that lasts longer than the renewal after a release), C5 (a
+    witness alive after its wrapper exited), C6 (a start after fence + TTL)
+    and C7 (a succeeded --once ID run again) must go red, and the explained
+    overlap must not count."""
+    import json
+    os.makedirs(os.path.join(d, "sink"), exist_ok=True)
+    off = 5_000_000_000 * MS          # wall = mono + 5e9 ms
+    ttl = 1000
+
+    def w(ms):                         # the fence of an acquire at mono ms
+        return 5_000_000_000 + ms
+
+    sec = [  # id, start ms, end ms, fence
+        ("a", 1000, 1050, w(1000)),
+        ("late", 3000, 3050, w(1500)),            # C6: 500 ms after its lease
+        ("x", 4000, 4050, w(4000)),
+        ("y", 4200, 4250, w(4200)),               # C7: id-0 again, 150 ms later
+        ("p", 5000, 5200, w(5000)),               # released at 5110: explained
+        ("q", 5120, 5170, w(5120)),
+        ("r1", 6000, 7000, w(6000)),              # released at 6110: runs on
+        ("s1", 6120, 6170, w(6120)),              # C1
+        ("o", 8000, 8050, w(8000)),               # C5: outlived its wrapper
+    ]
+    lines = []
+    n = 0
+    for rid, a, b, f in sorted(sec, key=lambda x: x[1]):
+        lines.append((a, "start %d %s %d pid=%d" % (a * MS, rid, f, 100 + n)))
+        lines.append((b, "end %d %s %d pid=%d read=%d prev=-" % (b * MS, rid, f, 100 + n, n)))
+        n += 1
+    with open(os.path.join(d, "witness.log"), "w") as fh:
+        fh.write("\n".join(x[1] for x in sorted(lines)) + "\n")
+    with open(os.path.join(d, "counter"), "w") as fh:
+        fh.write("%d o\n" % len(sec))
+    with open(os.path.join(d, "runs.jsonl"), "w") as fh:
+        for rid, a, b, f in sec:
+            r = {"id": rid, "rc": 0, "signals": [], "tags": {}, "exit_ns": (b + 5) * MS}
+            if rid in ("x", "y"):
+                r["tags"]["once"] = "id-0"
+            if rid in ("p", "r1"):
+                r["rc"] = 79
+            if rid == "o":
+                r["outlived"] = True
+            fh.write(json.dumps(r) + "\n")
+    releases = [{"t0": 5100 * MS, "t1": 5110 * MS, "rc": 0, "fence": w(5000), "pid": 1},
+                {"t0": 6100 * MS, "t1": 6110 * MS, "rc": 0, "fence": w(6000), "pid": 2}]
+    spec = {"name": "control-planted-lease", "ttl_ms": ttl,
+            "lease": {"once": {"ids": 1, "state_ttl": "1s", "state_ttl_ms": 1000}}}
+    with open(os.path.join(d, "meta.json"), "w") as fh:
+        json.dump({"scenario": "control-planted-lease", "asserted": ONCE_CHECKS,
+                   "spec": spec, "releases": releases, "wall_minus_mono_ns": off}, fh)
+    return PLANTED_MUST_FAIL
