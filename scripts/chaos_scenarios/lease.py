@@ -84,7 +84,13 @@ RESPAWN = (100, 400)
 # lease runs out, which only the guard can stop.
 LONG_HOLD = (200, 2500)
 
-SHORT = []
+SHORT = [
+    # The guard alone must stop the command of a wrapper stopped past its
+    # lease: 0 overlap, asserted.
+    dict(name="single-stop-wrapper", masters=1, wrappers=8, duration=8,
+         faults=["stop_wrapper", "stop_wrapper_cmd"], asserted=LEASE_CHECKS,
+         fault_every=(0.6, 1.4), wait_ms=4000, lease=dict(hold=LONG_HOLD, short=0.5)),
+]
 
 STRAGGLERS_SAFE = ["bg", "double", "setsid", "noterm"]
 
