@@ -463,19 +463,25 @@ async def late_handle(proxy, cr, cw):
 # Checks
 # ---------------------------------------------------------------------------
 
-def release_explains(o, a, b, releases, ttl_ms, renew_ms):
+def release_explains(o, a, b, releases, ttl_ms, renew_ms, masters=1):
     """Is the overlap of sections a and b explained by a forced release of
     the lock of one of them (x), the other (y) starting after the release
     began? Only if x ended within the renewal interval after it. (Either
     may have started first: two acquires queued behind a paused server, the
-    release between them, start their commands at the same moment.)"""
+    release between them, start their commands at the same moment.)
+
+    x is the holder the release names (its fence). With several masters it
+    names only the first master's holder, which may be a minority holder
+    about to give its part back; there x is any section that was running
+    while the release ran."""
     bound = (renew_ms + RELEASE_SLACK_MS) * MS
     for rel in releases:
-        if rel.get("rc") != 0 or rel.get("fence") is None or rel.get("t1") is None:
+        if rel.get("rc") != 0 or rel.get("t1") is None:
             continue
         for x, y in ((a, b), (b, a)):
-            if (x["fence"] == rel["fence"] and y["start"] >= rel["t0"]
-                    and x["end"] <= rel["t1"] + bound):
+            named = rel.get("fence") is not None and x["fence"] == rel["fence"]
+            running = masters > 1 and x["start"] <= rel["t1"] and x["end"] >= rel["t0"]
+            if (named or running) and y["start"] >= rel["t0"] and x["end"] <= rel["t1"] + bound:
                 return True
     return False
 
