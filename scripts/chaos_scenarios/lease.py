@@ -253,16 +253,20 @@ def prepare(sc, r, opts, command):
 
 
 def read_status(path):
-    """The status that --metrics-file says the run ended with, or None."""
+    """The status that --metrics-file says the run ended with, or None:
+    redlock_run_last_attempt_status (this very run), or, from builds that
+    do not write it, redlock_run_last_status."""
+    found = {}
     try:
         with open(path) as f:
             for line in f:
-                m = re.match(r'redlock_run_last_status\{.*status="(\w+)"\} 1\s*$', line)
+                m = re.match(r'redlock_run_(last_attempt_status|last_status)\{.*status="(\w+)"\} 1\s*$',
+                             line)
                 if m:
-                    return m.group(1)
+                    found[m.group(1)] = m.group(2)
     except (OSError, TypeError):
         pass
-    return None
+    return found.get("last_attempt_status", found.get("last_status"))
 
 
 # ---------------------------------------------------------------------------
