@@ -452,6 +452,11 @@ static void start_child(struct run *r)
         return;
     }
     r->child_started = true;
+    /* We were suspended in vfork while the command exec'd (however long a
+     * slow exec takes): libuv's cached time is from before it, and timers
+     * count from that. Without this, an exec of a third of the lease made
+     * the lost timer fire at once, and a valid run ended as lost. */
+    uv_update_time(r->loop);
     enter(r, RUNNING);
     uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)first_renew(r), 0);
     arm_lost_timer(r);
