@@ -50,7 +50,6 @@ struct rr_child {
     bool sweeping;             /* leader reaped, stragglers being stopped */
     bool sweep_killed;         /* ... and SIGKILL was sent */
     int64_t sweep_until;       /* rr_now_ms: KILL at, then give up at */
-    int swept;                 /* how many stragglers we signalled */
     bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
     bool lease_ran_out;        /* the guard had acted, seen as it stood down */
     bool said_stuck;           /* stragglers survive SIGKILL: lock kept */
@@ -397,7 +396,6 @@ static void begin_sweep(struct rr_child *ch)
         return;
     }
     ch->sweeping = true;
-    ch->swept = n;
     char who[512];
     describe(pids, n, who, sizeof who);
     rr_log(RR_LOG_WARN, "stragglers",
@@ -562,7 +560,7 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     pid_t pid = spawn_vfork(&sa);
     int fork_errno = errno;
     if (pid > 0)
-        rr_guard_child_started(ch->guard, pid);
+        rr_guard_set_child(ch->guard, pid);  /* the parent's side too */
     if (pid > 0 && !foreground) {
         /* Also from this side, so the group exists when fork returns and a
          * killpg right away cannot miss. EACCES once the child has exec'd:
@@ -712,11 +710,6 @@ bool rr_child_lease_ran_out(const struct rr_child *ch)
     return ch && (ch->lease_ran_out || rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard));
 }
 
-int rr_child_stragglers(const struct rr_child *ch)
-{
-    return ch ? ch->swept : 0;
-}
-
 pid_t rr_child_pid(const struct rr_child *ch)
 {
     return ch ? ch->pid : -1;
@@ -731,9 +724,7 @@ void rr_child_free(struct rr_child *ch)
     ch->closing = true;
     ch->kill_armed = false;
     /* A guard still there watches a command (or stragglers) we did not
-     * reap: it acts when we exit. */
-    if (ch->guard)
-        rr_guard_abandon(ch->guard);
+     * reap: its pipe and block stay, and it acts when we exit. */
     ch->guard = NULL;
     uv_close((uv_handle_t *)&ch->sweep_timer, on_handle_close);
     uv_close((uv_handle_t *)&ch->sigchld, on_handle_close);

@@ -56,9 +56,6 @@ void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms);
 /* Did the guard have to stop the command because the lease ran out? */
 bool rr_child_lease_ran_out(const struct rr_child *ch);
 
-/* How many processes the command left behind had to be stopped. */
-int rr_child_stragglers(const struct rr_child *ch);
-
 pid_t rr_child_pid(const struct rr_child *ch);
 
 /* Close the child's handles and free it (after exit_cb, or at shutdown). */

@@ -994,3 +994,12 @@ USAGE_RUN "\n"
 "  127  COMMAND not found\n",
         f);
 }
+
+bool rr_cli_gave_password(const struct rr_config *cfg)
+{
+    bool any = cfg->has_password;
+
+    for (int i = 0; i < cfg->n_endpoints; i++)
+        any |= cfg->endpoints[i].has_password;
+    return any;
+}

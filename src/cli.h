@@ -93,4 +93,8 @@ int rr_cli_expand_once(const char *pattern, long long t, char *out, size_t outle
  * Returns 0, or -1 with a reason. */
 int rr_cli_check_name(const char *s, char *err, size_t errlen);
 
+/* Is a password configured, for any endpoint? (diag.c: then "not
+ * authenticated" means the password was refused.) */
+bool rr_cli_gave_password(const struct rr_config *cfg);
+
 #endif

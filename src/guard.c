@@ -394,11 +394,6 @@ void rr_guard_set_child(struct rr_guard *g, pid_t pid)
         store32(&g->child_pid, pid);
 }
 
-void rr_guard_child_started(struct rr_guard *g, pid_t pid)
-{
-    rr_guard_set_child(g, pid);
-}
-
 void rr_guard_leader_reaped(struct rr_guard *g)
 {
     if (g)
@@ -433,11 +428,6 @@ void rr_guard_set_deadline(struct rr_guard *g, int64_t deadline_ms)
         poke(g, 'w');
 }
 
-int64_t rr_guard_deadline(const struct rr_guard *g)
-{
-    return g ? load64(&g->deadline_ms) : RR_INF;
-}
-
 bool rr_guard_termed(const struct rr_guard *g)
 {
     return g && load32(&g->termed);
@@ -466,11 +456,4 @@ void rr_guard_stop(struct rr_guard *g)
         while (waitpid(g->guard_pid, NULL, __WALL) < 0 && errno == EINTR)
             ;
     munmap(g, (size_t)(uintptr_t)g->stack);
-}
-
-void rr_guard_abandon(struct rr_guard *g)
-{
-    /* The write end and the mapping stay: the guard goes on until we exit,
-     * and acts when the pipe closes with us. */
-    (void)g;
 }

@@ -40,9 +40,6 @@ struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t gr
  * so that the guard can stop it even while exec is slow. Only system calls. */
 void rr_guard_set_child(struct rr_guard *g, pid_t pid);
 
-/* Tells the parent's side the pid too (after vfork returned). */
-void rr_guard_child_started(struct rr_guard *g, pid_t pid);
-
 /* The command's leader was reaped: from now on its pid may belong to
  * someone else, so the guard signals only its process group. */
 void rr_guard_leader_reaped(struct rr_guard *g);
@@ -55,7 +52,6 @@ bool rr_guard_lease_ok(const struct rr_guard *g);
  * Earlier (a certain loss: pass rr_now_ms() or less): the guard is woken
  * and acts at once. Once the guard has killed, nothing revives the lease. */
 void rr_guard_set_deadline(struct rr_guard *g, int64_t deadline_ms);
-int64_t rr_guard_deadline(const struct rr_guard *g);
 
 /* Has the guard sent SIGTERM / SIGKILL because the lease ran out? */
 bool rr_guard_termed(const struct rr_guard *g);
@@ -67,10 +63,6 @@ pid_t rr_guard_pid(const struct rr_guard *g);
 /* Tell the guard to stand down, reap it and free everything. After the
  * command and every straggler were reaped. NULL is fine. */
 void rr_guard_stop(struct rr_guard *g);
-
-/* Leave the guard watching and forget it: we are exiting with the command
- * still running (the guard kills it when our end of the pipe closes). */
-void rr_guard_abandon(struct rr_guard *g);
 
 /* The pids listed in a /proc/PID/task/TID/children text ("12 345 "), into
  * out (at most max); returns how many. Pure, async-signal-safe. */

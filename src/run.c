@@ -255,14 +255,17 @@ static void stop_child(struct run *r, const char *status, int code, int64_t grac
     rr_child_stop(r->child, grace_ms);
 }
 
-/* The lease may be running out (renewals failed): TERM now, and KILL no
- * later than the end of the validity we can vouch for, however late this
- * runs. Signals go out before anything is logged: a log write may block. */
-static void lose(struct run *r, const char *why)
+/* The lock is lost. certain: another holder may be running already (our
+ * key is gone or has another token), so every millisecond of grace would be
+ * overlap: SIGKILL now. Otherwise (renewals failed, the lease may be running
+ * out) TERM now and KILL no later than the end of the validity we can vouch
+ * for, however late this runs. Signals go out before anything is logged: a
+ * log write may block. */
+static void lose(struct run *r, bool certain, const char *why)
 {
     if (r->final_status && strcmp(r->final_status, "lost") == 0)
         return;
-    int64_t grace = r->valid_until - rr_now_ms();
+    int64_t grace = certain ? 0 : r->valid_until - rr_now_ms();
     if (grace > r->stop_grace_ms)
         grace = r->stop_grace_ms;
     uv_timer_stop(&r->renew_timer);
@@ -278,28 +281,13 @@ static void lose(struct run *r, const char *why)
     } else {
         stop_child(r, "lost", RR_EXIT_LOST, grace);
     }
-    rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; stopping the command", why);
-}
-
-/* Another holder may be running already (our key is gone or has another
- * token): every millisecond of grace would be overlap. */
-static void lose_now(struct run *r, const char *why)
-{
-    if (r->final_status && strcmp(r->final_status, "lost") == 0)
-        return;
-    uv_timer_stop(&r->renew_timer);
-    uv_timer_stop(&r->lost_timer);
-    r->final_status = "lost";
-    r->final_code = RR_EXIT_LOST;
-    if (r->state == RUNNING)
-        enter(r, STOPPING);
-    rr_child_kill_now(r->child);
-    rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; killed the command", why);
+    rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command", why,
+           grace <= 0 ? "killed" : "stopping");
 }
 
 static void on_lost_timer(uv_timer_t *t)
 {
-    lose(t->data, "no quorum of renewals before the lease ran out");
+    lose(t->data, false, "no quorum of renewals before the lease ran out");
 }
 
 /* The child must be gone by the time the lease can have expired, so the stop
@@ -340,7 +328,7 @@ static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
         uv_timer_start(&r->renew_timer, on_renew_timer, (uint64_t)r->renew_ms, 0);
         break;
     case RR_EXTEND_LOST:
-        lose_now(r, err);
+        lose(r, true, err);
         break;
     case RR_EXTEND_FAILED: {
         /* Retry soon, until the lost timer says the lease may be over. */
@@ -561,13 +549,6 @@ static void wait_more(struct run *r, const struct rr_acquire_result *res)
 
 /* ---- acquiring ---- */
 
-static bool gave_password(const struct rr_config *cfg)
-{
-    bool any = cfg->has_password;
-    for (int i = 0; i < cfg->n_endpoints; i++)
-        any |= cfg->endpoints[i].has_password;
-    return any;
-}
 
 static void busy_message(struct run *r, const struct rr_acquire_result *res)
 {
@@ -690,7 +671,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
                 finish(r, RR_EXIT_CONFIG);
                 return;
             }
-        if (rr_diag_config(res->err, gave_password(r->cfg), why, sizeof why)) {
+        if (rr_diag_config(res->err, rr_cli_gave_password(r->cfg), why, sizeof why)) {
             r->rep.status = "error";
             rr_log_audit(RR_LOG_ERROR, "config", NULL, "cannot take the lock: %s", why);
             finish(r, RR_EXIT_CONFIG);
@@ -765,7 +746,7 @@ static void check_lease_on_cont(struct run *r)
     if (r->state != RUNNING && r->state != STOPPING)
         return;
     if (rr_child_lease_ran_out(r->child) || rr_now_ms() >= r->valid_until - r->stop_grace_ms) {
-        lose(r, "redlock-run was stopped longer than the lease");
+        lose(r, false, "redlock-run was stopped longer than the lease");
         return;
     }
     rr_child_signal(r->child, SIGCONT);

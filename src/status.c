@@ -327,10 +327,7 @@ static int unavailable(struct op *op, const char *what)
             rr_log(RR_LOG_ERROR, "config", NULL, "%s: %s", what, op->err);
             return RR_EXIT_CONFIG;
         }
-    bool gave = op->cfg->has_password;
-    for (int i = 0; i < op->cfg->n_endpoints; i++)
-        gave |= op->cfg->endpoints[i].has_password;
-    if (rr_diag_config(op->err, gave, why, sizeof why)) {
+    if (rr_diag_config(op->err, rr_cli_gave_password(op->cfg), why, sizeof why)) {
         rr_log(RR_LOG_ERROR, "config", NULL, "%s: %s", what, why);
         snprintf(op->err, sizeof op->err, "%.*s", (int)sizeof op->err - 1, why);
         return RR_EXIT_CONFIG;
