@@ -53,6 +53,7 @@ struct req {
     char *cmd;              /* encoded command until it is written */
     size_t len;
     int nconfirm;           /* replies a (P)SUBSCRIBE-family command yields */
+    bool sunsub;            /* a SUNSUBSCRIBE: its confirmations are replies */
     int status;             /* status to report once doomed */
 };
 
@@ -415,7 +416,9 @@ static void on_timer(uv_timer_t *t)
         while (c->state != CS_CLOSING && c->state != CS_READY
                && (r = c->head) != NULL && r->deadline <= now) {
             pop_req(c);
+            c->unsent = true;   /* never written: safe to send elsewhere */
             r->cb(c, RR_REPLY_TIMEOUT, NULL, r->arg);
+            c->unsent = false;
             free_req(r);
         }
     }
@@ -538,7 +541,8 @@ static bool is_str(const redisReply *r, const char *s)
 static bool is_push(const redisReply *r)
 {
     return r->type == REDIS_REPLY_ARRAY && r->elements >= 3
-        && (is_str(r->element[0], "message") || is_str(r->element[0], "pmessage"));
+        && (is_str(r->element[0], "message") || is_str(r->element[0], "pmessage")
+            || is_str(r->element[0], "smessage"));
 }
 
 static bool is_confirm(const redisReply *r)
@@ -546,7 +550,24 @@ static bool is_confirm(const redisReply *r)
     return r->type == REDIS_REPLY_ARRAY && r->elements == 3
         && (is_str(r->element[0], "subscribe") || is_str(r->element[0], "psubscribe")
             || is_str(r->element[0], "unsubscribe")
-            || is_str(r->element[0], "punsubscribe"));
+            || is_str(r->element[0], "punsubscribe")
+            || is_str(r->element[0], "ssubscribe")
+            || is_str(r->element[0], "sunsubscribe"));
+}
+
+/* A "sunsubscribe" nobody asked for: a cluster node ends a sharded
+ * subscription by itself when the slot of its channel leaves it (a
+ * resharding, a failover). */
+static bool is_dropped_shard_sub(const struct rr_conn *c, const redisReply *r)
+{
+    const struct req *q;
+
+    if (!(r->type == REDIS_REPLY_ARRAY && r->elements == 3 && is_str(r->element[0], "sunsubscribe")))
+        return false;
+    for (q = c->head; q; q = q->next)
+        if (q->kind == REQ_USER)
+            return !q->sunsub;
+    return true;
 }
 
 /* Route one decoded reply. */
@@ -560,6 +581,13 @@ static void dispatch(struct rr_conn *c, redisReply *reply)
     }
     if (c->skip_confirms > 0 && is_confirm(reply)) {
         c->skip_confirms--;
+        return;
+    }
+    if (c->msg_fn && is_dropped_shard_sub(c, reply)) {
+        /* As if the node went away: the owner subscribes again where the
+         * slot lives now (service.c), and learns messages may be lost. */
+        set_error(c, "%s: the node ended our sharded subscription (its slot moved)", c->name);
+        break_conn(c, RR_REPLY_IOERR);
         return;
     }
     r = pop_req(c);
@@ -1129,7 +1157,7 @@ fail:
 static int confirm_count(int argc, const char **argv, const size_t *argvlen)
 {
     static const char *const cmds[] = { "subscribe", "psubscribe", "unsubscribe",
-                                        "punsubscribe" };
+                                        "punsubscribe", "ssubscribe", "sunsubscribe" };
     size_t len, i;
 
     if (argc < 2)
@@ -1161,6 +1189,8 @@ int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
     r->cb = cb;
     r->arg = arg;
     r->nconfirm = confirm_count(argc, argv, argvlen);
+    r->sunsub = (argvlen ? argvlen[0] : strlen(argv[0])) == 12 &&
+                strncasecmp(argv[0], "sunsubscribe", 12) == 0;
     /* uv_now is cached per loop turn; a caller that blocked since then
      * would otherwise get a deadline already in the past. */
     uv_update_time(c->loop);
