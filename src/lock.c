@@ -408,19 +408,21 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
     /* A round without a quorum may have met a live run that this master
      * lost the key of: the 'abandoned' entries it added do not stand. */
     bool stands = op->kind != OP_ACQUIRE || op->decided_ok;
-    const char *args[17] = { lk->token, ri->status, code, sig, hold, wait,
+    const char *args[18] = { lk->token, ri->status, code, sig, hold, wait,
                              lk->keys.channel, lk->host, lk->pid, fence,
                              lk->once_id, started, lk->state_ttl, "0",
-                             stands ? "1" : "0" };
+                             stands ? "1" : "0", "0" };
     int sent = 0;
 
     op->pending = lk->n;
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
-        int nargs = 15;
+        int nargs = 16;
         /* Where our acquire was never answered it may still arrive, after
          * this release: that master also gets a tombstone for our token. */
         args[13] = lk->unsure[i] ? lk->void_ms : "0";
+        /* A cluster's waiters are on the sharded channel (cluster.c). */
+        args[15] = rr_svc_sharded(lk->conns[i]) ? "1" : "0";
         for (int u = 0; !stands && u < v->n_undo; u++)
             args[nargs++] = v->undo[u];
         if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, nargs, args,

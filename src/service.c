@@ -545,6 +545,11 @@ bool rr_svc_refused(const struct rr_svc *s)
     return s->refused;
 }
 
+bool rr_svc_sharded(const struct rr_svc *s)
+{
+    return s->be == &svc_cluster;
+}
+
 const char *rr_svc_kind(const struct rr_svc *s)
 {
     return s->be->kind;

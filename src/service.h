@@ -89,6 +89,10 @@ const char *rr_svc_name(const struct rr_svc *s);
 /* Was the last failure a refusal retrying cannot fix (TLS verification)? */
 bool rr_svc_refused(const struct rr_svc *s);
 
+/* Are its waiters on a sharded channel (SSUBSCRIBE), so that a release
+ * must SPUBLISH? True for a cluster. */
+bool rr_svc_sharded(const struct rr_svc *s);
+
 /* The kind of service, for messages: "redis", "sentinel", "cluster". */
 const char *rr_svc_kind(const struct rr_svc *s);
 

@@ -472,11 +472,13 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         ask_status(&op);
     } else if (cfg->mode == RR_MODE_RELEASE) {
         const char *keys[3] = { op.keys.lock, op.keys.state, op.keys.history };
-        const char *args[3] = { op.keys.channel, op.host, op.pid };
-        for (int i = 0; i < op.n; i++)
-            if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, 3, keys, 3, args, on_force,
+        const char *args[4] = { op.keys.channel, op.host, op.pid, "0" };
+        for (int i = 0; i < op.n; i++) {
+            args[3] = rr_svc_sharded(op.conns[i]) ? "1" : "0";
+            if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, 3, keys, 4, args, on_force,
                                &op) == 0)
                 op.pending++;
+        }
     } else {
         const char *keys[3] = { op.keys.lock, op.keys.once[0] ? op.keys.once : op.keys.state,
                                 op.keys.history };

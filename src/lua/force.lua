@@ -1,7 +1,8 @@
 -- force: the operator's --release. Deletes the lock whatever its token,
 -- records that in history and wakes waiters. The holder, if alive, finds
 -- its token gone at the next renewal and stops its child.
--- KEYS: lock, state, history   ARGV: channel, operator host, operator pid
+-- KEYS: lock, state, history   ARGV: channel, operator host, operator pid,
+--   sharded (1: SPUBLISH, on a cluster)
 -- Returns {removed token|false, pttl, host, pid, fence}
 local holder = redis.call('GET', KEYS[1])
 if not holder then return {false, -2, '', '', ''} end
@@ -17,5 +18,5 @@ redis.call('XADD', KEYS[3], 'MAXLEN', '~', 1000, '*', 'status', 'released',
            'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
            'by', ARGV[2] .. ':' .. ARGV[3])
 -- Wake waiters with the removed holder's fence (if known), never its token.
-redis.call('PUBLISH', ARGV[1], h[4] or '')
+redis.call(ARGV[4] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[1], h[4] or '')
 return {holder, pttl, h[2] or '', h[3] or '', h[4] or ''}

@@ -4,7 +4,7 @@
 -- KEYS: lock, state, history, void (our token's tombstone), [once]
 -- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
 --       host, pid, fence, once, started_ms, state_ttl_ms, void_ms,
---       stands (1/0), history id...
+--       stands (1/0), sharded (1: SPUBLISH, on a cluster), history id...
 -- void_ms > 0: our acquire request to this master was never answered (it
 -- timed out or its connection broke), so it may still arrive; a tombstone
 -- kept void_ms makes acquire.lua refuse it then.
@@ -65,7 +65,7 @@ for _, key in ipairs({statek, oncek}) do
   end
 end
 if status == '' and ARGV[15] == '0' then
-  for i = 16, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
+  for i = 17, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
 end
 if status ~= '' then
   redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', status,
@@ -75,5 +75,9 @@ if status ~= '' then
 end
 -- The message only wakes waiters. It carries our fence, never the token:
 -- the token is what grants the lock, and any subscriber would learn it.
-if released == 1 then redis.call('PUBLISH', channel, ARGV[10]) end
+-- On a cluster the channel is sharded (SPUBLISH): it lives on the slot's
+-- owner only, where the waiters' SSUBSCRIBE is, instead of every node.
+if released == 1 then
+  redis.call(ARGV[16] == '1' and 'SPUBLISH' or 'PUBLISH', channel, ARGV[10])
+end
 return {released, written}
