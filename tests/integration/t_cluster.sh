@@ -71,12 +71,12 @@ assert_contains "$(R "$OTHER" INFO commandstats)" "cmdstat_evalsha:calls=0,usec=
 
 t "the first seed dead: the next one answers, in well under a connect timeout"
 dead_ports
-rr -r "redis-cluster://127.0.0.1:${DEAD[0]},127.0.0.1:$(p="${OTHER}_PORT"; echo "${!p}")" "$JOB" -- true
+rr_direct -r "redis-cluster://127.0.0.1:${DEAD[0]},127.0.0.1:$(p="${OTHER}_PORT"; echo "${!p}")" "$JOB" -- true
 assert_rc 0
 assert_lt "$ELAPSED_MS" 1500 "elapsed ms"
 
 t "no seed reachable: 69 in bounded time, naming what was tried"
-rr -r "redis-cluster://127.0.0.1:${DEAD[0]},127.0.0.1:${DEAD[1]}" "$JOB" -- true
+rr_direct -r "redis-cluster://127.0.0.1:${DEAD[0]},127.0.0.1:${DEAD[1]}" "$JOB" -- true
 assert_rc 69
 assert_lt "$ELAPSED_MS" 3000 "elapsed ms"
 assert_contains "$(cat "$ERR")" "127.0.0.1:${DEAD[0]}" "message"
@@ -125,5 +125,132 @@ w=$(R "$OWNER" INFO commandstats | grep -o 'cmdstat_wait:calls=[0-9]*' | cut -d=
 [ "${w:-0}" -ge 2 ] 2>/dev/null || fail "WAIT calls on the owner: '${w:-0}' (expected one per write)"
 rr -r "$(cl_url "$OTHER")" --sync-replicas 2 "$JOB" -- true
 assert_rc 69 "--sync-replicas 2 with one replica"
+
+# subscribed NODE JOB — a waiter's sharded subscription is on NODE.
+subscribed() { [ "$(R "$1" PUBSUB SHARDNUMSUB "redlock:{$2}:released" | tail -1)" = 1 ]; }
+# asking_pttl NODE KEY — PTTL on an IMPORTING node (after ASKING).
+asking_pttl() { local pv="${1}_PORT"; printf 'ASKING\nPTTL %s\n' "$2" | timeout 10 redis-cli -p "${!pv}" | tail -1; }
+owner_is() { [ "$(cl_owner "$1")" = "$2" ]; }
+linked() { R "$1" INFO replication | grep -q 'master_link_status:up'; }
+state_fail() { R "$1" CLUSTER INFO | grep -q '^cluster_state:fail'; }
+
+t "a waiter follows its sharded channel across a resharding of the slot"
+J=jobW; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
+U=$(cl_url "$T")
+hold_cmd "$TMP/wh"
+bg "$TMP/wh" "$RR_BIN" -r "$U" -t 30s "$J" -- "${HOLD[@]}"
+h=$BG
+wait_for 10 file_there "$TMP/wh.started" || fail "holder's child did not start"
+bg "$TMP/ww" "$RR_BIN" -r "$U" --wait 25s "$J" -- sh -c 'date +%s%3N > "$1"' sh "$TMP/ww.at"
+waiter=$BG
+wait_for 5 subscribed "$O" "$J" || fail "the waiter is not subscribed (SSUBSCRIBE) on the owner $O"
+assert_eq 0 "$(R "$T" PUBSUB SHARDNUMSUB "redlock:{$J}:released" | tail -1)" "subscribers on $T before"
+cl_migrate_begin "$S" "$O" "$T" && cl_migrate_keys "$S" "$O" "$T" && cl_migrate_finish "$S" "$O" "$T" ||
+    fail "resharding slot $S from $O to $T failed"
+wait_for 5 subscribed "$T" "$J" || fail "the waiter did not subscribe again on the new owner $T"
+stop_at=$(now_ms)
+touch "$TMP/wh.stop"
+wait_pid "$h" 15
+assert_rc 0 "the holder"
+wait_pid "$waiter" 15
+assert_rc 0 "the waiter"
+if [ -s "$TMP/ww.at" ]; then
+    lat=$(( $(cat "$TMP/ww.at") - stop_at ))
+    note "waiter started ${lat} ms after the holder was told to stop"
+    assert_lt "$lat" 1500 "waiter latency ms"
+fi
+assert_hash "$T" "$(k_state $J)" status succeeded
+
+t "a resharding of the slot mid-run, with renewals while it is half-way"
+J=jobR; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
+hold_cmd "$TMP/rs"
+bg "$TMP/rs" "$RR_BIN" -r "$(cl_url "$O")" -t 3s "$J" -- "${HOLD[@]}"
+h=$BG
+wait_for 10 file_there "$TMP/rs.started" || fail "child did not start"
+cl_migrate_begin "$S" "$O" "$T" || fail "SETSLOT IMPORTING/MIGRATING failed"
+sleep 1.5     # renewals on the MIGRATING source (every key still there)
+cl_migrate_keys "$S" "$O" "$T" || fail "MIGRATE failed"
+p1=$(asking_pttl "$T" "$(k_lock $J)")
+sleep 1.5     # renewals: ASK to the IMPORTING target, ASKING + script
+p2=$(asking_pttl "$T" "$(k_lock $J)")
+note "lock PTTL on the target after MIGRATE: $p1, 1.5 s later: $p2"
+[ "$p2" -gt 1600 ] 2>/dev/null || fail "no renewal reached the importing node (PTTL $p1 then $p2)"
+cl_migrate_finish "$S" "$O" "$T"
+sleep 1.5     # renewals: MOVED, then the new owner
+pid_gone "$h" && fail "the run stopped mid-resharding"
+touch "$TMP/rs.stop"
+wait_pid "$h" 15
+assert_rc 0 "the run"
+assert_hash "$T" "$(k_state $J)" status succeeded
+assert_key_gone "$T" "$(k_lock $J)"
+assert_eq 0 "$(R "$O" DBSIZE)" "keys left on the old owner"
+
+t "a resharding that leaves our lock behind: the run stops as lost (79), nothing re-acquires it"
+J=jobL; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
+hold_cmd "$TMP/lb"
+bg "$TMP/lb" "$RR_BIN" -r "$(cl_url "$O")" -t 3s "$J" -- "${HOLD[@]}"
+h=$BG
+wait_for 10 file_there "$TMP/lb.started" || fail "child did not start"
+cl_migrate_begin "$S" "$O" "$T" || fail "SETSLOT IMPORTING/MIGRATING failed"
+R "$O" DEL "$(k_lock $J)" >/dev/null
+cl_migrate_keys "$S" "$O" "$T" && cl_migrate_finish "$S" "$O" "$T" || fail "resharding failed"
+wait_pid "$h" 10
+assert_rc 79 "the run"
+assert_key_gone "$T" "$(k_lock $J)"
+assert_hash "$T" "$(k_state $J)" status lost
+
+t "CLUSTER FAILOVER of the slot's owner mid-run: the run goes on, the record lands on the new owner"
+J=jobF; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); P=$(cl_replica_of "$O")
+hold_cmd "$TMP/fo"
+bg "$TMP/fo" "$RR_BIN" -r "$(cl_url "$O")" -t 3s "$J" -- "${HOLD[@]}"
+h=$BG
+wait_for 10 file_there "$TMP/fo.started" || fail "child did not start"
+sleep 0.5
+R "$P" CLUSTER FAILOVER >/dev/null
+wait_for 10 owner_is "$S" "$P" || fail "$P did not take over slot $S"
+sleep 2       # renewals on the new owner
+pid_gone "$h" && fail "the run stopped at the failover"
+touch "$TMP/fo.stop"
+wait_pid "$h" 15
+assert_rc 0 "the run"
+assert_hash "$P" "$(k_state $J)" status succeeded
+assert_key_gone "$P" "$(k_lock $J)"
+
+t "kill -9 of the owner mid-run, --sync-replicas 1: a contender is refused (75), the run ends 0"
+J=jobK; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); M2=$(cl_other_master "$O"); R2=$(cl_replica_of "$M2")
+# A second replica for the owner, so one is left to confirm writes after
+# the promotion.
+R "$R2" CLUSTER REPLICATE "$(cl_id "$O")" >/dev/null
+wait_for 15 linked "$R2" || fail "$R2 did not become a replica of $O"
+U=$(cl_url "$M2" "$O")
+hold_cmd "$TMP/k9"
+bg "$TMP/k9" "$RR_BIN" -r "$U" --sync-replicas 1 -t 6s "$J" -- "${HOLD[@]}"
+h=$BG
+wait_for 10 file_there "$TMP/k9.started" || fail "child did not start"
+stop_redis "$O"
+t0=$(now_ms)
+wait_for 15 cl_all_ok || fail "the cluster did not recover"
+P=$(cl_owner "$S")
+note "$O killed; slot $S served by $P after $(( $(now_ms) - t0 )) ms"
+rr -r "$(cl_url "$M2")" --sync-replicas 1 "$J" -- true
+assert_rc 75 "the contender"
+pid_gone "$h" && fail "the run stopped after the owner was killed"
+sleep 2.5     # renewals on the new owner, confirmed by its replica
+pid_gone "$h" && fail "the run stopped after the promotion"
+touch "$TMP/k9.stop"
+wait_pid "$h" 15
+assert_rc 0 "the run"
+[ -n "$P" ] && assert_hash "$P" "$(k_state $J)" status succeeded
+
+t "the slot's master and replica both down (CLUSTERDOWN): 69 in bounded time"
+J=jobK; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); P=$(cl_replica_of "$O")
+L=$(cl_other_master "$O")
+stop_redis "$O"
+[ -n "$P" ] && stop_redis "$P"
+wait_for 15 state_fail "$L" || fail "the cluster did not notice"
+rr_direct -r "$(cl_url "$L")" "$J" -- true
+assert_rc 69
+assert_lt "$ELAPSED_MS" 3000 "elapsed ms"
+assert_contains "$(cat "$ERR")" "CLUSTERDOWN" "message"
 
 done_testing
