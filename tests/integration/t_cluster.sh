@@ -75,6 +75,32 @@ rr_direct -r "redis-cluster://127.0.0.1:${DEAD[0]},127.0.0.1:$(p="${OTHER}_PORT"
 assert_rc 0
 assert_lt "$ELAPSED_MS" 1500 "elapsed ms"
 
+t "the first seed silent (connect never completes): one --redis-timeout, then the next seed"
+# A listening socket whose backlog is full: the kernel drops our SYN, as
+# for a host that is down without a reset.
+"$PY" - "${DEAD[1]}" >"$TMP/hole.out" 2>&1 <<'PYEOF' &
+import socket, sys, time
+port = int(sys.argv[1])
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", port)); l.listen(0)
+fill = []
+for _ in range(3):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(("127.0.0.1", port))
+    except BlockingIOError: pass
+    fill.append(c)
+print("ready", flush=True)
+time.sleep(60)
+PYEOF
+hole=$!
+track_pid "$hole"
+wait_for 5 grep -q ready "$TMP/hole.out" || fail "the silent port did not start"
+rr_direct -r "redis-cluster://127.0.0.1:${DEAD[1]},127.0.0.1:$(p="${OTHER}_PORT"; echo "${!p}")" --redis-timeout 500ms "$JOB" -- true
+assert_rc 0
+assert_lt "$ELAPSED_MS" 1500 "elapsed ms (--redis-timeout 500ms, --connect-timeout 1s)"
+kill -KILL "$hole" 2>/dev/null
+wait "$hole" 2>/dev/null
+
 t "no seed reachable: 69 in bounded time, naming what was tried"
 rr_direct -r "redis-cluster://127.0.0.1:${DEAD[0]},127.0.0.1:${DEAD[1]}" "$JOB" -- true
 assert_rc 69
