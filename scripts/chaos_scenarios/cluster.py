@@ -1,0 +1,233 @@
+"""cluster — scripts/chaos scenarios against a Redis Cluster (redis-cluster://).
+
+A scenario with cluster=True starts six cluster-enabled redis-servers
+(three masters, a replica each), creates the cluster, and gives every
+wrapper one lock service: redis-cluster:// with all six nodes as seeds, in
+an order drawn per run (so some runs start at the slot's owner, some at a
+replica or another master and follow MOVED). No proxies: the faults are the
+cluster's own moving parts.
+
+  fault      what the harness does
+  ---------  -------------------------------------------------------------
+  reshard    moves the job's slot to another master as redis-cli would:
+             SETSLOT IMPORTING / MIGRATING, MIGRATE of its keys 0.2-0.6 TTL
+             later, SETSLOT NODE everywhere as much again after that; the
+             renewals run while the slot is half-way (ASK, TRYAGAIN)
+  failover   CLUSTER FAILOVER on a replica of the slot's owner (the manual,
+             graceful one: the replica has every write before it takes over)
+
+One fault at a time. Neither loses a write, so every check (C1-C5) is
+asserted: a wrapper may fail to get or keep the lock (69, 79: availability),
+never share it. A kill -9 of the owner is not here: without --sync-replicas
+a failover can lose the lock by design (README, "Redis Cluster");
+t_cluster.sh covers it with --sync-replicas 1.
+
+Everything works on a Scenario object of scripts/chaos (sc), its Redis
+class (passed to setup) and redis-cli; nothing is imported from there.
+"""
+
+import random
+import socket
+import subprocess
+import time
+
+NS = 1_000_000_000
+MS = 1_000_000
+ALL_CHECKS = ["C1", "C2", "C3", "C4", "C5"]
+
+# Timeouts a resharding or a failover fits in (they take 100-500 ms here).
+CLUSTER_DEFAULTS = dict(masters=1, cluster=True, redis_timeout="500ms", connect_timeout="500ms",
+                        wait_ms=4000, fault_every=(0.8, 1.6))
+
+SHORT = [
+    dict(CLUSTER_DEFAULTS, name="cluster-reshard-failover", wrappers=8, duration=8,
+         faults=["reshard", "failover"], asserted=ALL_CHECKS),
+]
+
+LONG = [
+    dict(CLUSTER_DEFAULTS, name="cluster-reshard", wrappers=10, duration=15,
+         faults=["reshard"], asserted=ALL_CHECKS),
+    dict(CLUSTER_DEFAULTS, name="cluster-failover", wrappers=10, duration=15,
+         faults=["failover"], asserted=ALL_CHECKS, fault_every=(1.5, 2.5)),
+    dict(CLUSTER_DEFAULTS, name="cluster-reshard-failover", wrappers=12, duration=25,
+         faults=["reshard", "failover"], asserted=ALL_CHECKS),
+]
+
+
+def _free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def cluster_port(taken):
+    """A free port below 55535 whose cluster bus port (+10000) is free too."""
+    while True:
+        p = random.randrange(20000, 45000)
+        if p not in taken and _free(p) and _free(p + 10000):
+            return p
+
+
+def cli(port, *args, timeout=5):
+    """redis-cli against one node: its output (stripped), or None."""
+    try:
+        out = subprocess.run(["redis-cli", "-p", str(port)] + [str(a) for a in args],
+                             stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.decode(errors="replace").strip()
+
+
+def nodes_view(sc):
+    """CLUSTER NODES from a live node: [(id, port, flags, master_id, slots)]."""
+    for sv in sc.servers:
+        if sv.state != "up":
+            continue
+        out = cli(sv.port, "CLUSTER", "NODES")
+        if not out:
+            continue
+        view = []
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) < 8:
+                continue
+            port = int(f[1].split("@")[0].rsplit(":", 1)[1] or 0)
+            view.append((f[0], port, f[2], f[3], f[8:]))
+        return view
+    return []
+
+
+def owner(sc):
+    """(id, port) of the master serving the job's slot, as a live node sees it."""
+    slot = sc.cluster["slot"]
+    for nid, port, flags, _, slots in nodes_view(sc):
+        if "master" not in flags or "fail" in flags:
+            continue
+        for r in slots:
+            if r.startswith("["):
+                continue
+            lo, _, hi = r.partition("-")
+            if int(lo) <= slot <= int(hi or lo):
+                return nid, port
+    return None, None
+
+
+def setup(sc, Redis):
+    """Start six nodes and create the cluster; sc.servers are the nodes."""
+    taken = []
+    for i in range(6):
+        sv = Redis(sc.dir, i)
+        for _ in range(5):
+            sv.port = cluster_port(taken)
+            sv.extra = ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
+                        "--cluster-config-file", "nodes-%d.conf" % sv.port,
+                        "--cluster-replica-validity-factor", "0"]
+            if sv.start():
+                break
+            sv.kill()
+        else:
+            raise RuntimeError("cannot start a cluster node")
+        taken.append(sv.port)
+        sc.servers.append(sv)
+    out = subprocess.run(["redis-cli", "--cluster", "create"]
+                         + ["127.0.0.1:%d" % sv.port for sv in sc.servers]
+                         + ["--cluster-replicas", "1", "--cluster-yes"],
+                         stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError("redis-cli --cluster create failed: %s" % out.stdout[-300:])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if all((cli(sv.port, "CLUSTER", "INFO") or "").find("cluster_state:ok") >= 0
+               for sv in sc.servers):
+            break
+        time.sleep(0.1)
+    else:
+        raise RuntimeError("the cluster did not become ok")
+    slot = int(cli(sc.servers[0].port, "CLUSTER", "KEYSLOT", "{%s}" % sc.lock_name()))
+    sc.cluster = {"slot": slot, "busy": False, "moves": [], "failovers": []}
+
+
+def urls(sc):
+    """The -r of one run: every node a seed, in an order drawn for it."""
+    ports = [sv.port for sv in sc.servers]
+    sc.rng.shuffle(ports)
+    return "redis-cluster://" + ",".join("127.0.0.1:%d" % p for p in ports)
+
+
+def f_reshard(sc):
+    c = sc.cluster
+    if c["busy"]:
+        return False
+    src_id, src = owner(sc)
+    if src is None:
+        return False
+    dests = [(nid, port) for nid, port, flags, _, slots in nodes_view(sc)
+             if "master" in flags and "fail" not in flags and nid != src_id and slots]
+    if not dests:
+        return False
+    dst_id, dst = sc.rng.choice(dests)
+    slot = c["slot"]
+    if (cli(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) != "OK"
+            or cli(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) != "OK"):
+        cli(dst, "CLUSTER", "SETSLOT", slot, "STABLE")
+        return False
+    c["busy"] = True
+    move = {"slot": slot, "from": src, "to": dst, "t0": time.monotonic_ns(), "keys": 0}
+    c["moves"].append(move)
+
+    def finish():
+        for sv in sc.servers:
+            if sv.state == "up":
+                cli(sv.port, "CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+        move["t1"] = time.monotonic_ns()
+        c["busy"] = False
+
+    def migrate():
+        for _ in range(10):
+            keys = (cli(src, "CLUSTER", "GETKEYSINSLOT", slot, 100) or "").split()
+            if not keys:
+                break
+            cli(src, "MIGRATE", "127.0.0.1", dst, "", 0, 5000, "KEYS", *keys)
+            move["keys"] += len(keys)
+
+    # Both queued now, in order (revert_all runs what is left, sorted).
+    d1 = sc.ttl_ns(0.2, 0.6)
+    sc.later(d1, migrate)
+    sc.later(d1 + sc.ttl_ns(0.2, 0.6), finish)
+    return True
+
+
+def f_failover(sc):
+    c = sc.cluster
+    if c["busy"]:
+        return False
+    oid, _ = owner(sc)
+    reps = [port for nid, port, flags, master, _ in nodes_view(sc)
+            if master == oid and "fail" not in flags]
+    if not reps:
+        return False
+    rep = sc.rng.choice(reps)
+    if cli(rep, "CLUSTER", "FAILOVER") != "OK":
+        return False
+    c["busy"] = True
+    ev = {"replica": rep, "t0": time.monotonic_ns()}
+    c["failovers"].append(ev)
+
+    def done():
+        ev["owner_after"] = owner(sc)[1]
+        c["busy"] = False
+    sc.later(2 * NS, done)
+    return True
+
+
+FAULTS = {"reshard": f_reshard, "failover": f_failover}
+
+
+def finish(sc):
+    c = getattr(sc, "cluster", None)
+    return {"cluster": c} if c else {}
