@@ -692,6 +692,10 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         rr_log_audit(RR_LOG_ERROR, "unavailable", NULL, "cannot take the lock: %s; %s", res->err,
                      strstr(res->err, "replicas confirmed")
                          ? "check the replicas' links to the master, or lower --sync-replicas"
+                     : strstr(res->err, "TRYAGAIN")
+                         ? "the job's cluster slot is being resharded: try again when it has moved, or give --wait"
+                     : strstr(res->err, "CLUSTERDOWN")
+                         ? "the cluster serves no master for the job's slot: check CLUSTER INFO, or give --wait"
                          : "check that Redis is up and -r/--redis is right");
         finish(r, RR_EXIT_UNAVAILABLE);
         return;
