@@ -94,7 +94,7 @@ static int node_for(struct rr_svc *s, const char *host, int port)
     if (i >= 0)
         return i;
     if (k->n == CL_MAX_NODES || strlen(host) >= sizeof k->nodes[0].host) {
-        svc_error(s, "cluster %s: too many nodes to keep a connection to each", s->ep.display);
+        svc_error(s, "%s: too many nodes to keep a connection to each", s->ep.display);
         return -1;
     }
     i = k->n;
@@ -252,12 +252,12 @@ static enum svc_verdict cl_judge(struct rr_svc *s, struct svc_req *q)
         k->nodes[on].failed_at = now_ms(s);
     add_why(k, rr_conn_error(q->on));
     if (++k->failed >= k->n) {
-        svc_error(s, "no node of cluster %s answered: %s", s->ep.display, k->why);
+        svc_error(s, "no node of %s answered: %s", s->ep.display, k->why);
         k->failed = 0;
         k->why[0] = '\0';
         return SVC_DELIVER;
     }
-    svc_error(s, "cluster %s: %s", s->ep.display, k->why);
+    svc_error(s, "%s: %s", s->ep.display, k->why);
     /* Never written, so it never ran: one fresh timeout for the next node,
      * so a dead (or silent) first seed costs at most one. */
     if (!((uintptr_t)q->tag & TAG_EXTENDED)) {

@@ -34,7 +34,7 @@ cl_start() {
         p=${ports[$i]}
         spawn_redis "${CL_NODES[$i]}" "$p" --cluster-enabled yes \
             --cluster-config-file "$TMP/nodes-$p.conf" --cluster-node-timeout 1000 \
-            --cluster-replica-validity-factor 0 || return 1
+            --cluster-replica-validity-factor 0 --dbfilename "dump-$p.rdb" || return 1
         SERVERS+=("${CL_NODES[$i]}")
         addrs+=("127.0.0.1:$p")
     done

@@ -303,4 +303,51 @@ assert_rc 69
 assert_lt "$ELAPSED_MS" 3000 "elapsed ms"
 assert_contains "$(cat "$ERR")" "CLUSTERDOWN" "message"
 
+# ---------------------------------------------------------------------------
+# A second cluster, TLS only (--port 0, tls-cluster, tls-replication).
+tls_ping() { timeout 5 redis-cli --tls --cacert "$PKI/ca.crt" -p "$1" PING 2>/dev/null | grep -q PONG; }
+tls_ok() {
+    local p
+    for p in "${TPORTS[@]}"; do
+        timeout 5 redis-cli --tls --cacert "$PKI/ca.crt" -p "$p" CLUSTER INFO 2>/dev/null |
+            grep -q '^cluster_state:ok' || return 1
+    done
+}
+t "rediss-cluster://: TLS to every node the redirections name, from each node as the seed"
+PKI=$TMP/pki
+mkdir -p "$PKI"
+ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+if ! command -v openssl >/dev/null ||
+   ! openssl req -x509 "${ec[@]}" -keyout "$PKI/ca.key" -out "$PKI/ca.crt" -days 3 -subj "/CN=rr cluster ca" 2>/dev/null ||
+   ! openssl req "${ec[@]}" -keyout "$PKI/s.key" -out "$PKI/s.csr" -subj "/CN=node" \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null ||
+   ! openssl x509 -req -in "$PKI/s.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+        -out "$PKI/s.crt" -days 3 -copy_extensions copy 2>/dev/null ||
+   ! openssl req -x509 "${ec[@]}" -keyout "$PKI/other.key" -out "$PKI/other.crt" -days 3 -subj "/CN=other ca" 2>/dev/null; then
+    fail "openssl could not make the test certificates"
+else
+    read -r -a TPORTS <<<"$(cl_ports 6)"
+    taddrs=()
+    for p in "${TPORTS[@]}"; do
+        redis-server --port 0 --tls-port "$p" --bind 127.0.0.1 --tls-cert-file "$PKI/s.crt" \
+            --tls-key-file "$PKI/s.key" --tls-ca-cert-file "$PKI/ca.crt" --tls-auth-clients no \
+            --tls-cluster yes --tls-replication yes --cluster-enabled yes \
+            --cluster-config-file "$TMP/tnodes-$p.conf" --cluster-node-timeout 1000 --dbfilename "tls-$p.rdb" \
+            --save '' --appendonly no --dir "$TMP" --daemonize no --logfile "$TMP/tls-$p.log" \
+            </dev/null >/dev/null 2>&1 &
+        track_pid $!
+        taddrs+=("127.0.0.1:$p")
+    done
+    for p in "${TPORTS[@]}"; do wait_for 10 tls_ping "$p" || fail "TLS node $p did not start"; done
+    timeout 60 redis-cli --tls --cacert "$PKI/ca.crt" --cluster create "${taddrs[@]}" \
+        --cluster-replicas 1 --cluster-yes >"$TMP/tls-create.log" 2>&1 || fail "cannot create the TLS cluster"
+    wait_for 30 tls_ok || fail "the TLS cluster did not become ok"
+    for p in "${TPORTS[@]}"; do
+        rr -r "rediss-cluster://127.0.0.1:$p" --tls-ca "$PKI/ca.crt" tjob -- true
+        assert_rc 0 "run from seed $p"
+    done
+    rr -r "rediss-cluster://127.0.0.1:${TPORTS[0]}" --tls-ca "$PKI/other.crt" tjob -- true
+    assert_rc 78 "a CA that did not sign the nodes' certificates"
+fi
+
 done_testing
