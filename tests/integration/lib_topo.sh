@@ -146,8 +146,10 @@ _topo_data_node() {
     for _ in 1 2 3 4 5; do
         port=$(free_port)
         case $port in 6379 | 26379) continue ;; esac
+        # repl-diskless-sync-delay 0: no 5 s pause before each full sync.
         if _topo_spawn "$port" "$pw" --port "$port" --bind 127.0.0.1 \
             --save '' --appendonly no --dir "$TMP" --daemonize no \
+            --repl-diskless-sync-delay 0 \
             --logfile "$TMP/TOPO$((TOPO_SEQ + 1)).log" "${pwargs[@]}" "$@"; then
             TOPO_LAST=$port
             return 0
@@ -368,15 +370,15 @@ topo_sentinel_stop() {
 
 # --- Cluster ----------------------------------------------------------------
 
-# _topo_cluster_port — a port P < 55535 with P and P+10000 both free. From
-# 10000-22767, so that P+10000 stays below the ephemeral range (32768+) that
-# free_port and outgoing connections use.
+# _topo_cluster_port — a port P < 55535 with P and P+10000 both free,
+# picked at random from 25000-55534: like free_port's ports, not the round
+# numbers (16379, 17000, 20000...) that people and stale clients use.
 _topo_cluster_port() {
     "$PY" - <<'EOF'
 import random, socket
 for _ in range(200):
-    p = random.randint(10000, 22767)
-    if p in (6379, 16379):
+    p = random.randint(25000, 55534)
+    if p in (26379, 36379):
         continue
     socks = []
     try:
@@ -402,6 +404,7 @@ _topo_cluster_node() {
         n=$((TOPO_SEQ + 1))
         if _topo_spawn "$port" '' --port "$port" --bind 127.0.0.1 \
             --save '' --appendonly no --dir "$TMP" --daemonize no \
+            --repl-diskless-sync-delay 0 \
             --logfile "$TMP/TOPO$n.log" \
             --cluster-enabled yes --cluster-config-file "$TMP/TOPO$n-nodes.conf" \
             --cluster-node-timeout "${TOPO_CLUSTER_NODE_TIMEOUT:-1000}"; then
@@ -444,9 +447,13 @@ _topo_map() {
 }
 
 _topo_cluster_ok() {
-    local p first='' m
+    local p first='' m info n
+    n=$(wc -w <<<"$CLUSTER_PORTS")
     for p in $(_topo_cluster_live); do
-        topo_cli "$p" CLUSTER INFO 2>/dev/null | tr -d '\r' | grep -qx 'cluster_state:ok' || return 1
+        info=$(topo_cli "$p" CLUSTER INFO 2>/dev/null | tr -d '\r')
+        grep -qx 'cluster_state:ok' <<<"$info" || return 1
+        # Exactly our nodes: a foreign node that got in shows up here.
+        grep -qx "cluster_known_nodes:$n" <<<"$info" || return 1
         m=$(_topo_map "$p")
         [ -n "$m" ] || return 1
         if [ -z "$first" ]; then first=$m; elif [ "$m" != "$first" ]; then return 1; fi
@@ -463,26 +470,45 @@ topo_cluster_wait_ok() {
     fi
 }
 
+# _topo_cluster_fresh PORT — the node knows only itself and holds no key
+# (a node of another cluster on this machine may MEET a port it once knew).
+_topo_cluster_fresh() {
+    topo_cli "$1" CLUSTER INFO 2>/dev/null | tr -d '\r' | grep -qx 'cluster_known_nodes:1' &&
+        [ "$(topo_cli "$1" DBSIZE 2>/dev/null | tr -d '\r')" = 0 ]
+}
+
 topo_cluster_start() {
-    local secs=${1:-30} i p seeds=() out
-    CLUSTER_PORTS=
-    for i in 1 2 3 4 5 6; do
-        _topo_cluster_node || { _topo_say "cannot start cluster node $i"; return 1; }
-        CLUSTER_PORTS="$CLUSTER_PORTS${CLUSTER_PORTS:+ }$TOPO_LAST"
+    local secs=${1:-30} i p seeds=() out attempt
+    for attempt in 1 2 3; do
+        CLUSTER_PORTS='' seeds=()
+        for i in 1 2 3 4 5 6; do
+            _topo_cluster_node || { _topo_say "cannot start cluster node $i"; return 1; }
+            CLUSTER_PORTS="$CLUSTER_PORTS${CLUSTER_PORTS:+ }$TOPO_LAST"
+        done
+        for p in $CLUSTER_PORTS; do
+            seeds+=("127.0.0.1:$p")
+            TOPO_CID[$p]=$(topo_cli "$p" CLUSTER MYID | tr -d '\r')
+        done
+        out=''
+        for p in $CLUSTER_PORTS; do
+            _topo_cluster_fresh "$p" || out="node $p is not fresh: $(topo_cli "$p" DBSIZE 2>&1) keys; $(topo_cli "$p" CLUSTER INFO 2>&1 | grep known_nodes)"
+        done
+        if [ -z "$out" ] && out=$(timeout "$secs" "${TOPO_NICE[@]}" redis-cli --cluster create "${seeds[@]}" \
+            --cluster-replicas 1 --cluster-yes </dev/null 2>&1); then
+            printf '%s\n' "$out" >"$TMP/topo-cluster-create.log"
+            CLUSTER_URL="redis-cluster://${seeds[0]},${seeds[1]},${seeds[2]}"
+            topo_cluster_wait_ok "$secs"
+            return
+        fi
+        _topo_say "cluster attempt $attempt failed, trying new ports:"
+        printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -v '^ *$' | tail -3 | sed 's/^/#   /' >&2
+        for p in $CLUSTER_PORTS; do
+            topo_cli "$p" CLUSTER NODES 2>/dev/null | sed "s/^/#   $p knows: /" >&2
+            topo_kill "$p"
+        done
     done
-    for p in $CLUSTER_PORTS; do
-        seeds+=("127.0.0.1:$p")
-        TOPO_CID[$p]=$(topo_cli "$p" CLUSTER MYID | tr -d '\r')
-    done
-    if ! out=$(timeout "$secs" "${TOPO_NICE[@]}" redis-cli --cluster create "${seeds[@]}" \
-        --cluster-replicas 1 --cluster-yes </dev/null 2>&1); then
-        _topo_say "redis-cli --cluster create failed:"
-        printf '%s\n' "$out" | tail -5 | sed 's/^/#   /' >&2
-        return 1
-    fi
-    printf '%s\n' "$out" >"$TMP/topo-cluster-create.log"
-    CLUSTER_URL="redis-cluster://${seeds[0]},${seeds[1]},${seeds[2]}"
-    topo_cluster_wait_ok "$secs"
+    _topo_say "redis-cli --cluster create failed 3 times"
+    return 1
 }
 
 _topo_any_cluster_port() { _topo_cluster_live | head -1; }

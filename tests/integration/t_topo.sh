@@ -5,7 +5,7 @@
 # halves and in one go, a Cluster failover; and that a test that fails
 # leaves no redis process behind.
 #
-# Skip it with RR_SKIP_TOPO=1 (it takes ~30 s and starts up to 12 servers).
+# Skip it with RR_SKIP_TOPO=1 (it takes ~15 s and starts up to 8 servers at once).
 # shellcheck disable=SC2153,SC2086,SC2119  # variables from lib_topo.sh; words() splits on purpose; functions called without args
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
