@@ -33,8 +33,10 @@
 #                       sentinels know them all (before a second failover)
 #   topo_sentinel_stop             kill the whole group (by PID)
 #   Exports SENT_NAME SENT_PORTS SENT_URL MASTER_PORT REPLICA_PORTS
-#   SENT_PASS MASTER_PASS (empty without auth), TOPO_DATA_PORTS. MASTER_PORT
-#   and REPLICA_PORTS follow the failovers seen by the functions above.
+#   SENT_PASS MASTER_PASS (empty without auth), SENT_URL_AUTH (SENT_URL with
+#   :MASTER_PASS@ when there is one), TOPO_DATA_PORTS (all three data nodes).
+#   MASTER_PORT and REPLICA_PORTS follow the failovers seen by the functions
+#   above. A second topo_sentinel_start replaces these variables.
 #
 # Cluster
 #   topo_cluster_start [SECS]   6 nodes (3 masters, 3 replicas), ports < 55535
@@ -67,11 +69,11 @@ declare -A TOPO_CID=()     # port -> cluster node id
 TOPO_SEQ=0
 TOPO_NICE=(nice -n 10)
 
-SENT_NAME='' SENT_PORTS='' SENT_URL='' SENT_PASS='' MASTER_PORT='' REPLICA_PORTS='' MASTER_PASS=''
+SENT_NAME='' SENT_PORTS='' SENT_URL='' SENT_URL_AUTH='' SENT_PASS='' MASTER_PORT='' REPLICA_PORTS='' MASTER_PASS=''
 TOPO_DATA_PORTS=''
 CLUSTER_PORTS='' CLUSTER_URL=''
 TOPO_LAST=''
-export SENT_NAME SENT_PORTS SENT_URL SENT_PASS MASTER_PORT REPLICA_PORTS MASTER_PASS
+export SENT_NAME SENT_PORTS SENT_URL SENT_URL_AUTH SENT_PASS MASTER_PORT REPLICA_PORTS MASTER_PASS
 export TOPO_DATA_PORTS CLUSTER_PORTS CLUSTER_URL
 
 _topo_say() { echo "# topo: $*" >&2; }
@@ -147,9 +149,11 @@ _topo_data_node() {
         port=$(free_port)
         case $port in 6379 | 26379) continue ;; esac
         # repl-diskless-sync-delay 0: no 5 s pause before each full sync.
+        # Its own dbfilename: a replica writes the RDB of each full sync,
+        # and a node started later in $TMP must not load another's data.
         if _topo_spawn "$port" "$pw" --port "$port" --bind 127.0.0.1 \
             --save '' --appendonly no --dir "$TMP" --daemonize no \
-            --repl-diskless-sync-delay 0 \
+            --dbfilename "TOPO$((TOPO_SEQ + 1)).rdb" --repl-diskless-sync-delay 0 \
             --logfile "$TMP/TOPO$((TOPO_SEQ + 1)).log" "${pwargs[@]}" "$@"; then
             TOPO_LAST=$port
             return 0
@@ -267,6 +271,10 @@ sentinel sentinel-pass $sent_pw"
     SENT_URL="redis-sentinel://"
     for port in $SENT_PORTS; do SENT_URL="${SENT_URL}127.0.0.1:$port,"; done
     SENT_URL="${SENT_URL%,}/$name"
+    # The credentials in a sentinel URL are the data nodes' (src/url.h); the
+    # sentinels' own password is given to redlock-run separately.
+    SENT_URL_AUTH=$SENT_URL
+    [ -n "$data_pw" ] && SENT_URL_AUTH="redis-sentinel://:$data_pw@${SENT_URL#redis-sentinel://}"
 
     if ! wait_for 20 _topo_sentinel_ready; then
         _topo_say "the sentinels did not discover each other and both replicas in 20 s"
@@ -402,9 +410,10 @@ _topo_cluster_node() {
         port=$(_topo_cluster_port)
         [ -n "$port" ] || continue
         n=$((TOPO_SEQ + 1))
+        # (A node that loads keys of unassigned slots claims those slots.)
         if _topo_spawn "$port" '' --port "$port" --bind 127.0.0.1 \
             --save '' --appendonly no --dir "$TMP" --daemonize no \
-            --repl-diskless-sync-delay 0 \
+            --dbfilename "TOPO$n.rdb" --repl-diskless-sync-delay 0 \
             --logfile "$TMP/TOPO$n.log" \
             --cluster-enabled yes --cluster-config-file "$TMP/TOPO$n-nodes.conf" \
             --cluster-node-timeout "${TOPO_CLUSTER_NODE_TIMEOUT:-1000}"; then
@@ -470,10 +479,13 @@ topo_cluster_wait_ok() {
     fi
 }
 
-# _topo_cluster_fresh PORT — the node knows only itself and holds no key
-# (a node of another cluster on this machine may MEET a port it once knew).
+# _topo_cluster_fresh PORT — the node knows only itself, serves no slot and
+# holds no key (a safety net: see --dbfilename above).
 _topo_cluster_fresh() {
-    topo_cli "$1" CLUSTER INFO 2>/dev/null | tr -d '\r' | grep -qx 'cluster_known_nodes:1' &&
+    local info
+    info=$(topo_cli "$1" CLUSTER INFO 2>/dev/null | tr -d '\r')
+    grep -qx 'cluster_known_nodes:1' <<<"$info" &&
+        grep -qx 'cluster_slots_assigned:0' <<<"$info" &&
         [ "$(topo_cli "$1" DBSIZE 2>/dev/null | tr -d '\r')" = 0 ]
 }
 
@@ -491,7 +503,8 @@ topo_cluster_start() {
         done
         out=''
         for p in $CLUSTER_PORTS; do
-            _topo_cluster_fresh "$p" || out="node $p is not fresh: $(topo_cli "$p" DBSIZE 2>&1) keys; $(topo_cli "$p" CLUSTER INFO 2>&1 | grep known_nodes)"
+            _topo_cluster_fresh "$p" ||
+                out="node $p is not fresh: $(topo_cli "$p" DBSIZE 2>&1) keys; $(topo_cli "$p" CLUSTER INFO 2>&1 | grep -E 'known_nodes|slots_assigned' | tr -d '\r' | tr '\n' ' ')"
         done
         if [ -z "$out" ] && out=$(timeout "$secs" "${TOPO_NICE[@]}" redis-cli --cluster create "${seeds[@]}" \
             --cluster-replicas 1 --cluster-yes </dev/null 2>&1); then
