@@ -315,6 +315,11 @@ _topo_sent_agree_not() {
     done
     [ -n "$first" ] && [ "$first" != "$old" ] || return 1
     [ "$(topo_role "$first")" = master ] || return 1
+    # The failover is over, not just past the promotion (during which the
+    # leader already names the promoted replica), and nobody else is trying.
+    for s in $(_topo_live_sentinels); do
+        [ "$(topo_cli "$s" SENTINEL master "$SENT_NAME" 2>/dev/null | _topo_field flags)" = master ] || return 1
+    done
     TOPO_LAST=$first
 }
 
@@ -364,8 +369,24 @@ topo_sentinel_wait_synced() {
     local secs=${1:-30}
     if ! wait_for "$secs" _topo_sentinel_ready; then
         _topo_say "the group did not settle around master $MASTER_PORT in $secs s"
+        _topo_sentinel_explain >&2
         return 1
     fi
+}
+
+# _topo_sentinel_explain — what each node and sentinel says (for failures).
+_topo_sentinel_explain() {
+    local p out
+    for p in $REPLICA_PORTS; do
+        _topo_alive "$p" || { echo "#   $p: not running"; continue; }
+        echo "#   $p: role $(topo_role "$p"), master_port $(_topo_master_of "$p"), $(topo_cli "$p" INFO replication 2>/dev/null | tr -d '\r' | grep -E '^master_link_status:')"
+    done
+    for p in $(_topo_live_sentinels); do
+        out=$(topo_cli "$p" SENTINEL replicas "$SENT_NAME" 2>&1)
+        echo "#   sentinel $p: master $(_topo_sent_master "$p"); replicas (name flags link):" \
+            "$(paste -d' ' <(_topo_field name <<<"$out") <(_topo_field flags <<<"$out") <(_topo_field master-link-status <<<"$out") | tr '\n' ';')" \
+            "sentinels: $(_topo_field flags <<<"$(topo_cli "$p" SENTINEL sentinels "$SENT_NAME" 2>&1)" | tr '\n' ' ')"
+    done
 }
 
 topo_sentinel_stop() {

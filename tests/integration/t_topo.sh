@@ -111,7 +111,7 @@ if [ "$AUTH_OK" = 1 ]; then
         assert_eq master "$(topo_role "$MASTER_PORT")" "ROLE"
         # The one live replica was repointed during the failover.
         t0=$(now_ms)
-        if topo_sentinel_wait_synced 10; then
+        if topo_sentinel_wait_synced; then
             note "settled in $(( $(now_ms) - t0 )) ms"
         else
             fail "topo_sentinel_wait_synced"
