@@ -94,15 +94,23 @@ topo_log() { local n=${TOPO_NAME[$1]:-}; [ -n "$n" ] && echo "$TMP/$n.log"; }
 
 topo_role() { topo_cli "$1" ROLE 2>/dev/null | head -1; }
 
-# _topo_alive PORT — our process on PORT is still running.
-_topo_alive() { local p=${TOPO_PID[$1]:-}; [ -n "$p" ] && ! pid_gone "$p"; }
+# _topo_alive PORT — our process on PORT is still running (NAME_PID is
+# emptied once topo_kill has seen it gone, so a reused PID never counts).
+_topo_alive() {
+    local n=${TOPO_NAME[$1]:-} pv
+    [ -n "$n" ] || return 1
+    pv="${n}_PID"
+    [ -n "${!pv:-}" ] && ! pid_gone "${!pv}"
+}
 
 topo_kill() {
-    local p=${TOPO_PID[$1]:-}
+    local p=${TOPO_PID[$1]:-} n=${TOPO_NAME[$1]:-}
     [ -n "$p" ] || { _topo_say "topo_kill: nothing of ours on port $1"; return 1; }
     kill -CONT "$p" 2>/dev/null
     kill -KILL "$p" 2>/dev/null
-    wait_for 5 pid_gone "$p"
+    wait_for 5 pid_gone "$p" || return 1
+    # Gone: neither lib.sh's cleanup nor _topo_alive looks at this PID again.
+    printf -v "${n}_PID" %s ''
 }
 
 # _topo_up PORT — answers PING (a process of ours that is still alive).
