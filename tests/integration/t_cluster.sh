@@ -1,22 +1,82 @@
 #!/usr/bin/env bash
 # t_cluster.sh — redis-cluster:// against a real six-node cluster (three
-# masters, a replica each) that this file creates: routing from any seed,
-# dead seeds, every mode, waiters on sharded pub/sub, a resharding, a
-# CLUSTER FAILOVER and a kill -9 of the slot's owner mid-run, and a slot
-# nobody serves (CLUSTERDOWN).
-# shellcheck disable=SC2016,SC2153  # child commands; NAME_PORT etc. come from spawn_redis
+# masters, a replica each, from lib_topo.sh): routing from any seed, dead
+# and silent seeds, every mode, waiters on sharded pub/sub, a resharding
+# (renewals while the slot is half-way), CLUSTER FAILOVER and kill -9 of
+# the slot's owner mid-run, a slot nobody serves (CLUSTERDOWN), and a
+# TLS-only cluster (rediss-cluster://).
+# shellcheck disable=SC2016,SC2153  # child commands; NAME_PORT etc. come from lib_topo
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=tests/integration/cluster_lib.sh
-. "$(dirname "$0")/cluster_lib.sh"
+# shellcheck source=tests/integration/lib_topo.sh
+. "$(dirname "$0")/lib_topo.sh"
 
-if ! cl_start; then
+if ! topo_cluster_start; then
     t "start a cluster"
-    fail "cannot create the cluster (see below)"
-    tail -5 "$TMP/cluster-create.log" 2>/dev/null | sed 's/^/# /'
+    fail "cannot create the cluster (see above)"
     done_testing
     exit 1
 fi
+
+# lib_topo names nodes by port; lib.sh's helpers (R, assert_hash, k_*)
+# by server name. These give each node its lib.sh name (TOPOn) and speak
+# in names.
+CL_NODES=()
+for p in $CLUSTER_PORTS; do CL_NODES+=("${TOPO_NAME[$p]}"); done
+cl_port() { local pv="${1}_PORT"; echo "${!pv}"; }
+cl_name_of() { [ -n "${1:-}" ] && echo "${TOPO_NAME[$1]:-}"; }
+cl_alive() { local pv="${1}_PID"; [ -n "${!pv:-}" ] && ! pid_gone "${!pv}"; }
+cl_slot() { topo_cluster_slot_of "$1"; }
+cl_owner() { cl_name_of "$(topo_cluster_owner "$1")"; }
+cl_replica_of() { cl_name_of "$(topo_cluster_replica_of "$(cl_port "$1")")"; }
+cl_id() { echo "${TOPO_CID[$(cl_port "$1")]}"; }
+cl_other_master() {
+    local m me
+    me=$(cl_port "$1")
+    for m in $(topo_cluster_masters); do [ "$m" != "$me" ] && { cl_name_of "$m"; return 0; }; done
+    return 1
+}
+cl_kill() { topo_kill "$(cl_port "$1")"; }
+cl_migrate_begin() { topo_cluster_migrate_begin "$1" "$(cl_port "$2")" "$(cl_port "$3")"; }
+# (finish MIGRATEs what is left, then SETSLOT NODE everywhere, then waits.)
+cl_migrate_finish() { topo_cluster_migrate_finish "$1" "$(cl_port "$2")" "$(cl_port "$3")"; }
+# cl_migrate_keys SLOT FROM TO — only the MIGRATE step (the slot stays
+# half-way: renewals meet ASK).
+cl_migrate_keys() {
+    local keys tp
+    tp=$(cl_port "$3")
+    for _ in $(seq 1 100); do
+        mapfile -t keys < <(R "$2" CLUSTER GETKEYSINSLOT "$1" 100)
+        [ "${#keys[@]}" -gt 0 ] && [ -n "${keys[0]}" ] || return 0
+        R "$2" MIGRATE 127.0.0.1 "$tp" "" 0 5000 KEYS "${keys[@]}" >/dev/null || return 1
+    done
+}
+# cl_url NAME... — a redis-cluster:// URL with those nodes as seeds.
+cl_url() {
+    local n list=()
+    for n in "$@"; do list+=("127.0.0.1:$(cl_port "$n")"); done
+    echo "redis-cluster://$(IFS=,; echo "${list[*]}")"
+}
+# cl_ports N — N free ports below 55535 whose bus port (+10000) is free too.
+cl_ports() {
+    "$PY" - "$1" <<'PYEOF'
+import random, socket, sys
+n, out = int(sys.argv[1]), []
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+while len(out) < n:
+    p = random.randrange(20000, 45000)
+    if p not in out and free(p) and free(p + 10000):
+        out.append(p)
+print(" ".join(map(str, out)))
+PYEOF
+}
 
 # A child that says it started and lives until STOP exists (at most 30 s).
 hold_cmd() { HOLD=(sh -c 'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' sh "$1.started" "$1.stop"); }
@@ -256,7 +316,7 @@ bg "$TMP/fo" "$RR_BIN" -r "$(cl_url "$O")" -t 3s "$J" -- "${HOLD[@]}"
 h=$BG
 wait_for 10 file_there "$TMP/fo.started" || fail "child did not start"
 sleep 0.5
-R "$P" CLUSTER FAILOVER >/dev/null
+topo_cluster_failover "$(cl_port "$O")" || fail "CLUSTER FAILOVER of $O did not complete"
 wait_for 10 owner_is "$S" "$P" || fail "$P did not take over slot $S"
 sleep 2       # renewals on the new owner
 pid_gone "$h" && fail "the run stopped at the failover"
@@ -277,9 +337,9 @@ hold_cmd "$TMP/k9"
 bg "$TMP/k9" "$RR_BIN" -r "$U" --sync-replicas 1 -t 6s "$J" -- "${HOLD[@]}"
 h=$BG
 wait_for 10 file_there "$TMP/k9.started" || fail "child did not start"
-stop_redis "$O"
+cl_kill "$O"
 t0=$(now_ms)
-wait_for 15 cl_all_ok || fail "the cluster did not recover"
+topo_cluster_wait_ok 15 || fail "the cluster did not recover"
 P=$(cl_owner "$S")
 note "$O killed; slot $S served by $P after $(( $(now_ms) - t0 )) ms"
 rr -r "$(cl_url "$M2")" --sync-replicas 1 "$J" -- true
@@ -295,8 +355,8 @@ assert_rc 0 "the run"
 t "the slot's master and replica both down (CLUSTERDOWN): 69 in bounded time"
 J=jobK; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); P=$(cl_replica_of "$O")
 L=$(cl_other_master "$O")
-stop_redis "$O"
-[ -n "$P" ] && stop_redis "$P"
+cl_kill "$O"
+[ -n "$P" ] && cl_kill "$P"
 wait_for 15 state_fail "$L" || fail "the cluster did not notice"
 rr_direct -r "$(cl_url "$L")" "$J" -- true
 assert_rc 69
