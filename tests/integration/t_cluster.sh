@@ -403,7 +403,10 @@ else
         --cluster-replicas 1 --cluster-yes >"$TMP/tls-create.log" 2>&1 || fail "cannot create the TLS cluster"
     wait_for 30 tls_ok || fail "the TLS cluster did not become ok"
     for p in "${TPORTS[@]}"; do
-        rr -r "rediss-cluster://127.0.0.1:$p" --tls-ca "$PKI/ca.crt" tjob -- true
+        # (Generous timeouts: a TLS handshake under valgrind takes longer
+        # than the default 500 ms.)
+        rr -r "rediss-cluster://127.0.0.1:$p" --tls-ca "$PKI/ca.crt" --redis-timeout 5s \
+            --connect-timeout 5s tjob -- true
         assert_rc 0 "run from seed $p"
     done
     rr -r "rediss-cluster://127.0.0.1:${TPORTS[0]}" --tls-ca "$PKI/other.crt" tjob -- true
