@@ -49,8 +49,9 @@
 #define CL_DEAD_PAUSE_MS 100    /* ...is sent to again after this pause only */
 #define CL_MIN_BACKOFF_MS 20
 
-/* q->tag bits */
-#define TAG_EXTENDED 1u         /* the request's deadline was extended once */
+/* q->tag: bit 0, the request's deadline was extended once; the rest, 1 +
+ * the index of the node whose MOVED sent it on last (0: none). */
+#define TAG_EXTENDED 1u
 
 struct cnode {
     char host[256];
@@ -216,6 +217,12 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
     /* The cluster may still name a master that just died: pause. */
     if (k->nodes[to].failed_at && now_ms(s) - k->nodes[to].failed_at < CL_DEAD_MS)
         q->not_before = now_ms(s) + CL_DEAD_PAUSE_MS;
+    /* Sent back to the node that redirected us last time: the two disagree
+     * for a moment (SETSLOT NODE reached one of them first). Wait, spread
+     * over the time left, rather than spend every send in a millisecond. */
+    if ((int)((uintptr_t)q->tag >> 1) - 1 == to)
+        backoff(s, q);
+    q->tag = (void *)(((uintptr_t)q->tag & TAG_EXTENDED) | ((uintptr_t)(from + 1) << 1));
     return SVC_RESEND;
 }
 

@@ -295,6 +295,23 @@ assert_rc 0 "the --wait run once the slot has moved"
 assert_file_exists "$TMP/half.ran" "marker"
 assert_hash "$T" "$(k_state $J)" status succeeded
 
+t "nodes that redirect to each other for a moment (MOVED ping-pong): waited out, not given up at once"
+# SETSLOT NODE reaches the source before the target: the source answers
+# MOVED to the target, the target (still IMPORTING, no ASKING) MOVED back.
+J=jobP; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
+rr -r "$(cl_url "$O")" "$J" -- true
+assert_rc 0 "a first run"
+cl_migrate_begin "$S" "$O" "$T" && cl_migrate_keys "$S" "$O" "$T" || fail "resharding failed"
+R "$O" CLUSTER SETSLOT "$S" NODE "$(cl_id "$T")" >/dev/null
+bg "$TMP/pp" "$RR_BIN" -r "$(cl_url "$O")" --redis-timeout 3s "$J" -- touch "$TMP/pp.ran"
+w=$BG
+sleep 0.5
+R "$T" CLUSTER SETSLOT "$S" NODE "$(cl_id "$T")" >/dev/null
+cl_migrate_finish "$S" "$O" "$T"
+wait_pid "$w" 15
+assert_rc 0 "the run started during the ping-pong"
+assert_file_exists "$TMP/pp.ran" "marker"
+
 t "a resharding that leaves our lock behind: the run stops as lost (79), nothing re-acquires it"
 J=jobL; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
 hold_cmd "$TMP/lb"
