@@ -221,6 +221,22 @@ owner_is() { [ "$(cl_owner "$1")" = "$2" ]; }
 linked() { R "$1" INFO replication | grep -q 'master_link_status:up'; }
 state_fail() { R "$1" CLUSTER INFO | grep -q '^cluster_state:fail'; }
 
+t "a Redlock quorum of a cluster and two plain masters"
+J=jobQ; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
+if start_redis Q1 && start_redis Q2; then
+    rr -r "$(cl_url "$T")" -r "$Q1_URL" -r "$Q2_URL" "$J" -- sh -c 'echo "$REDLOCK_FENCE"'
+    assert_rc 0
+    assert_hash "$O" "$(k_state $J)" status succeeded
+    assert_hash Q1 "$(k_state $J)" status succeeded
+    assert_hash Q2 "$(k_state $J)" status succeeded
+    # The cluster down (its URL's only seed a dead port) is one vote of three.
+    dead_ports
+    rr -r "redis-cluster://127.0.0.1:${DEAD[0]}" -r "$Q1_URL" -r "$Q2_URL" "$J" -- true
+    assert_rc 0 "with the cluster unreachable: 2 of 3"
+else
+    fail "cannot start two plain redis-servers"
+fi
+
 t "a waiter follows its sharded channel across a resharding of the slot"
 J=jobW; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
 U=$(cl_url "$T")
