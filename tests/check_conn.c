@@ -80,6 +80,7 @@ struct call {
     char str[256];
     char err[256];
     int64_t at;
+    bool unsent;            /* rr_conn_unsent() in the callback */
     void (*then)(struct rr_conn *c, struct call *k);  /* optional follow-up */
     void *user;
 };
@@ -95,6 +96,7 @@ static void on_reply(struct rr_conn *c, int status, redisReply *reply, void *arg
     k->called = 1;
     k->status = status;
     k->at = now_ms();
+    k->unsent = rr_conn_unsent(c);
     snprintf(k->err, sizeof k->err, "%s", rr_conn_error(c));
     if (status == RR_REPLY_OK) {
         ck_assert_ptr_nonnull(reply);
@@ -618,6 +620,8 @@ START_TEST(test_connect_timeout)
     ck_assert_int_eq(early.status, RR_REPLY_TIMEOUT);
     ck_assert_int_lt(early.at - t0, 400);
     ck_assert_msg(strstr(early.err, "not connected within 100ms") != NULL, "%s", early.err);
+    /* It was never written: another node may be asked (cluster.c). */
+    ck_assert(early.unsent);
     wait_for(&loop, &k.called);
     ck_assert_int_eq(k.status, RR_REPLY_IOERR);
     ck_assert_int_ge(k.at - t0, 280);
@@ -950,6 +954,7 @@ END_TEST
 /* ---- pub/sub ----------------------------------------------------------- */
 
 struct sub {
+    const char *kind;       /* the push expected; "" = "message" */
     int messages;
     char channel[64];
     char payload[64];
@@ -962,7 +967,7 @@ static void on_message(struct rr_conn *c, redisReply *msg, void *arg)
     (void)c;
     ck_assert_int_eq(msg->type, REDIS_REPLY_ARRAY);
     ck_assert_int_eq(msg->elements, 3);
-    ck_assert_str_eq(msg->element[0]->str, "message");
+    ck_assert_str_eq(msg->element[0]->str, s->kind[0] ? s->kind : "message");
     snprintf(s->channel, sizeof s->channel, "%s", msg->element[1]->str);
     snprintf(s->payload, sizeof s->payload, "%s", msg->element[2]->str);
     s->messages++;
@@ -987,6 +992,7 @@ START_TEST(test_pubsub)
     int waited = 0;
 
     memset(&s, 0, sizeof s);
+    s.kind = "";
     uv_loop_init(&loop);
     c[0] = rr_conn_new(&loop, &ep, &o);
     c[1] = rr_conn_new(&loop, &ep, &o);
@@ -1012,6 +1018,43 @@ START_TEST(test_pubsub)
     ck_assert_str_eq(s.channel, "ch-b");
     ck_assert_str_eq(s.payload, "hello");
     /* Still in step: PING in subscribed mode answers ["pong", ""]. */
+    cmd(c[0], &ping, "PING", NULL);
+    wait_for(&loop, &ping.called);
+    ck_assert_int_eq(ping.status, RR_REPLY_OK);
+    ck_assert_str_eq(ping.str, "pong");
+    finish(&loop, c, 2);
+}
+END_TEST
+
+/* Sharded pub/sub (Redis 7, also without a cluster): the confirmation is
+ * SSUBSCRIBE's reply, pushes are "smessage" and reach the handler. */
+START_TEST(test_sharded_pubsub)
+{
+    struct server *sv = server_start(NULL);
+    struct rr_endpoint ep = ep_tcp("127.0.0.1", sv->port, 0);
+    struct rr_conn_opts o = opts_ms(1000, 500);
+    struct call subk = { 0 }, pub = { 0 }, ping = { 0 };
+    struct sub s;
+    uv_loop_t loop;
+    struct rr_conn *c[2];
+
+    memset(&s, 0, sizeof s);
+    s.kind = "smessage";
+    uv_loop_init(&loop);
+    c[0] = rr_conn_new(&loop, &ep, &o);
+    c[1] = rr_conn_new(&loop, &ep, &o);
+    rr_conn_on_message(c[0], on_message, &s);
+    cmd(c[0], &subk, "SSUBSCRIBE", "{j}:released", NULL);
+    wait_for(&loop, &subk.called);
+    ck_assert_int_eq(subk.status, RR_REPLY_OK);
+    ck_assert_str_eq(subk.str, "ssubscribe");
+    cmd(c[1], &pub, "SPUBLISH", "{j}:released", "7", NULL);
+    wait_for(&loop, &pub.called);
+    ck_assert_int_eq(pub.integer, 1);
+    while (s.messages == 0)
+        uv_run(&loop, UV_RUN_ONCE);
+    ck_assert_str_eq(s.channel, "{j}:released");
+    ck_assert_str_eq(s.payload, "7");
     cmd(c[0], &ping, "PING", NULL);
     wait_for(&loop, &ping.called);
     ck_assert_int_eq(ping.status, RR_REPLY_OK);
@@ -1048,6 +1091,7 @@ static Suite *conn_suite(void)
     tcase_add_test(tc, test_close_never_used_and_mid_connect);
     tcase_add_test(tc, test_command_from_callback);
     tcase_add_test(tc, test_pubsub);
+    tcase_add_test(tc, test_sharded_pubsub);
     suite_add_tcase(s, tc);
     return s;
 }
