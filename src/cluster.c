@@ -16,7 +16,9 @@
  *
  * Answers the node refused unrun are sent again (service.c bounds them by
  * RR_SVC_MAX_SENDS and the request's deadline):
- *   MOVED        the owner is that node now: remember it, resend there.
+ *   MOVED        the owner is that node now: remember it, resend there
+ *                (after a pause if it sends us back where the last MOVED
+ *                came from: two nodes disagree while SETSLOT spreads).
  *   ASK          the slot is migrating and our keys are on the target:
  *                ASKING + the command there, once; the owner is unchanged.
  *   TRYAGAIN     keys split mid-migration; CLUSTERDOWN, LOADING: retry
