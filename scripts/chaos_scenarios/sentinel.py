@@ -1,0 +1,3 @@
+"""sentinel — scripts/chaos scenarios for a Redis Sentinel group (to come)."""
+SHORT = []
+LONG = []
