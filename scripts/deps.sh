@@ -3,9 +3,9 @@
 # missing ones.
 #
 #   build   gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev
-#   test    build + check redis-server redis-tools python3 procps time openssl
-#           cron (t_cron.sh) python3-yaml groff-base bash-completion
-#           (t_examples.sh, t_completions.sh)
+#   test    build + check redis-server redis-tools redis-sentinel python3
+#           procps time openssl cron (t_cron.sh) python3-yaml groff-base
+#           bash-completion (t_examples.sh, t_completions.sh)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
 #   ci      test + package + valgrind clang zsh fish systemd (the
@@ -21,7 +21,7 @@ usage() { echo "usage: scripts/deps.sh build|test|package|ci|bench" >&2; exit 64
 [ $# = 1 ] || usage
 
 build=(gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev)
-test=("${build[@]}" check redis-server redis-tools python3 procps time openssl
+test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
       cron python3-yaml groff-base bash-completion)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 case $1 in
