@@ -96,8 +96,10 @@ def _spec(name, sync, duration, every, wrappers=10, ttl_ms=2000, hold=None, quic
              ttl_ms=ttl_ms, fault_every=every, extra_opts=extra,
              sentinel=dict(sync_replicas=sync))
     if hold:
-        # 1 - quick of the runs hold the lock for up to `hold` ms (lease.py's
-        # hold): holders that span a failover and renew across it.
+        # 1 - quick of the runs hold the lock for hold[0]-hold[1] ms
+        # (lease.py's hold; the wrappers then also write --metrics-file and
+        # run in a process group of the harness's session): holders that
+        # span a failover and renew across it.
         d["lease"] = dict(hold=hold, short=quick)
     return d
 
@@ -105,8 +107,8 @@ def _spec(name, sync, duration, every, wrappers=10, ttl_ms=2000, hold=None, quic
 HOLDS = (200, 1500)   # half of the runs: long enough to span a failover
 
 SHORT = [
-    # Two faults (a SENTINEL FAILOVER, a kill -9) with a calm second or two
-    # between them, in which enough runs complete (C0); asserted.
+    # Two faults (a SENTINEL FAILOVER, a kill -9), 2-3 s of calm before
+    # each, in which enough runs complete (C0); asserted. ~18 s in all.
     _spec("sentinel-sync2-short", 2, 14, (2.0, 3.0), ttl_ms=1000, hold=HOLDS, quick=0.75),
 ]
 
