@@ -244,6 +244,9 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
         t->refused = true;
         note(t, "%s requires a password: set --sentinel-password-file or "
              "$REDLOCK_SENTINEL_PASSWORD%s", rr_conn_name(c), "");
+    } else if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "unknown command")) {
+        note(t, "%s is not a sentinel (it does not know SENTINEL): give the sentinels' "
+             "addresses (port 26379 by default)%s", rr_conn_name(c), "");
     } else if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "No such master")) {
         note(t, "%s does not know a master named '%s'", rr_conn_name(c), s->ep.master);
     } else if (r->type != REDIS_REPLY_ERROR) {
