@@ -2,10 +2,13 @@
 # deps.sh MODE — install the Debian packages redlock-run needs, only the
 # missing ones.
 #
-#   build   gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev
+#   build   gcc libc6-dev make pkg-config libhiredis-dev libuv1-dev libssl-dev
+#           (libc6-dev by name: it is only gcc's Recommends, which
+#           --no-install-recommends leaves out on a minimal system)
 #   test    build + check redis-server redis-tools redis-sentinel python3
 #           procps time openssl cron (t_cron.sh) python3-yaml groff-base
-#           bash-completion (t_examples.sh, t_completions.sh)
+#           bash-completion (t_examples.sh, t_completions.sh) strace
+#           (t_lease.sh: a slow vfork/exec, a missing close_range)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
 #   ci      test + package + valgrind clang zsh fish systemd (the
@@ -21,9 +24,9 @@ set -euo pipefail
 usage() { echo "usage: scripts/deps.sh build|test|package|ci|bench" >&2; exit 64; }
 [ $# = 1 ] || usage
 
-build=(gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev)
+build=(gcc libc6-dev make pkg-config libhiredis-dev libuv1-dev libssl-dev)
 test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
-      cron python3-yaml groff-base bash-completion)
+      cron python3-yaml groff-base bash-completion strace)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 case $1 in
     build) want=("${build[@]}") ;;

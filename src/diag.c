@@ -23,7 +23,8 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
     if (!msg || !*msg)
         return false;
     /* sentinel.c says what to fix about the sentinels' own credentials. */
-    if ((p = strstr(msg, "--sentinel-password-file")) != NULL) {
+    if ((p = strstr(msg, "--sentinel-password-file")) != NULL ||
+        (p = strstr(msg, "it does not know SENTINEL")) != NULL) {
         const char *start = strstr(msg, ": ");
         snprintf(out, len, "%s", start && start < p ? start + 2 : msg);
         return true;
@@ -42,6 +43,11 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
         strstr(msg, "invalid username-password")) {
         snprintf(out, len, "%s refused the password, or the user is unknown or disabled: "
                  "check REDLOCK_USER and the password", who);
+        return true;
+    }
+    if (strstr(msg, "called without any password configured")) {
+        snprintf(out, len, "%s has no password set, but we sent one: drop it from the URL, "
+                 "$REDLOCK_PASSWORD or --password-file", who);
         return true;
     }
     if (strstr(msg, "DB index is out of range")) {

@@ -490,8 +490,18 @@ static void syslog_send(int prio, const char *msg)
         snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path && *path ? path : "/dev/log");
         st.syslog_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (st.syslog_fd >= 0 && connect(st.syslog_fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+            int e = errno;
             close(st.syslog_fd);
             st.syslog_fd = -1;
+            /* Once, on stderr whatever -q says: the audit trail is not
+             * where the operator looks for it. */
+            char note[sizeof sa.sun_path + 160];
+            int n = snprintf(note, sizeof note,
+                             TEXT_PREFIX "--syslog: cannot reach %s (%s), so nothing is "
+                             "logged there: start a syslog daemon (rsyslog, journald)\n",
+                             sa.sun_path, strerror(e));
+            if (n > 0)
+                write_all(note, (size_t)n < sizeof note ? (size_t)n : sizeof note - 1);
         }
     }
     if (st.syslog_fd < 0)

@@ -160,13 +160,27 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
     }
     if (r->child_started) {
         /* The audit trail: who ran what, where, and how it ended. */
-        char how[48];
+        char how[48], after[64];
         bool ok = strcmp(r->rep.status, "succeeded") == 0;
+        bool freed = !(errors > 0 && released < rr_lock_quorum(r->n));
+        int64_t held = rr_now_ms() - r->acquired_at;
         if (r->rep.signal > 0)
             snprintf(how, sizeof how, "signal %d", r->rep.signal);
         else
             snprintf(how, sizeof how, "exit %d", r->rep.child_exit);
-        fmt_dur(rr_now_ms() - r->acquired_at, d, sizeof(d));
+        /* Say what became of the lock: released, kept for --min-hold, or
+         * left to expire because the release did not get through. */
+        char k[32];
+        if (!freed) {
+            fmt_dur(r->cfg->ttl_ms, k, sizeof k);
+            snprintf(after, sizeof after, "lock left to expire within %s", k);
+        } else if (r->cfg->min_hold_ms > held) {
+            fmt_dur(r->cfg->min_hold_ms - held, k, sizeof k);
+            snprintf(after, sizeof after, "lock kept %s more (--min-hold)", k);
+        } else {
+            snprintf(after, sizeof after, "lock released");
+        }
+        fmt_dur(held, d, sizeof(d));
         rr_log_audit(ok ? RR_LOG_INFO : strcmp(r->rep.status, "failed") == 0 ? RR_LOG_WARN
                                                                              : RR_LOG_ERROR,
                      "released",
@@ -176,8 +190,8 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
                                           RR_FN("fence", r->rep.fence),
                                           RR_FN("held_ms", rr_now_ms() - r->acquired_at),
                                           RR_FIELD_END },
-                     "run %s (%s) after %s, fence %lld, on %s pid %ld; lock released",
-                     r->rep.status, how, d, r->rep.fence, r->host, (long)getpid());
+                     "run %s (%s) after %s, fence %lld, on %s pid %ld; %s",
+                     r->rep.status, how, d, r->rep.fence, r->host, (long)getpid(), after);
     }
     finish(r, r->exit_code);
 }

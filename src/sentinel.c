@@ -1,8 +1,9 @@
 /* sentinel.c — the lock service behind redis-sentinel:// (service_impl.h).
  *
- * As the Sentinel client documentation describes: ask the sentinels for
- * the master's address (SENTINEL get-master-addr-by-name, all of them at
- * once, so a dead one costs nothing), connect, and check with ROLE that
+ * As the Sentinel client documentation describes, with one change: ask the
+ * sentinels for the master (SENTINEL MASTER, all of them at once, so a dead
+ * one costs at most a short grace once a majority answered), take the
+ * answer with the highest config-epoch (not the first: see decide), connect, and check with ROLE that
  * the node is the master. ROLE is queued first on the new connection, so
  * it travels in the same write as AUTH/SELECT and the first request: no
  * extra round trip. The address is looked up again whenever a request
@@ -14,14 +15,17 @@
  * States: UNKNOWN (no master known), ASKING (a round of questions is out),
  * KNOWN (master set; ROLE may still be on its way).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "sentinel.h"
 #include "service_impl.h"
 
 #define ASK_PAUSE_MS 100      /* before asking again after a wrong answer */
+#define GRACE_MS 100          /* for the other sentinels once a majority answered */
 
 enum sstate { S_UNKNOWN, S_ASKING, S_KNOWN };
 
@@ -40,7 +44,60 @@ struct sent {
     bool refused;                      /* a sentinel refused our credentials */
     uint64_t ask_after;                /* no new round before (uv_now) */
     char why[RR_ERRLEN];               /* what the sentinels said, for the error */
+    struct rr_sentinel_view views[RR_MAX_NODES];  /* this round's answers */
+    int n_views;
+    uv_timer_t grace;                  /* a majority answered: wait a little for the rest */
 };
+
+/* ---- pure: SENTINEL MASTER's answer, and which answer wins ---- */
+
+int rr_sentinel_parse_master(const redisReply *r, struct rr_sentinel_view *v)
+{
+    bool ip = false, port = false;
+
+    memset(v, 0, sizeof *v);
+    v->epoch = -1;
+    if (!r || (r->type != REDIS_REPLY_ARRAY && r->type != 9 /* RESP3 map */) || r->elements % 2)
+        return -1;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i], *val = r->element[i + 1];
+        char *end;
+        if (k->type != REDIS_REPLY_STRING || val->type != REDIS_REPLY_STRING)
+            continue;
+        if (strcmp(k->str, "ip") == 0 && val->len > 0 && val->len < sizeof v->host) {
+            memcpy(v->host, val->str, val->len + 1);
+            ip = true;
+        } else if (strcmp(k->str, "port") == 0) {
+            long p = strtol(val->str, &end, 10);
+            if (*end == '\0' && p > 0 && p < 65536) {
+                v->port = (int)p;
+                port = true;
+            }
+        } else if (strcmp(k->str, "config-epoch") == 0) {
+            long long e = strtoll(val->str, &end, 10);
+            if (*end == '\0' && e >= 0)
+                v->epoch = e;
+        } else if (strcmp(k->str, "flags") == 0) {
+            v->down = strstr(val->str, "o_down") != NULL;
+        }
+    }
+    return ip && port ? 0 : -1;
+}
+
+int rr_sentinel_pick(const struct rr_sentinel_view *v, int n)
+{
+    int best = -1;
+
+    for (int i = 0; i < n; i++)
+        if (best < 0 || v[i].epoch > v[best].epoch)
+            best = i;
+    return best;
+}
+
+static struct sent *container_of_grace(uv_handle_t *h)
+{
+    return (struct sent *)((char *)h - offsetof(struct sent, grace));
+}
 
 struct ask {
     struct rr_svc *s;
@@ -163,6 +220,9 @@ static void adopt(struct rr_svc *s, const char *host, int port)
     rr_conn_commandv(t->master, on_role, s, (const char **)role);
 }
 
+static void decide(struct rr_svc *s);
+static void on_grace(uv_timer_t *h);
+
 static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
 {
     struct ask *a = arg;
@@ -184,19 +244,25 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
         t->refused = true;
         note(t, "%s requires a password: set --sentinel-password-file or "
              "$REDLOCK_SENTINEL_PASSWORD%s", rr_conn_name(c), "");
-    } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-               r->element[0]->type == REDIS_REPLY_STRING &&
-               r->element[1]->type == REDIS_REPLY_STRING) {
-        char *end;
-        long port = strtol(r->element[1]->str, &end, 10);
-        if (*end == '\0' && port > 0 && port < 65536 && r->element[0]->len < 256) {
-            adopt(s, r->element[0]->str, (int)port);
-            svc_kick(s);
+    } else if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "unknown command")) {
+        note(t, "%s is not a sentinel (it does not know SENTINEL): give the sentinels' "
+             "addresses (port 26379 by default)%s", rr_conn_name(c), "");
+    } else if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "No such master")) {
+        note(t, "%s does not know a master named '%s'", rr_conn_name(c), s->ep.master);
+    } else if (r->type != REDIS_REPLY_ERROR) {
+        struct rr_sentinel_view v;
+        if (rr_sentinel_parse_master(r, &v) == 0 && t->n_views < RR_MAX_NODES) {
+            t->views[t->n_views++] = v;
+            /* A majority answered: the rest get a moment, not a timeout. */
+            if (t->answered < t->asked && t->n_views >= t->n / 2 + 1 &&
+                !uv_is_active((uv_handle_t *)&t->grace))
+                uv_timer_start(&t->grace, on_grace, GRACE_MS, 0);
+            if (t->answered < t->asked)
+                return;
+            decide(s);
             return;
         }
-        note(t, "%s: %s", rr_conn_name(c), "an address that is not host and port");
-    } else if (r->type == REDIS_REPLY_NIL) {
-        note(t, "%s does not know a master named '%s'", rr_conn_name(c), s->ep.master);
+        note(t, "%s: %s", rr_conn_name(c), "an answer without the master's address");
     } else if (r->type == REDIS_REPLY_ERROR) {
         note(t, "%s: %s", rr_conn_name(c), r->str);
     } else {
@@ -204,6 +270,25 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
     }
     if (t->answered < t->asked)
         return;
+    decide(s);
+}
+
+/* The round is over (everyone answered, or the grace after a majority
+ * ran out): the answer with the highest config-epoch wins. During a
+ * failover the leader names the promoted replica with a new epoch while
+ * the others still name the old master, which may still take writes: the
+ * first answer is not good enough. */
+static void decide(struct rr_svc *s)
+{
+    struct sent *t = s->impl;
+    int best;
+
+    uv_timer_stop(&t->grace);
+    if ((best = rr_sentinel_pick(t->views, t->n_views)) >= 0) {
+        adopt(s, t->views[best].host, t->views[best].port);
+        svc_kick(s);
+        return;
+    }
     svc_error(s, "no sentinel named the master of '%s': %s", s->ep.master, t->why);
     t->state = S_UNKNOWN;
     t->fail_now = true;
@@ -213,14 +298,26 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
         t->fail_now = false;
 }
 
+static void on_grace(uv_timer_t *h)
+{
+    struct rr_svc *s = h->data;
+    struct sent *t = s->impl;
+
+    if (!s->closing && t && t->state == S_ASKING)
+        decide(s);
+}
+
 static void start_round(struct rr_svc *s)
 {
     struct sent *t = s->impl;
-    const char *argv[] = { "SENTINEL", "get-master-addr-by-name", s->ep.master, NULL };
+    /* SENTINEL MASTER rather than get-master-addr-by-name: it carries the
+     * config-epoch, which says whose view is the newest (decide). */
+    const char *argv[] = { "SENTINEL", "MASTER", s->ep.master, NULL };
 
     t->state = S_ASKING;
     t->round++;
     t->asked = t->answered = 0;
+    t->n_views = 0;
     t->refused = false;
     t->why[0] = '\0';
     for (int i = 0; i < t->n; i++) {
@@ -248,6 +345,8 @@ static int sent_init(struct rr_svc *s)
     if (!t)
         return -1;
     s->impl = t;
+    uv_timer_init(s->loop, &t->grace);
+    t->grace.data = s;
     for (int i = 0; i < s->ep.n_nodes; i++) {
         if (!(t->sc[i] = svc_sentinel_conn(s, s->ep.nodes[i].host, s->ep.nodes[i].port)))
             return -1;
@@ -322,6 +421,11 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
     return SVC_DELIVER;
 }
 
+static void free_sent(uv_handle_t *h)
+{
+    free(container_of_grace(h));
+}
+
 static void sent_down(struct rr_svc *s, struct rr_conn *c)
 {
     forget_master(s, c, 0);
@@ -338,8 +442,8 @@ static void sent_close(struct rr_svc *s)
     }
     if (t->master)
         rr_conn_close(t->master);
-    free(t);
     s->impl = NULL;
+    uv_close((uv_handle_t *)&t->grace, free_sent);
 }
 
 const struct rr_svc_backend svc_sentinel = {

@@ -38,6 +38,28 @@ START_TEST(test_config_refusals)
 }
 END_TEST
 
+START_TEST(test_sentinel_and_nopass_refusals)
+{
+    const char *m;
+
+    m = diag("h:1: authentication failed: ERR AUTH <password> called without any password "
+             "configured for the default user. Are you sure your configuration is correct?");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_nonnull(strstr(m, "Redis at h:1 has no password set, but we sent one"));
+    m = diag("no sentinel named the master of 'm': 127.0.0.1:7 is not a sentinel (it does not "
+             "know SENTINEL): give the sentinels' addresses (port 26379 by default)");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_nonnull(strstr(m, "127.0.0.1:7 is not a sentinel"));
+    m = diag("no sentinel named the master of 'm': s:1 requires a password: set "
+             "--sentinel-password-file or $REDLOCK_SENTINEL_PASSWORD");
+    ck_assert_ptr_nonnull(m);
+    ck_assert(strncmp(m, "s:1 requires a password", 23) == 0);
+    /* An unknown master name is not a refusal of our configuration (69). */
+    ck_assert_ptr_null(diag("no sentinel named the master of 'm': s:1 does not know a master "
+                            "named 'm'"));
+}
+END_TEST
+
 START_TEST(test_outages_are_not_config)
 {
     ck_assert_ptr_null(diag("cannot connect to 127.0.0.1:6379: connection refused"));
@@ -58,6 +80,7 @@ int main(void)
 
     tcase_add_test(tc, test_config_refusals);
     tcase_add_test(tc, test_outages_are_not_config);
+    tcase_add_test(tc, test_sentinel_and_nopass_refusals);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

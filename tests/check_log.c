@@ -1,5 +1,7 @@
 /* check_log.c — text and JSON lines, levels, escaping, redaction, caps. */
 #include <check.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -721,6 +723,17 @@ END_TEST
 
 START_TEST(test_syslog_also_stderr)
 {
+    /* A socket of our own stands in for /dev/log. */
+    char dir[] = "/tmp/check_log.XXXXXX", path[64];
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/log", dir);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    setenv("REDLOCK_SYSLOG_SOCKET", path, 1);
+
     rr_log_init("settle", 0, false, true);
     start_capture();
     rr_log(RR_LOG_DEBUG, NULL, NULL, "not shown anywhere");
@@ -728,7 +741,27 @@ START_TEST(test_syslog_also_stderr)
     char *out = stop_capture();
     ck_assert_str_eq(out, "redlock-run: settle: redlock-run unit test: syslog path\n");
     free(out);
+    char dgram[512];
+    ssize_t n = recv(fd, dgram, sizeof dgram - 1, MSG_DONTWAIT);
+    ck_assert_int_gt(n, 0);
+    dgram[n] = '\0';
+    ck_assert_ptr_nonnull(strstr(dgram, "redlock-run unit test: syslog path"));
     rr_log_init("settle", 0, false, false);   /* closes the log again */
+
+    /* No syslog daemon: said once, on stderr, whatever the level. */
+    close(fd);
+    unlink(path);
+    rr_log_init("settle", -1, false, true);
+    start_capture();
+    rr_log_audit(RR_LOG_INFO, "released", NULL, "run succeeded");
+    rr_log_audit(RR_LOG_INFO, "released", NULL, "run succeeded");
+    out = stop_capture();
+    ck_assert_ptr_nonnull(strstr(out, "--syslog: cannot reach"));
+    ck_assert_ptr_null(strstr(strstr(out, "--syslog: cannot reach") + 1, "--syslog: cannot reach"));
+    free(out);
+    rr_log_init("settle", 0, false, false);
+    unsetenv("REDLOCK_SYSLOG_SOCKET");
+    rmdir(dir);
 }
 END_TEST
 

@@ -206,6 +206,10 @@ if [ "$have_yaml" = 1 ]; then
     gl=$(yq "$EX/gitlab-ci.yml" '[l for l in d["deploy-prod"]["script"] if l.startswith("redlock-run")][0]')
     assert_contains "$gh" "redlock-run " "the GitHub step"
     assert_contains "$gl" "redlock-run " "the GitLab job"
+    # The .deb is built on Debian 12 (libhiredis0.14, libuv1): it installs
+    # in a Debian 12 image, not on Ubuntu 24.04 (ubuntu-latest).
+    assert_eq debian:bookworm "$(yq "$EX/github-actions.yml" 'd["jobs"]["deploy"].get("container")')" "the GitHub job's container"
+    assert_eq debian:bookworm "$(yq "$EX/gitlab-ci.yml" 'd["deploy-prod"].get("image")')" "the GitLab job's image"
     : >"$TMP/ran.log"
     mkdir -p "$TMP/pathbin"
     ln -sf "$RR_BIN" "$TMP/pathbin/redlock-run"

@@ -1,0 +1,87 @@
+/* check_sentinel.c — the pure parts of the Sentinel kind: SENTINEL MASTER's
+ * answer, and which sentinel's view wins (the highest config-epoch). */
+#include <check.h>
+#include <stdlib.h>
+
+#include "sentinel.h"
+#include "resp.h"
+
+START_TEST(test_parse_master)
+{
+    struct rr_sentinel_view v;
+    redisReply *r = resp("*10\r\n$4\r\nname\r\n$2\r\nmm\r\n$2\r\nip\r\n$8\r\n10.0.0.5\r\n"
+                         "$4\r\nport\r\n$4\r\n6380\r\n$5\r\nflags\r\n$13\r\nmaster,o_down\r\n"
+                         "$12\r\nconfig-epoch\r\n$1\r\n7\r\n");
+
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(rr_sentinel_parse_master(r, &v), 0);
+    ck_assert_str_eq(v.host, "10.0.0.5");
+    ck_assert_int_eq(v.port, 6380);
+    ck_assert_int_eq(v.epoch, 7);
+    ck_assert(v.down);
+    freeReplyObject(r);
+}
+END_TEST
+
+START_TEST(test_parse_bad)
+{
+    struct rr_sentinel_view v;
+    static const char *const bad[] = {
+        "-ERR No such master with that name\r\n",
+        "$-1\r\n",
+        "*2\r\n$2\r\nip\r\n$1\r\nh\r\n",                                /* no port */
+        "*4\r\n$2\r\nip\r\n$1\r\nh\r\n$4\r\nport\r\n$5\r\n70000\r\n",     /* bad port */
+        "*4\r\n$2\r\nip\r\n$1\r\nh\r\n$4\r\nport\r\n$2\r\n1x\r\n",
+        "*3\r\n$2\r\nip\r\n$1\r\nh\r\n$4\r\nport\r\n",                    /* odd */
+        "*4\r\n$2\r\nip\r\n:1\r\n$4\r\nport\r\n$1\r\n1\r\n",              /* ip not a string */
+    };
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        redisReply *r = resp(bad[i]);
+        ck_assert_msg(rr_sentinel_parse_master(r, &v) == -1, "case %zu accepted", i);
+        if (r)
+            freeReplyObject(r);
+    }
+    ck_assert_int_eq(rr_sentinel_parse_master(NULL, &v), -1);
+}
+END_TEST
+
+START_TEST(test_pick)
+{
+    struct rr_sentinel_view v[3] = {
+        { "old", 1, 4, false }, { "new", 2, 5, false }, { "old", 1, 4, false },
+    };
+
+    ck_assert_int_eq(rr_sentinel_pick(v, 0), -1);
+    ck_assert_int_eq(rr_sentinel_pick(v, 1), 0);
+    /* The leader's newer view wins over a majority of older ones. */
+    ck_assert_int_eq(rr_sentinel_pick(v, 3), 1);
+    v[1].epoch = 4;
+    ck_assert_int_eq(rr_sentinel_pick(v, 3), 0);   /* ties: the first */
+    v[0].epoch = -1;
+    ck_assert_int_eq(rr_sentinel_pick(v, 3), 1);
+}
+END_TEST
+
+static Suite *sentinel_suite(void)
+{
+    Suite *s = suite_create("sentinel");
+    TCase *tc = tcase_create("pure");
+
+    tcase_add_test(tc, test_parse_master);
+    tcase_add_test(tc, test_parse_bad);
+    tcase_add_test(tc, test_pick);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(sentinel_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
