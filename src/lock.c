@@ -21,6 +21,9 @@ struct rr_lock {
     char ttl[24], state_ttl[24], once_ttl[24], pid[24];
     char host[128];
     char once_id[RR_ONCE_MAX + 1];
+    char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
+    long long ticket;              /* our arrival ticket: the largest seen */
+    char base_lock[320], base_state[320];   /* --limit slot 1 */
     long long fence;               /* after OK: ours, for the history */
     long long *started_ms;         /* per master, Redis TIME at acquire */
     bool *unsure;                  /* per master: our acquire was never answered */
@@ -136,6 +139,7 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
     memset(v, 0, sizeof(*v));
     v->kind = RR_VOTE_ERR;
     v->pttl_ms = -1;
+    v->rank = -1;
     if (status == RR_REPLY_TIMEOUT) {
         snprintf(v->detail, sizeof(v->detail), "no reply in time");
         return;
@@ -154,12 +158,14 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
         snprintf(v->detail, sizeof(v->detail), "unexpected reply to the acquire script");
         return;
     }
-    if (strcmp(tag, "OK") == 0 && r->elements >= 4 && r->elements <= 6) {
-        long long ab;
+    if (strcmp(tag, "OK") == 0 && r->elements >= 5 && r->elements <= 7) {
+        long long ab, slot;
         if (!int_of(r->element[1], &v->fence) || v->fence <= 0 ||
-            !int_of(r->element[2], &v->started_ms) || !int_of(r->element[3], &ab))
+            !int_of(r->element[2], &v->started_ms) || !int_of(r->element[3], &ab) ||
+            !int_of(r->element[4], &slot) || slot < 1 || slot > RR_LIMIT_MAX)
             goto malformed;
-        for (size_t i = 4; i < r->elements; i++) {
+        v->slot = (int)slot;
+        for (size_t i = 5; i < r->elements; i++) {
             const char *id = r->element[i]->type == REDIS_REPLY_STRING
                                  ? str_of(r->element[i], buf, sizeof(buf)) : NULL;
             if (!id || !*id || strlen(id) >= sizeof(v->undo[0]))
@@ -172,6 +178,9 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
         if (!int_of(r->element[1], &v->pttl_ms))
             goto malformed;
         holder_of(r, 2, v);
+        if (r->elements >= 7 && (!int_of(r->element[5], &v->rank) || v->rank < 0 ||
+                                 !int_of(r->element[6], &v->ticket) || v->ticket < 0))
+            goto malformed;
         v->kind = RR_VOTE_BUSY;
     } else if (strcmp(tag, "DONE") == 0 && r->elements >= 5) {
         holder_of(r, 1, v);
@@ -198,6 +207,7 @@ malformed:
     memset(v, 0, sizeof(*v));
     v->kind = RR_VOTE_ERR;
     v->pttl_ms = -1;
+    v->rank = -1;
     snprintf(v->detail, sizeof(v->detail), "malformed reply to the acquire script");
 }
 
@@ -274,6 +284,13 @@ struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_
              o->ttl_ms > INT64_MAX / 2 ? (long long)(INT64_MAX - 1)
              : 2 * o->ttl_ms > 120000 ? (long long)(2 * o->ttl_ms) : 120000LL);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
+    snprintf(lk->waiter, sizeof(lk->waiter), "%s", o->waiter ? o->waiter : "");
+    lk->o.waiter = lk->waiter;
+    snprintf(lk->waiter_key, sizeof(lk->waiter_key), "%s%s", lk->keys.q_prefix, lk->waiter);
+    snprintf(lk->qttl, sizeof(lk->qttl), "%lld", (long long)o->queue_ttl_ms);
+    snprintf(lk->limit, sizeof(lk->limit), "%d", o->limit > 1 ? o->limit : 1);
+    snprintf(lk->base_lock, sizeof(lk->base_lock), "%s", lk->keys.lock);
+    snprintf(lk->base_state, sizeof(lk->base_state), "%s", lk->keys.state);
     return lk;
 fail:
     if (lk) {
@@ -379,9 +396,9 @@ static void on_release_reply(struct rr_conn *c, int status, redisReply *r, void 
 static int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
 {
     char code[16], sig[16], hold[24], wait[24], fence[24], started[24];
-    const char *keys[5] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->void_key,
-                            lk->keys.once };
-    int nkeys = lk->keys.once[0] ? 5 : 4;
+    const char *keys[6] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->void_key,
+                            lk->keys.queue, lk->keys.once };
+    int nkeys = lk->keys.once[0] ? 6 : 5;
 
     snprintf(code, sizeof(code), "%d", ri->exit_code);
     if (ri->exit_code < 0)
@@ -403,16 +420,17 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
     /* A round without a quorum may have met a live run that this master
      * lost the key of: the 'abandoned' entries it added do not stand. */
     bool stands = op->kind != OP_ACQUIRE || op->decided_ok;
-    const char *args[17] = { lk->token, ri->status, code, sig, hold, wait,
+    const char *args[21] = { lk->token, ri->status, code, sig, hold, wait,
                              lk->keys.channel, lk->host, lk->pid, fence,
                              lk->once_id, started, lk->state_ttl, "0",
-                             stands ? "1" : "0" };
+                             stands ? "1" : "0", lk->waiter, lk->keys.q_prefix,
+                             lk->keys.wake_prefix, lk->limit };
     int sent = 0;
 
     op->pending = lk->n;
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
-        int nargs = 15;
+        int nargs = 19;
         /* Where our acquire was never answered it may still arrive, after
          * this release: that master also gets a tombstone for our token. */
         args[13] = lk->unsure[i] ? lk->void_ms : "0";
@@ -594,6 +612,23 @@ static int sync_fences(struct op *op)
     return 0;
 }
 
+/* Renew and release act on the slot's keys: lock, lock:2 ... lock:N. */
+static void take_slot(struct rr_lock *lk, int slot)
+{
+    if (slot <= 1)
+        return;
+    char sfx[16];
+    size_t nl = strlen(lk->base_lock), ns = strlen(lk->base_state);
+
+    snprintf(sfx, sizeof(sfx), ":%d", slot);
+    if (nl + strlen(sfx) >= sizeof(lk->keys.lock) || ns + strlen(sfx) >= sizeof(lk->keys.state))
+        return;   /* cannot happen: rr_job_keys leaves room for ":100" */
+    memcpy(lk->keys.lock, lk->base_lock, nl);
+    memcpy(lk->keys.lock + nl, sfx, strlen(sfx) + 1);
+    memcpy(lk->keys.state, lk->base_state, ns);
+    memcpy(lk->keys.state + ns, sfx, strlen(sfx) + 1);
+}
+
 static void decide(struct op *op)
 {
     struct rr_lock *lk = op->lk;
@@ -603,6 +638,7 @@ static void decide(struct op *op)
     res->elapsed_ms = rr_now_ms() - op->t0;
     res->validity_ms = rr_lock_validity(lk->o.ttl_ms, res->elapsed_ms);
     res->retry_ms = -1;
+    res->rank = -1;
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
         switch (v->kind) {
@@ -610,11 +646,18 @@ static void decide(struct op *op)
             res->n_ok++;
             if (v->fence > res->fence)
                 res->fence = v->fence;
+            /* --limit N > 1 runs on one master only (cli.c): one slot. */
+            if (!res->slot)
+                take_slot(lk, res->slot = v->slot);
             res->abandoned |= v->abandoned;
             lk->started_ms[i] = v->started_ms;
             break;
         case RR_VOTE_BUSY:
             res->n_busy++;
+            if (v->rank >= 0 && (res->rank < 0 || v->rank < res->rank))
+                res->rank = v->rank;
+            if (v->ticket > lk->ticket)
+                lk->ticket = v->ticket;
             if (v->pttl_ms >= 0 && (res->retry_ms < 0 || v->pttl_ms < res->retry_ms))
                 res->retry_ms = v->pttl_ms;
             if (!rep || rep->kind != RR_VOTE_BUSY || (!rep->host[0] && v->host[0]))
@@ -692,15 +735,19 @@ static void on_acquire_reply(struct rr_conn *c, int status, redisReply *r, void 
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 {
     struct op *op = op_new(lk, OP_ACQUIRE, (void *)cb, arg);
-    const char *keys[6] = { lk->keys.lock, lk->keys.fence, lk->keys.state,
-                            lk->keys.history, lk->void_key, lk->keys.once };
+    const char *keys[9] = { lk->base_lock, lk->keys.fence, lk->base_state,
+                            lk->keys.history, lk->void_key, lk->keys.queue,
+                            lk->keys.qseq, lk->waiter_key, lk->keys.once };
     char floor[24];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(floor, sizeof(floor), "%lld",
              (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-    const char *args[8] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
-                            lk->o.refuse_stale ? "1" : "0", lk->once_ttl, floor };
+    const char *args[15] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
+                             lk->o.refuse_stale ? "1" : "0", lk->once_ttl, floor,
+                             lk->waiter, lk->qttl, lk->ticket_s, lk->limit,
+                             lk->keys.q_prefix, lk->n > 1 ? "1" : "0",
+                             lk->keys.wake_prefix };
 
     if (!op)
         return -1;
@@ -710,8 +757,11 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     }
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
     memset(lk->unsure, 0, sizeof(*lk->unsure) * (size_t)lk->n);
-    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 6 : 5,
-                 keys, 8, args) == 0) {
+    snprintf(lk->keys.lock, sizeof(lk->keys.lock), "%s", lk->base_lock);
+    snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
+    snprintf(lk->ticket_s, sizeof(lk->ticket_s), "%lld", lk->ticket);
+    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 9 : 8,
+                 keys, 15, args) == 0) {
         op_free(op);
         return -1;
     }
