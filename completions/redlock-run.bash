@@ -13,7 +13,7 @@
 _redlock_run() {
     # Options that take a value, and those that do not.
     local with_arg='-r --redis -t --ttl --renew -w --wait -E --conflict-exit-code
-        --min-hold --prefix --once --on-stale --state-ttl --max-runtime --kill-after
+        --min-hold --limit --prefix --once --on-stale --state-ttl --max-runtime --kill-after
         --connect-timeout --redis-timeout --password-file --tls-ca --tls-ca-dir --tls-cert
         --tls-key --tls-sni --log-format --metrics-file --resolve'
     local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
@@ -74,7 +74,7 @@ _redlock_run() {
             fi
             return ;;
         -r | --redis | -t | --ttl | --renew | -w | --wait | -E | \
-        --conflict-exit-code | --min-hold | --prefix | --once | --state-ttl | \
+        --conflict-exit-code | --min-hold | --limit | --prefix | --once | --state-ttl | \
         --max-runtime | --kill-after | --connect-timeout | --redis-timeout | --tls-sni)
             # A URL, a duration, a number or free text: nothing to offer.
             COMPREPLY=()
