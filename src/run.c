@@ -47,7 +47,8 @@ struct run {
     int64_t wait_deadline;        /* monotonic; INT64_MAX = forever */
     int64_t backoff_ms;
     bool woken;                   /* a release message came during an acquire */
-    int leave_code;               /* leaving the queue, then exit with this */
+    bool leaving;                 /* leaving the queue, then exit with leave_code */
+    int leave_code;
     int abort_signal;             /* a terminating signal before the child ran */
     int warned_unavailable;       /* said once that Redis is down while waiting */
     bool said_waiting;            /* said once what we wait for */
@@ -73,6 +74,7 @@ struct run {
 
 static void enter(struct run *r, enum state s);
 static void try_acquire(struct run *r);
+static void give_up(struct run *r, int code);
 
 static int64_t wall_ms(void)
 {
@@ -170,8 +172,12 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
                                           RR_FIELD_END },
                      "run %s (%s) after %s, fence %lld, on %s pid %ld; lock released",
                      r->rep.status, how, d, r->rep.fence, r->host, (long)getpid());
+        finish(r, r->exit_code);
+        return;
     }
-    finish(r, r->exit_code);
+    /* A lock given back unused (a signal, a late start): with several
+     * masters we were still queued; leave now rather than on expiry. */
+    give_up(r, r->exit_code);
 }
 
 static void release(struct run *r)
@@ -458,7 +464,7 @@ static void on_wake(void *arg)
 {
     struct run *r = arg;
 
-    if (r->leave_code)
+    if (r->leaving)
         return;
     if (r->state == WAITING)
         try_acquire(r);
@@ -477,6 +483,7 @@ static void on_left(void *arg)
  * once, so that nobody behind it waits for it. */
 static void give_up(struct run *r, int code)
 {
+    r->leaving = true;
     r->leave_code = code;
     if (rr_waiter_leave(r->waiter, on_left, r) != 0)
         finish(r, code);
@@ -700,7 +707,7 @@ static void on_signal(uv_signal_t *h, int sig)
         r->abort_signal = sig;  /* on_acquired gives back what it got */
         break;
     case WAITING:
-        if (r->leave_code)
+        if (r->leaving)
             finish(r, 128 + sig);   /* a second signal: do not wait for Redis */
         else
             give_up(r, 128 + sig);

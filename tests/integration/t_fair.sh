@@ -129,6 +129,10 @@ rr_direct -r "$U" -w 500ms "$job" -- touch "$d/ran"
 assert_rc 75 "wait ran out"
 assert_eq 0 "$(qlen "$job")" "queue entries after the wait ran out"
 assert_eq "" "$(R F --scan --pattern "redlock:{$job}:q:*")" "waiter keys left"
+# -E 0: the exit status of giving up is 0, and it still leaves the queue.
+rr_direct -r "$U" -w 300ms -E 0 "$job" -- touch "$d/ran"
+assert_rc 0 "wait ran out with -E 0"
+assert_eq 0 "$(qlen "$job")" "queue entries after the wait ran out (-E 0)"
 bg "$d/w" "$RR_BIN" -r "$U" -w 30s "$job" -- touch "$d/ran"
 w=$BG
 wait_for 5 qlen_is "$job" 1 || fail "waiter did not queue"
