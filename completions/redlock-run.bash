@@ -14,7 +14,8 @@ _redlock_run() {
     # Options that take a value, and those that do not.
     local with_arg='-r --redis -t --ttl --renew -w --wait -E --conflict-exit-code
         --min-hold --limit --prefix --once --on-stale --state-ttl --max-runtime --kill-after
-        --connect-timeout --redis-timeout --password-file --tls-ca --tls-ca-dir --tls-cert
+        --connect-timeout --redis-timeout --password-file --sentinel-password-file
+        --sync-replicas --tls-ca --tls-ca-dir --tls-cert
         --tls-key --tls-sni --log-format --metrics-file --resolve'
     local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
         --status --json --release -h --help -V --version'
@@ -65,7 +66,7 @@ _redlock_run() {
                 COMPREPLY=($(compgen -d -- "$cur"))
             fi
             return ;;
-        --password-file | --tls-ca | --tls-cert | --tls-key | --metrics-file)
+        --password-file | --sentinel-password-file | --tls-ca | --tls-cert | --tls-key | --metrics-file)
             if declare -F _filedir >/dev/null 2>&1; then
                 _filedir
             else

@@ -12,7 +12,7 @@ function __redlock_run_name_at
     set -e args[1]
     set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold limit prefix once \
         on-stale state-ttl max-runtime kill-after connect-timeout redis-timeout \
-        password-file tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve
+        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve
     set -l skip 0
     set -l op
     set -l i 0
@@ -91,6 +91,8 @@ $c -l foreground -d 'Keep the command in our process group'
 $c -l connect-timeout -x -d 'Limit per connection attempt'
 $c -l redis-timeout -x -d 'Limit per request'
 $c -l password-file -r -F -d 'File whose first line is the password'
+$c -l sentinel-password-file -r -F -d "File whose first line is the sentinels' password"
+$c -l sync-replicas -x -d 'Replicas that must confirm each lock write'
 $c -l tls-ca -r -F -d 'CA bundle for rediss URLs'
 $c -l tls-ca-dir -x -a '(__fish_complete_directories)' -d 'Directory of CA certificates for rediss URLs'
 $c -l tls-cert -r -F -d 'Client certificate for rediss URLs'

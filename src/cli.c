@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "duration.h"
+#include "secret.h"
 
 #define DEFAULT_URL "redis://127.0.0.1:6379"
 #define DEFAULT_PREFIX "redlock:"
@@ -37,6 +38,8 @@ enum {
     OPT_CONNECT_TIMEOUT,
     OPT_REDIS_TIMEOUT,
     OPT_PASSWORD_FILE,
+    OPT_SENTINEL_PASSWORD_FILE,
+    OPT_SYNC_REPLICAS,
     OPT_TLS_CA,
     OPT_TLS_CA_DIR,
     OPT_TLS_CERT,
@@ -78,6 +81,8 @@ static const struct option longopts[] = {
     { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
     { "redis-timeout", required_argument, NULL, OPT_REDIS_TIMEOUT },
     { "password-file", required_argument, NULL, OPT_PASSWORD_FILE },
+    { "sentinel-password-file", required_argument, NULL, OPT_SENTINEL_PASSWORD_FILE },
+    { "sync-replicas", required_argument, NULL, OPT_SYNC_REPLICAS },
     { "tls-ca", required_argument, NULL, OPT_TLS_CA },
     { "tls-ca-dir", required_argument, NULL, OPT_TLS_CA_DIR },
     { "tls-cert", required_argument, NULL, OPT_TLS_CERT },
@@ -99,12 +104,14 @@ static const struct option longopts[] = {
     { NULL, 0, NULL, 0 },
 };
 
+#define quote rr_cli_quote
+
 /* What the loop saw, judged after it. */
 struct seen {
     const char *redis[RR_MAX_ENDPOINTS * 4];
     int n_redis;
     bool too_many_redis;
-    const char *password_file;
+    const char *password_file, *sentinel_password_file;
     bool renew, timeout, quiet;
     int verbose;
     bool status, release, resolve, help, version;
@@ -114,7 +121,7 @@ struct seen {
 
 /* Copy s for an error message: printable ASCII only (anything else shows
  * as '?'), at most 60 bytes, so the message stays one line. */
-static const char *quote(const char *s, char *out, size_t outlen)
+const char *rr_cli_quote(const char *s, char *out, size_t outlen)
 {
     size_t i, o = 0;
 
@@ -165,13 +172,19 @@ static const char *optname(int val)
 
 static bool is_scheme_at(const char *p)
 {
-    return strncasecmp(p, "redis://", 8) == 0 || strncasecmp(p, "rediss://", 9) == 0 ||
-           strncasecmp(p, "redis-sentinel://", 17) == 0 || strncasecmp(p, "unix:", 5) == 0;
+    static const char *const schemes[] = { "redis://", "rediss://", "redis-sentinel://",
+                                           "rediss-sentinel://", "redis-cluster://",
+                                           "rediss-cluster://", "unix:" };
+
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++)
+        if (strncasecmp(p, schemes[i], strlen(schemes[i])) == 0)
+            return true;
+    return false;
 }
 
 /* Length of the first URL in a comma-separated --redis value. A comma only
- * separates URLs when a scheme follows it, because redis-sentinel:// lists
- * its sentinels with commas and a password may contain one. */
+ * separates URLs when a scheme follows it, because sentinel and cluster
+ * URLs list their nodes with commas and a password may contain one. */
 static size_t url_piece_len(const char *s)
 {
     const char *p;
@@ -270,10 +283,6 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
             snprintf(err, errlen, "%s: %s", what, why);
             goto fail;
         }
-        if (ep->sentinel) {
-            snprintf(err, errlen, "redis-sentinel:// is not supported by this version; give the current master as redis://HOST:PORT");
-            goto fail;
-        }
         /* The same server listed twice would vote twice in the quorum. */
         for (i = 0; i < cfg->n_endpoints; i++) {
             const struct rr_endpoint *o = &cfg->endpoints[i];
@@ -297,54 +306,6 @@ fail:
     explicit_bzero(url, sizeof url);
     if (cfg->n_endpoints < RR_MAX_ENDPOINTS)
         memset(&cfg->endpoints[cfg->n_endpoints], 0, sizeof cfg->endpoints[0]);
-    return -1;
-}
-
-static int read_password_file(struct rr_config *cfg, const char *path, char *err, size_t errlen)
-{
-    char buf[sizeof cfg->password + 2];
-    char q[72];
-    FILE *f;
-    size_t n;
-
-    f = fopen(path, "re");
-    if (f == NULL) {
-        snprintf(err, errlen, "cannot read password file '%s': %s", quote(path, q, sizeof q), strerror(errno));
-        return -1;
-    }
-    if (fgets(buf, sizeof buf, f) == NULL) {
-        if (ferror(f))
-            snprintf(err, errlen, "cannot read password file '%s': %s", quote(path, q, sizeof q), strerror(errno));
-        else
-            snprintf(err, errlen, "password file '%s' is empty; put the password on its first line", quote(path, q, sizeof q));
-        goto fail;
-    }
-    n = strlen(buf);
-    if (n > 0 && buf[n - 1] == '\n')
-        buf[--n] = '\0';
-    else if (!feof(f) && fgetc(f) != EOF) {
-        snprintf(err, errlen, "password in '%s' is longer than %zu bytes", quote(path, q, sizeof q), sizeof cfg->password - 1);
-        goto fail;
-    }
-    if (n > 0 && buf[n - 1] == '\r')
-        buf[--n] = '\0';
-    if (n == 0) {
-        snprintf(err, errlen, "password file '%s' is empty; put the password on its first line", quote(path, q, sizeof q));
-        goto fail;
-    }
-    if (n >= sizeof cfg->password) {
-        snprintf(err, errlen, "password in '%s' is longer than %zu bytes", quote(path, q, sizeof q), sizeof cfg->password - 1);
-        goto fail;
-    }
-    memcpy(cfg->password, buf, n + 1);
-    cfg->has_password = true;
-    explicit_bzero(buf, sizeof buf);
-    fclose(f);
-    return 0;
-
-fail:
-    explicit_bzero(buf, sizeof buf);
-    fclose(f);
     return -1;
 }
 
@@ -441,6 +402,18 @@ static int take_option(int c, const char *arg, struct rr_config *cfg, struct see
         return parse_dur(c, arg, &cfg->redis_timeout_ms, err, errlen);
     case OPT_PASSWORD_FILE:
         sn->password_file = arg;
+        return 0;
+    case OPT_SENTINEL_PASSWORD_FILE:
+        sn->sentinel_password_file = arg;
+        return 0;
+    case OPT_SYNC_REPLICAS:
+        errno = 0;
+        v = strtol(arg, &end, 10);
+        if (*arg < '0' || *arg > '9' || *end || errno || v > 100) {
+            snprintf(err, errlen, "--sync-replicas must be a number of replicas from 0 to 100 (got '%s')", quote(arg, q, sizeof q));
+            return -1;
+        }
+        cfg->sync_replicas = (int)v;
         return 0;
     case OPT_TLS_CA:
         cfg->tls_ca = arg;
@@ -579,7 +552,7 @@ static int check_positive_finite(int val, int64_t ms, char *err, size_t errlen)
 static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **argv,
                     char *err, size_t errlen)
 {
-    const char *url, *pw, *user, *modeopt = NULL;
+    const char *url, *modeopt = NULL;
     char d1[48], d2[48], why[INNER_ERRLEN];
     int i, n_modes;
 
@@ -735,26 +708,8 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
         return -1;
     }
 
-    /* Credentials: the file wins over the environment. */
-    if ((user = getenv("REDLOCK_USER")) != NULL && *user) {
-        if (strlen(user) >= sizeof cfg->user) {
-            snprintf(err, errlen, "$REDLOCK_USER is longer than %zu bytes", sizeof cfg->user - 1);
-            return -1;
-        }
-        snprintf(cfg->user, sizeof cfg->user, "%s", user);
-        cfg->has_user = true;
-    }
-    if (sn->password_file) {
-        if (read_password_file(cfg, sn->password_file, err, errlen) < 0)
-            return -1;
-    } else if ((pw = getenv("REDLOCK_PASSWORD")) != NULL && *pw) {
-        if (strlen(pw) >= sizeof cfg->password) {
-            snprintf(err, errlen, "$REDLOCK_PASSWORD is longer than %zu bytes", sizeof cfg->password - 1);
-            return -1;
-        }
-        snprintf(cfg->password, sizeof cfg->password, "%s", pw);
-        cfg->has_password = true;
-    }
+    if (rr_secret_resolve(cfg, sn->password_file, sn->sentinel_password_file, err, errlen) < 0)
+        return -1;
     return 0;
 }
 
@@ -967,8 +922,11 @@ USAGE_RUN "\n"
 "record how the run ended. DUR: 500ms, 30s, 5m, 1h30m, 2d, 1.5s or inf.\n"
 "\n"
 "Locking:\n"
-"  -r, --redis URL            Redis master; repeat or comma-separate for Redlock\n"
+"  -r, --redis URL            lock service: redis[s]://, unix://, and\n"
+"                             redis[s]-sentinel://, redis[s]-cluster://;\n"
+"                             repeat for a Redlock quorum\n"
 "                             ($REDLOCK_URL, else redis://127.0.0.1:6379)\n"
+"      --sync-replicas N      a lock write counts once N replicas confirm it (0)\n"
 "  -t, --ttl DUR              lock lease, renewed while COMMAND runs (30s)\n"
 "      --renew DUR            renewal interval (ttl/3)\n"
 "  -w, --wait DUR             wait for a busy lock; inf = forever (0: no wait)\n"
@@ -993,6 +951,8 @@ USAGE_RUN "\n"
 "      --redis-timeout DUR    per request (500ms)\n"
 "      --password-file FILE   password on FILE's first line ($REDLOCK_PASSWORD;\n"
 "                             user from $REDLOCK_USER); a URL's own one wins\n"
+"      --sentinel-password-file FILE  the sentinels' own password\n"
+"                             ($REDLOCK_SENTINEL_PASSWORD, _USER)\n"
 "      --tls-ca FILE          CA bundle to verify rediss:// servers (system)\n"
 "      --tls-ca-dir DIR       directory of hashed CA certificates (system)\n"
 "      --tls-cert FILE        client certificate for rediss:// (none)\n"

@@ -60,6 +60,12 @@ struct rr_config {
     char user[128];
     char password[512];
     bool has_user, has_password;
+    /* The sentinels' own: --sentinel-password-file or
+     * $REDLOCK_SENTINEL_PASSWORD / $REDLOCK_SENTINEL_USER. */
+    char sentinel_user[128];
+    char sentinel_password[512];
+    bool has_sentinel_user, has_sentinel_password;
+    int sync_replicas;            /* --sync-replicas, default 0 */
 
     const char *tls_ca, *tls_ca_dir, *tls_cert, *tls_key, *tls_sni;
     bool tls_insecure;
@@ -97,6 +103,10 @@ int rr_cli_check_name(const char *s, char *err, size_t errlen);
 
 /* --limit N: 1..RR_LIMIT_MAX. Returns 0, or -1 with a reason. Pure. */
 int rr_cli_parse_limit(const char *arg, int *out, char *err, size_t errlen);
+
+/* Copy s for an error message into out: printable ASCII only (anything
+ * else shows as '?'), at most 60 bytes, so the message stays one line. */
+const char *rr_cli_quote(const char *s, char *out, size_t outlen);
 
 /* Is a password configured, for any endpoint? (diag.c: then "not
  * authenticated" means the password was refused.) */

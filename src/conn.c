@@ -89,6 +89,8 @@ struct rr_conn {
     char *user, *password;  /* AUTH credentials, or NULL */
     struct rr_tls_opts tls;         /* rediss:// only; strings borrowed */
     bool refused;                   /* the last failure was a refusal (TLS verification) */
+    bool unsent;                    /* in a failure callback: that request was never written */
+    bool keep;                      /* in a reply callback: the callee took the reply */
     char name[300];
 
     enum conn_state state;
@@ -108,6 +110,8 @@ struct rr_conn {
 
     rr_message_fn msg_fn;
     void *msg_arg;
+    rr_down_fn down_fn;
+    void *down_arg;
 
     int ops;                        /* handles / requests whose callback is due */
     char err[RR_ERRLEN];
@@ -284,8 +288,11 @@ static void run_doomed(struct rr_conn *c)
 
     while ((r = c->doomed) != NULL) {
         c->doomed = r->next;
-        if (r->kind == REQ_USER)
+        if (r->kind == REQ_USER) {
+            c->unsent = r->cmd != NULL;
             r->cb(c, r->status, NULL, r->arg);
+            c->unsent = false;
+        }
         free_req(r);
     }
 }
@@ -307,9 +314,13 @@ static void doom_queue(struct rr_conn *c, int status)
  * answer everything that was pending. c->err is already set. */
 static void break_conn(struct rr_conn *c, int status)
 {
+    bool was_up = c->state == CS_READY;
+
     transition(c, CS_CLOSED);
     doom_queue(c, status);
     run_doomed(c);
+    if (was_up && c->state != CS_CLOSING && c->down_fn)
+        c->down_fn(c, c->down_arg);
 }
 
 /* Fail later, from the timer: callbacks must never run inside
@@ -574,6 +585,7 @@ static void dispatch(struct rr_conn *c, redisReply *reply)
     }
     if (r->nconfirm > 1 && is_confirm(reply))
         c->skip_confirms += r->nconfirm - 1;
+    c->keep = false;
     r->cb(c, RR_REPLY_OK, reply, r->arg);
     free_req(r);
     if (c->state != CS_CLOSING)
@@ -664,8 +676,11 @@ static void feed_reader(struct rr_conn *c, struct sock *s, const char *data, siz
         s->held = 0;
         c->refused = false;  /* a reply: the server took our TLS session */
         s->replied = true;
+        c->keep = false;
         dispatch(c, reply);
-        freeReplyObject(reply);
+        if (!c->keep)
+            freeReplyObject(reply);
+        c->keep = false;
     }
 }
 
@@ -1189,11 +1204,18 @@ void rr_conn_on_message(struct rr_conn *c, rr_message_fn fn, void *arg)
     c->msg_arg = arg;
 }
 
+void rr_conn_on_down(struct rr_conn *c, rr_down_fn fn, void *arg)
+{
+    c->down_fn = fn;
+    c->down_arg = arg;
+}
+
 void rr_conn_close(struct rr_conn *c)
 {
     if (!c || c->state == CS_CLOSING)
         return;
     c->msg_fn = NULL;
+    c->down_fn = NULL;
     transition(c, CS_CLOSING);
     /* Synchronous on purpose: once rr_conn_close returns, no callback for c
      * ever runs again, so the caller may free what arg points to. */
@@ -1214,6 +1236,16 @@ const char *rr_conn_name(const struct rr_conn *c)
 int rr_conn_is_ready(const struct rr_conn *c)
 {
     return c->state == CS_READY && c->handshake_left == 0;
+}
+
+bool rr_conn_unsent(const struct rr_conn *c)
+{
+    return c->unsent;
+}
+
+void rr_conn_keep_reply(struct rr_conn *c)
+{
+    c->keep = true;
 }
 
 bool rr_conn_refused(const struct rr_conn *c)

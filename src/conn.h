@@ -69,6 +69,12 @@ int rr_conn_commandv(struct rr_conn *c, rr_reply_fn cb, void *arg, const char **
  * taken as replies. */
 void rr_conn_on_message(struct rr_conn *c, rr_message_fn fn, void *arg);
 
+/* Called when a connection that was up goes down (EOF, reset, timeout),
+ * after the pending requests were answered: a subscribed connection has
+ * none, so this is how its owner learns it must subscribe again. */
+typedef void (*rr_down_fn)(struct rr_conn *c, void *arg);
+void rr_conn_on_down(struct rr_conn *c, rr_down_fn fn, void *arg);
+
 /* Answer every pending request with RR_REPLY_CLOSED, close the socket and
  * free c once libuv has closed its handles. Safe to call from a callback of
  * c; c must not be used afterwards. */
@@ -85,6 +91,16 @@ const char *rr_conn_name(const struct rr_conn *c);
  * certificate that does not verify, a client certificate the server wants)?
  * Cleared by the next reply. */
 bool rr_conn_refused(const struct rr_conn *c);
+
+/* Inside a callback called with an error status: was that request never
+ * written to the server (the connection failed before it went out)? Such
+ * a request cannot have run, so it is safe to send again elsewhere. */
+bool rr_conn_unsent(const struct rr_conn *c);
+
+/* Inside a reply callback with RR_REPLY_OK: the callee keeps the reply and
+ * frees it later with freeReplyObject (e.g. to answer a pair of pipelined
+ * commands together). */
+void rr_conn_keep_reply(struct rr_conn *c);
 
 /* Is the connection up right now (connected and handshake done)? */
 int rr_conn_is_ready(const struct rr_conn *c);

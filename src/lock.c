@@ -11,7 +11,7 @@
 #include "scripts.h"
 
 struct rr_lock {
-    struct rr_conn **conns;
+    struct rr_svc **conns;
     int n;
     struct rr_lock_opts o;
     struct rr_job_keys keys;
@@ -56,6 +56,11 @@ struct op {
     /* After a failed acquisition, the result waits for the clean-up. */
     struct rr_acquire_result res;
 };
+
+bool rr_lock_synced(int want, long long acked)
+{
+    return want <= 0 || acked >= want;
+}
 
 int rr_lock_quorum(int n)
 {
@@ -241,7 +246,7 @@ static int new_token(struct rr_lock *lk)
     return 0;
 }
 
-struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_opts *o,
+struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_opts *o,
                             char *err, size_t errlen)
 {
     struct rr_lock *lk = calloc(1, sizeof(*lk));
@@ -360,7 +365,7 @@ static void op_free(struct op *op)
  * the request failed on the wire, else the master's name and what was wrong. */
 static void note_error(struct op *op, int idx, int status, const char *what)
 {
-    const char *cerr = rr_conn_error(op->lk->conns[idx]);
+    const char *cerr = rr_svc_error(op->lk->conns[idx]);
 
     if (op->errmsg[0])
         return;
@@ -368,11 +373,11 @@ static void note_error(struct op *op, int idx, int status, const char *what)
         snprintf(op->errmsg, sizeof(op->errmsg), "%s", cerr);
     else
         snprintf(op->errmsg, sizeof(op->errmsg), "%s: %s",
-                 rr_conn_name(op->lk->conns[idx]), what);
+                 rr_svc_name(op->lk->conns[idx]), what);
 }
 
 /* Send one script to every master; returns how many sends were accepted. */
-static int send_all(struct op *op, enum rr_script s, rr_reply_fn cb,
+static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
                     int nkeys, const char *const *keys, int nargs,
                     const char *const *args)
 {
@@ -391,7 +396,7 @@ static int send_all(struct op *op, enum rr_script s, rr_reply_fn cb,
 
 /* ---- release ---- */
 
-static void on_release_reply(struct rr_conn *c, int status, redisReply *r, void *arg);
+static void on_release_reply(struct rr_svc *c, int status, redisReply *r, void *arg);
 
 static int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
 {
@@ -447,7 +452,7 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
 
 static void finish_acquire(struct op *op);
 
-static void on_release_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_release_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
     struct op *op = sl->op;
@@ -491,7 +496,7 @@ int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
 
 /* ---- acquire ---- */
 
-static void on_abandon_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_abandon_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
     struct op *op = sl->op;
@@ -545,7 +550,7 @@ static void give_back(struct op *op);
  * every master of our quorum to that maximum before the child starts makes
  * the next holder's quorum, which shares at least one master with ours, draw
  * a larger fence: the fence then strictly increases across holders. */
-static void on_fence_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_fence_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
     struct op *op = sl->op;
@@ -717,15 +722,25 @@ static void give_back(struct op *op)
         finish_acquire(op);
 }
 
-static void on_acquire_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
     struct op *op = sl->op;
+    struct rr_vote *v = &op->votes[sl->idx];
 
-    (void)c;
     /* Without an answer we cannot know whether the script ran, or will. */
     op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
-    rr_lock_classify_acquire(status, r, &op->votes[sl->idx]);
+    rr_lock_classify_acquire(status, r, v);
+    if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
+        /* Taken, but a failover could promote a replica that never saw it:
+         * it does not count, and give_back or the release takes it back. */
+        v->kind = RR_VOTE_ERR;
+        snprintf(v->detail, sizeof v->detail, "only %lld of %d replicas confirmed the lock on %s",
+                 rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c),
+                 rr_svc_name(c));
+        if (!op->errmsg[0])
+            snprintf(op->errmsg, sizeof op->errmsg, "%s", v->detail);
+    }
     if (op->votes[sl->idx].kind == RR_VOTE_ERR)
         note_error(op, sl->idx, status, op->votes[sl->idx].detail);
     if (--op->pending == 0)
@@ -770,15 +785,26 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 
 /* ---- extend ---- */
 
-static void on_extend_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
     struct op *op = sl->op;
     int q = rr_lock_quorum(op->lk->n);
 
-    (void)c;
     switch (rr_lock_classify_renew(status, r)) {
     case 1:
+        if (!rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
+            /* Extended here, but not where a failover would look: do not
+             * vouch for the longer lease. */
+            char why[RR_ERRLEN];
+            snprintf(why, sizeof why, "only %lld of %d replicas confirmed the renewal on %s",
+                     rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c),
+                     rr_svc_name(c));
+            op->err++;
+            if (!op->errmsg[0])
+                snprintf(op->errmsg, sizeof op->errmsg, "%s", why);
+            break;
+        }
         op->ok++;
         break;
     case 0:

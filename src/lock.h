@@ -14,7 +14,7 @@
 #include <hiredis/hiredis.h>
 #include <uv.h>
 
-#include "conn.h"
+#include "service.h"
 #include "job.h"
 #include "rr.h"
 
@@ -63,6 +63,10 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
 
 /* Classify one renew reply: 1 extended, 0 token mismatch, -1 error. Pure. */
 int rr_lock_classify_renew(int status, const redisReply *r);
+
+/* Did a write reach enough replicas? want is --sync-replicas (0: always
+ * yes), acked WAIT's answer (-1: none came). Pure. */
+bool rr_lock_synced(int want, long long acked);
 
 /* N/2+1. Pure. */
 int rr_lock_quorum(int n);
@@ -119,7 +123,7 @@ typedef void (*rr_release_fn)(struct rr_lock *lk, int released, int written,
  * rr_lock_free). Every acquisition attempt draws a fresh random 128-bit
  * token with getrandom, so nothing left over from an earlier attempt can
  * match a later one. Returns NULL with err set. */
-struct rr_lock *rr_lock_new(struct rr_conn **conns, int n, const struct rr_lock_opts *o,
+struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_opts *o,
                             char *err, size_t errlen);
 void rr_lock_free(struct rr_lock *lk);
 

@@ -54,9 +54,9 @@ int64_t rr_queue_sleep_ms(long long rank, int64_t pttl, int64_t entry_ttl_ms,
 struct rr_waiter {
     uv_loop_t *loop;
     const struct rr_config *cfg;
-    struct rr_conn **conns;
+    struct rr_svc **conns;
     int n;
-    struct rr_conn *subs[RR_MAX_ENDPOINTS];
+    struct rr_svc *subs[RR_MAX_ENDPOINTS];
     struct rr_job_keys keys;
     char id[40];
     char qkey[400];
@@ -73,7 +73,7 @@ struct rr_waiter {
 };
 
 struct rr_waiter *rr_waiter_new(uv_loop_t *loop, const struct rr_config *cfg,
-                                struct rr_conn **conns, int n,
+                                struct rr_svc **conns, int n,
                                 const struct rr_job_keys *keys, rr_wake_fn wake,
                                 void *arg, char *err, size_t errlen)
 {
@@ -114,22 +114,24 @@ static void close_subs(struct rr_waiter *w)
 {
     for (int i = 0; i < w->n; i++) {
         if (w->subs[i])
-            rr_conn_close(w->subs[i]);
+            rr_svc_close(w->subs[i]);
         w->subs[i] = NULL;
     }
 }
 
-static void on_message(struct rr_conn *c, redisReply *msg, void *arg)
+static void on_message(struct rr_svc *c, redisReply *msg, void *arg)
 {
     struct rr_waiter *w = arg;
 
     (void)c;
-    (void)msg;   /* only our own channel is subscribed: it is for us */
+    /* Only our own channel is subscribed: a message is for us. msg NULL:
+     * subscribed again after the node went down; one may have been missed. */
+    (void)msg;
     if (!w->leaving && !w->closed)
         w->wake(w->wake_arg);
 }
 
-static void on_subscribed(struct rr_conn *c, int status, redisReply *reply, void *arg)
+static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void *arg)
 {
     struct rr_waiter *w = arg;
 
@@ -147,11 +149,11 @@ static void subscribe(struct rr_waiter *w)
 
     w->subscribed = true;
     for (int i = 0; i < w->n; i++) {
-        w->subs[i] = rr_run_conn_new(w->loop, w->cfg, i);
+        w->subs[i] = rr_run_svc_new(w->loop, w->cfg, i);
         if (!w->subs[i])
             continue;
-        rr_conn_on_message(w->subs[i], on_message, w);
-        rr_conn_commandv(w->subs[i], on_subscribed, w, sub);
+        rr_svc_on_message(w->subs[i], on_message, w);
+        rr_svc_commandv(w->subs[i], on_subscribed, w, sub);
     }
 }
 
@@ -184,7 +186,7 @@ void rr_waiter_stop(struct rr_waiter *w)
     close_subs(w);
 }
 
-static void on_leave_reply(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_leave_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct rr_waiter *w = arg;
 

@@ -15,7 +15,7 @@
 #include <uv.h>
 
 #include "cli.h"
-#include "conn.h"
+#include "service.h"
 #include "job.h"
 
 /* How long a queue entry lives unless its waiter refreshes it: half the
@@ -50,7 +50,7 @@ typedef void (*rr_left_fn)(void *arg);
  * leave.lua); keys are copied; subscriptions get connections of their own. id is drawn
  * with getrandom. NULL with err set. */
 struct rr_waiter *rr_waiter_new(uv_loop_t *loop, const struct rr_config *cfg,
-                                struct rr_conn **conns, int n,
+                                struct rr_svc **conns, int n,
                                 const struct rr_job_keys *keys, rr_wake_fn wake,
                                 void *arg, char *err, size_t errlen);
 const char *rr_waiter_id(const struct rr_waiter *w);

@@ -12,7 +12,7 @@
 
 #include "child.h"
 #include "diag.h"
-#include "conn.h"
+#include "service.h"
 #include "duration.h"
 #include "lock.h"
 #include "log.h"
@@ -36,7 +36,7 @@ struct run {
     int exit_code;
     struct rr_run_report rep;
 
-    struct rr_conn *conns[RR_MAX_ENDPOINTS];
+    struct rr_svc *conns[RR_MAX_ENDPOINTS];
     int n;
     struct rr_waiter *waiter;     /* --wait: our place in the queue (queue.c) */
     struct rr_lock *lock;
@@ -118,7 +118,7 @@ static void finish(struct run *r, int code)
     rr_waiter_close(r->waiter);
     for (int i = 0; i < r->n; i++) {
         if (r->conns[i])
-            rr_conn_close(r->conns[i]);
+            rr_svc_close(r->conns[i]);
         r->conns[i] = NULL;
     }
     if (r->child) {
@@ -645,10 +645,10 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
          * the server's own refusals are told by their text. */
         char why[RR_ERRLEN + 256];
         for (int i = 0; i < r->n; i++)
-            if (rr_conn_refused(r->conns[i])) {
+            if (rr_svc_refused(r->conns[i])) {
                 r->rep.status = "error";
                 rr_log_audit(RR_LOG_ERROR, "config", NULL, "cannot take the lock: %s",
-                             rr_conn_error(r->conns[i]));
+                             rr_svc_error(r->conns[i]));
                 finish(r, RR_EXIT_CONFIG);
                 return;
             }
@@ -668,9 +668,10 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
             return;
         }
         r->rep.status = "error";
-        rr_log_audit(RR_LOG_ERROR, "unavailable", NULL,
-                     "cannot take the lock: %s; check that Redis is up and -r/--redis is right",
-                     res->err);
+        rr_log_audit(RR_LOG_ERROR, "unavailable", NULL, "cannot take the lock: %s; %s", res->err,
+                     strstr(res->err, "replicas confirmed")
+                         ? "check the replicas' links to the master, or lower --sync-replicas"
+                         : "check that Redis is up and -r/--redis is right");
         give_up(r, RR_EXIT_UNAVAILABLE);
         return;
     }
@@ -761,20 +762,24 @@ static void on_sigcont(uv_signal_t *h, int sig)
 
 /* ---- setup ---- */
 
-struct rr_conn *rr_run_conn_new(uv_loop_t *loop, const struct rr_config *cfg, int i)
+struct rr_svc *rr_run_svc_new(uv_loop_t *loop, const struct rr_config *cfg, int i)
 {
     const struct rr_endpoint *ep = &cfg->endpoints[i];
-    struct rr_conn_opts o = { 0 };
+    struct rr_svc_opts o = { 0 };
 
-    o.connect_timeout_ms = cfg->connect_timeout_ms;
-    o.request_timeout_ms = cfg->redis_timeout_ms;
+    o.conn.connect_timeout_ms = cfg->connect_timeout_ms;
+    o.conn.request_timeout_ms = cfg->redis_timeout_ms;
     /* A password written in the URL wins for that server. */
-    o.password = ep->has_password ? ep->password : cfg->has_password ? cfg->password : NULL;
-    o.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
-    o.tls = (struct rr_tls_opts){ .ca_file = cfg->tls_ca, .ca_dir = cfg->tls_ca_dir,
-                                  .cert = cfg->tls_cert, .key = cfg->tls_key,
-                                  .sni = cfg->tls_sni, .insecure = cfg->tls_insecure };
-    return rr_conn_new(loop, ep, &o);
+    o.conn.password = ep->has_password ? ep->password : cfg->has_password ? cfg->password : NULL;
+    o.conn.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
+    o.conn.tls = (struct rr_tls_opts){ .ca_file = cfg->tls_ca, .ca_dir = cfg->tls_ca_dir,
+                                       .cert = cfg->tls_cert, .key = cfg->tls_key,
+                                       .sni = cfg->tls_sni, .insecure = cfg->tls_insecure };
+    o.sentinel_user = cfg->has_sentinel_user ? cfg->sentinel_user : NULL;
+    o.sentinel_password = cfg->has_sentinel_password ? cfg->sentinel_password : NULL;
+    o.sync_replicas = cfg->sync_replicas;
+    snprintf(o.route_key, sizeof o.route_key, "{%s}", cfg->name ? cfg->name : "");
+    return rr_svc_new(loop, ep, &o);
 }
 
 static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
@@ -783,7 +788,7 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
 
     r->n = cfg->n_endpoints;
     for (int i = 0; i < r->n; i++) {
-        if (!(r->conns[i] = rr_run_conn_new(r->loop, cfg, i))) {
+        if (!(r->conns[i] = rr_run_svc_new(r->loop, cfg, i))) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }

@@ -12,7 +12,7 @@
 
 #include <uv.h>
 #include "cli.h"
-#include "conn.h"
+#include "service.h"
 #include "metrics.h"
 
 /* Run the job described by cfg on loop until it is over; returns the exit
@@ -21,6 +21,6 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg);
 
 /* A connection (not yet open) to endpoint i of cfg, with cfg's timeouts and
  * credentials. NULL when out of memory. */
-struct rr_conn *rr_run_conn_new(uv_loop_t *loop, const struct rr_config *cfg, int i);
+struct rr_svc *rr_run_svc_new(uv_loop_t *loop, const struct rr_config *cfg, int i);
 
 #endif

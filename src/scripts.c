@@ -21,7 +21,7 @@ static const char *const srcs[RR_SCRIPT_COUNT] = {
 /* One call in flight: the argv is kept so a NOSCRIPT answer can be retried
  * with EVAL and the same keys and arguments. */
 struct call {
-    rr_reply_fn cb;
+    rr_svc_reply_fn cb;
     void *arg;
     enum rr_script script;
     bool retried;
@@ -56,7 +56,18 @@ static void free_call(struct call *k)
     free(k);
 }
 
-static void on_reply(struct rr_conn *c, int status, redisReply *reply, void *arg)
+static void on_reply(struct rr_svc *c, int status, redisReply *reply, void *arg);
+
+/* The lock writes carry WAIT under --sync-replicas. */
+static int send_call(struct rr_svc *c, struct call *k)
+{
+    bool write = k->script == RR_SCRIPT_ACQUIRE || k->script == RR_SCRIPT_RENEW ||
+                 k->script == RR_SCRIPT_RELEASE;
+
+    return (write ? rr_svc_write : rr_svc_command)(c, on_reply, k, k->argc, k->argv, k->argvlen);
+}
+
+static void on_reply(struct rr_svc *c, int status, redisReply *reply, void *arg)
 {
     struct call *k = arg;
 
@@ -66,7 +77,7 @@ static void on_reply(struct rr_conn *c, int status, redisReply *reply, void *arg
         k->argv[1] = srcs[k->script];
         k->argvlen[0] = 4;
         k->argvlen[1] = strlen(srcs[k->script]);
-        if (rr_conn_command(c, on_reply, k, k->argc, k->argv, k->argvlen) == 0)
+        if (send_call(c, k) == 0)
             return;
         /* The connection is closing: report the NOSCRIPT reply as is. */
     }
@@ -74,10 +85,10 @@ static void on_reply(struct rr_conn *c, int status, redisReply *reply, void *arg
     free_call(k);
 }
 
-int rr_script_call(struct rr_conn *c, enum rr_script s,
+int rr_script_call(struct rr_svc *c, enum rr_script s,
                    int nkeys, const char *const *keys,
                    int nargs, const char *const *args,
-                   rr_reply_fn cb, void *arg)
+                   rr_svc_reply_fn cb, void *arg)
 {
     struct call *k = calloc(1, sizeof(*k));
     char nk[16];
@@ -105,7 +116,7 @@ int rr_script_call(struct rr_conn *c, enum rr_script s,
             goto fail;
         k->argvlen[i] = strlen(k->argv[i]);
     }
-    if (rr_conn_command(c, on_reply, k, k->argc, k->argv, k->argvlen) != 0)
+    if (send_call(c, k) != 0)
         goto fail;
     return 0;
 fail:

@@ -4,7 +4,7 @@
 #define RR_SCRIPTS_H
 
 #include <stdbool.h>
-#include "conn.h"
+#include "service.h"
 
 enum rr_script {
     RR_SCRIPT_ACQUIRE,
@@ -27,13 +27,15 @@ const char *rr_script_src(enum rr_script s);
 /* Is reply a NOSCRIPT error? Pure. */
 bool rr_script_is_noscript(const redisReply *reply);
 
-/* Run script s on c with nkeys keys and nargs args (all copied). cb gets
- * the script's reply — after one transparent EVAL retry on NOSCRIPT — with
- * the same status semantics as rr_conn_command. Returns 0, or negative
+/* Run script s on service c with nkeys keys and nargs args (all copied).
+ * cb gets the script's reply — after one transparent EVAL retry on
+ * NOSCRIPT (a script cache is per node) — with the same status semantics
+ * as rr_svc_command. The lock writes (acquire, renew, release) go as
+ * rr_svc_write, so --sync-replicas applies to them. Returns 0, or negative
  * (out of memory, c closing) and then cb is never called. */
-int rr_script_call(struct rr_conn *c, enum rr_script s,
+int rr_script_call(struct rr_svc *c, enum rr_script s,
                    int nkeys, const char *const *keys,
                    int nargs, const char *const *args,
-                   rr_reply_fn cb, void *arg);
+                   rr_svc_reply_fn cb, void *arg);
 
 #endif

@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conn.h"
+#include "service.h"
 #include "duration.h"
 #include "log.h"
 #include "run.h"
@@ -18,7 +18,7 @@ struct op {
     const struct rr_config *cfg;
     FILE *out;
     struct rr_job_keys keys;
-    struct rr_conn *conns[RR_MAX_ENDPOINTS];
+    struct rr_svc *conns[RR_MAX_ENDPOINTS];
     int n, next, pending;
     int exit_code;
     char host[256], pid[24];
@@ -290,7 +290,7 @@ static void close_all(struct op *op)
 {
     for (int i = 0; i < op->n; i++)
         if (op->conns[i]) {
-            rr_conn_close(op->conns[i]);
+            rr_svc_close(op->conns[i]);
             op->conns[i] = NULL;
         }
 }
@@ -354,7 +354,7 @@ static void print_queue(struct op *op, const redisReply *r)
     }
 }
 
-static void on_qstatus(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_qstatus(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
 
@@ -363,7 +363,7 @@ static void on_qstatus(struct rr_conn *c, int status, redisReply *r, void *arg)
     close_all(op);
 }
 
-static void on_status(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
 
@@ -382,7 +382,7 @@ static void on_status(struct rr_conn *c, int status, redisReply *r, void *arg)
     if (!op->err[0])
         snprintf(op->err, sizeof(op->err), "%s",
                  status == RR_REPLY_OK ? (r->type == REDIS_REPLY_ERROR ? r->str
-                                          : "unexpected reply") : rr_conn_error(c));
+                                          : "unexpected reply") : rr_svc_error(c));
     ask_status(op);
 }
 
@@ -394,8 +394,8 @@ static int unavailable(struct op *op, const char *what)
     char why[RR_ERRLEN + 256];
 
     for (int i = 0; i < op->n; i++)
-        if (op->conns[i] && rr_conn_refused(op->conns[i])) {
-            snprintf(op->err, sizeof op->err, "%s", rr_conn_error(op->conns[i]));
+        if (op->conns[i] && rr_svc_refused(op->conns[i])) {
+            snprintf(op->err, sizeof op->err, "%s", rr_svc_error(op->conns[i]));
             rr_log(RR_LOG_ERROR, "config", NULL, "%s: %s", what, op->err);
             return RR_EXIT_CONFIG;
         }
@@ -432,16 +432,16 @@ static void ask_status(struct op *op)
     close_all(op);
 }
 
-static void tally_error(struct op *op, struct rr_conn *c, int status, const redisReply *r)
+static void tally_error(struct op *op, struct rr_svc *c, int status, const redisReply *r)
 {
     op->errors++;
     if (!op->err[0])
         snprintf(op->err, sizeof(op->err), "%s",
                  status == RR_REPLY_OK ? (r->type == REDIS_REPLY_ERROR ? r->str
-                                          : "unexpected reply") : rr_conn_error(c));
+                                          : "unexpected reply") : rr_svc_error(c));
 }
 
-static void on_force(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_force(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
 
@@ -478,7 +478,7 @@ static void on_force(struct rr_conn *c, int status, redisReply *r, void *arg)
     close_all(op);
 }
 
-static void on_resolve(struct rr_conn *c, int status, redisReply *r, void *arg)
+static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
     const char *tag = status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements >= 1
@@ -534,7 +534,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         snprintf(op.host, sizeof(op.host), "unknown");
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
     for (int i = 0; i < op.n; i++) {
-        if (!(op.conns[i] = rr_run_conn_new(loop, cfg, i))) {
+        if (!(op.conns[i] = rr_run_svc_new(loop, cfg, i))) {
             close_all(&op);
             uv_run(loop, UV_RUN_DEFAULT);
             return RR_EXIT_SOFTWARE;

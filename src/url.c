@@ -1,5 +1,5 @@
 /* url.c — Redis endpoint URLs (redis://, rediss://, unix://,
- * redis-sentinel://) to struct rr_endpoint. Pure; never connects.
+ * redis-sentinel://, redis-cluster://) to struct rr_endpoint. Pure; never connects.
  *
  * Credentials are found the same way here and in rr_url_scrub: the userinfo
  * is everything between "//" and the LAST '@' of the URL, and the password
@@ -307,7 +307,38 @@ static int parse_unix(const char *rest, struct rr_endpoint *ep, char *err, size_
     return 0;
 }
 
-/* Everything after "redis://", "rediss://" or "redis-sentinel://". */
+/* The node list of a sentinel or cluster URL: h1[:p][,h2[:p]...] in
+ * [p, stop). Keeps the first in ep->host/port too. */
+static int parse_nodes(const char *p, const char *stop, int defport, struct rr_endpoint *ep,
+                       char *err, size_t errlen)
+{
+    const char *comma;
+
+    ep->n_nodes = 0;
+    for (;;) {
+        struct rr_endpoint tmp = *ep;
+        comma = memchr(p, ',', (size_t)(stop - p));
+        if (ep->n_nodes == RR_MAX_NODES) {
+            snprintf(err, errlen, "invalid Redis URL: at most %d %s in one URL", RR_MAX_NODES,
+                     ep->kind == RR_EP_SENTINEL ? "sentinels" : "seed nodes");
+            return -1;
+        }
+        if (parse_hostport(p, (size_t)((comma ? comma : stop) - p), defport, &tmp, err, errlen) < 0)
+            return -1;
+        snprintf(ep->nodes[ep->n_nodes].host, sizeof ep->nodes[0].host, "%s", tmp.host);
+        ep->nodes[ep->n_nodes].port = tmp.port;
+        if (ep->n_nodes++ == 0) {
+            snprintf(ep->host, sizeof ep->host, "%s", tmp.host);
+            ep->port = tmp.port;
+            snprintf(ep->display, sizeof ep->display, "%s", tmp.display);
+        }
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/* Everything after the "//" of a redis, rediss, sentinel or cluster URL. */
 static int parse_tcp(const char *rest, struct rr_endpoint *ep, char *err, size_t errlen)
 {
     const char *at = strrchr(rest, '@');
@@ -319,30 +350,58 @@ static int parse_tcp(const char *rest, struct rr_endpoint *ep, char *err, size_t
         return -1;
 
     end = host + strcspn(host, "?#");
-    if (*end) {
-        snprintf(err, errlen, "invalid Redis URL: query parameters and fragments are not supported; put the database in the path, as in redis://host:6379/2");
-        return -1;
-    }
-
-    if (ep->sentinel) {
-        /* redis-sentinel://h1[:p][,h2[:p]...]/master: check every sentinel,
-         * keep the first, and require a master name. */
-        const char *p = host, *comma;
+    if (ep->kind == RR_EP_SENTINEL) {
+        /* h1[:p][,h2[:p]...]/MASTER[?db=N] */
+        char first[300];
+        size_t mlen;
         slash = memchr(host, '/', (size_t)(end - host));
         if (slash == NULL || slash + 1 >= end) {
             snprintf(err, errlen, "invalid Redis URL: redis-sentinel:// needs a master name, as in redis-sentinel://host:26379/mymaster");
             return -1;
         }
-        for (;;) {
-            struct rr_endpoint tmp = *ep;
-            comma = memchr(p, ',', (size_t)(slash - p));
-            if (parse_hostport(p, (size_t)((comma ? comma : slash) - p), DEFAULT_SENTINEL_PORT,
-                               p == host ? ep : &tmp, err, errlen) < 0)
-                return -1;
-            if (!comma)
-                break;
-            p = comma + 1;
+        if (*end == '#' || (*end == '?' && strncmp(end, "?db=", 4) != 0)) {
+            snprintf(err, errlen, "invalid Redis URL: the only query parameter of a redis-sentinel:// URL is ?db=N");
+            return -1;
         }
+        if (*end == '?' && parse_db(end + 4, strlen(end + 4), ep, err, errlen) < 0)
+            return -1;
+        mlen = (size_t)(end - slash - 1);
+        if (mlen >= sizeof ep->master || memchr(slash + 1, '/', mlen)) {
+            snprintf(err, errlen, "invalid Redis URL: the master name after the sentinels must be one name of at most %zu bytes",
+                     sizeof ep->master - 1);
+            return -1;
+        }
+        for (size_t i = 0; i < mlen; i++) {
+            unsigned char ch = (unsigned char)slash[1 + i];
+            if (ch <= 0x20 || ch >= 0x7f) {
+                snprintf(err, errlen, "invalid Redis URL: the master name may not contain spaces or control characters");
+                return -1;
+            }
+        }
+        memcpy(ep->master, slash + 1, mlen);
+        ep->master[mlen] = '\0';
+        if (parse_nodes(host, slash, DEFAULT_SENTINEL_PORT, ep, err, errlen) < 0)
+            return -1;
+        snprintf(first, sizeof first, "%s", ep->display);
+        if (snprintf(ep->display, sizeof ep->display, "%.120s via sentinel %.150s", ep->master,
+                     first) < 0)
+            ep->display[0] = '\0';
+        return 0;
+    }
+    if (*end) {
+        snprintf(err, errlen, "invalid Redis URL: query parameters and fragments are not supported; put the database in the path, as in redis://host:6379/2");
+        return -1;
+    }
+    if (ep->kind == RR_EP_CLUSTER) {
+        char first[300];
+        if (memchr(host, '/', (size_t)(end - host))) {
+            snprintf(err, errlen, "invalid Redis URL: a redis-cluster:// URL has no path (a cluster has database 0 only), as in redis-cluster://host:7000,host2:7000");
+            return -1;
+        }
+        if (parse_nodes(host, end, DEFAULT_PORT, ep, err, errlen) < 0)
+            return -1;
+        snprintf(first, sizeof first, "%s", ep->display);
+        snprintf(ep->display, sizeof ep->display, "cluster %.280s", first);
         return 0;
     }
 
@@ -380,7 +439,18 @@ int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errl
         ep->tls = true;
         rest = url + 9;
     } else if (strncasecmp(url, "redis-sentinel://", 17) == 0) {
-        ep->sentinel = true;
+        ep->kind = RR_EP_SENTINEL;
+        rest = url + 17;
+    } else if (strncasecmp(url, "rediss-sentinel://", 18) == 0) {
+        ep->kind = RR_EP_SENTINEL;
+        ep->tls = true;
+        rest = url + 18;
+    } else if (strncasecmp(url, "redis-cluster://", 16) == 0) {
+        ep->kind = RR_EP_CLUSTER;
+        rest = url + 16;
+    } else if (strncasecmp(url, "rediss-cluster://", 17) == 0) {
+        ep->kind = RR_EP_CLUSTER;
+        ep->tls = true;
         rest = url + 17;
     } else if (strncasecmp(url, "unix:", 5) == 0) {
         if (parse_unix(url + 5, ep, err, errlen) < 0)
@@ -391,7 +461,7 @@ int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errl
         n = strcspn(url, ":/@");
         quote(url, n, q, sizeof q);
         if (url[n] == ':')
-            snprintf(err, errlen, "invalid Redis URL: unknown scheme '%s:'; use redis://, rediss:// or unix://", q);
+            snprintf(err, errlen, "invalid Redis URL: unknown scheme '%s:'; use redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://", q);
         else
             snprintf(err, errlen, "invalid Redis URL: missing scheme; write it as redis://HOST[:PORT][/DB] or unix:///PATH");
         goto fail;

@@ -7,25 +7,49 @@
 
 enum rr_transport { RR_TRANSPORT_TCP, RR_TRANSPORT_UNIX };
 
+/* How the lock service behind a URL finds the server to talk to. */
+enum rr_ep_kind {
+    RR_EP_DIRECT,             /* redis://, rediss://, unix://: that server */
+    RR_EP_SENTINEL,           /* redis-sentinel://: the master the sentinels name */
+    RR_EP_CLUSTER,            /* redis-cluster://: the owner of the job's slot */
+};
+
+#define RR_MAX_NODES 8        /* sentinels or cluster seeds in one URL */
+
+struct rr_node {
+    char host[256];
+    int port;
+};
+
 struct rr_endpoint {
     enum rr_transport transport;
-    bool tls;                 /* rediss:// */
-    bool sentinel;            /* redis-sentinel:// (parsed, not yet supported) */
+    enum rr_ep_kind kind;
+    bool tls;                 /* rediss://, rediss-sentinel://, rediss-cluster:// */
     char host[256];           /* TCP: host name or IP literal, without [] */
-    int port;                 /* TCP: 1..65535, default 6379 */
+    int port;                 /* TCP: 1..65535, default 6379 (26379 for a sentinel) */
+    int n_nodes;              /* SENTINEL/CLUSTER: the sentinels or seeds, in URL order */
+    struct rr_node nodes[RR_MAX_NODES];  /* (nodes[0] is host:port too) */
+    char master[128];         /* SENTINEL: the master's name */
     char path[108];           /* unix: socket path */
     int db;                   /* SELECT index, default 0 */
     bool has_user, has_password;
     char user[128];
     char password[512];
-    char display[300];        /* "host:port", "[::1]:6379" or the socket path; never credentials */
+    char display[300];        /* "host:port", "[::1]:6379", the socket path,
+                               * "MASTER via sentinel host:port" or
+                               * "cluster host:port"; never credentials */
 };
 
 /* Parse one URL:
  *   redis://[[user]:password@]host[:port][/db]
  *   rediss://...                     (TLS)
  *   unix:///path/to/sock[?db=N]      (also unix:/path, and ?password=... is NOT accepted)
- *   redis-sentinel://host[:port][,host2[:port]]/master-name  (sets sentinel)
+ *   redis-sentinel://[[user]:password@]host[:port][,host2[:port]...]/MASTER[?db=N]
+ *   rediss-sentinel://...            (TLS to the sentinels and the master)
+ *   redis-cluster://[[user]:password@]host:port[,host2:port...]  (seed nodes)
+ *   rediss-cluster://...
+ * The credentials of a sentinel or cluster URL are the data nodes' (the
+ * master's), as for redis://; sentinels have their own (cli.h).
  * An IPv6 host is written in brackets: redis://[::1]:6380. User and password
  * are percent-decoded. Returns 0, or -1 with a one-line reason in err that
  * never contains the password. */

@@ -18,6 +18,18 @@ START_TEST(test_quorum)
 }
 END_TEST
 
+START_TEST(test_synced)
+{
+    ck_assert(rr_lock_synced(0, -1));     /* --sync-replicas 0: never waits */
+    ck_assert(rr_lock_synced(0, 0));
+    ck_assert(!rr_lock_synced(1, -1));    /* WAIT did not answer */
+    ck_assert(!rr_lock_synced(1, 0));
+    ck_assert(rr_lock_synced(1, 1));
+    ck_assert(rr_lock_synced(1, 2));
+    ck_assert(!rr_lock_synced(2, 1));
+}
+END_TEST
+
 START_TEST(test_validity)
 {
     /* ttl - elapsed - (ttl/100 + 2) */
@@ -323,6 +335,7 @@ int main(void)
     int failed;
 
     tcase_add_test(tc, test_quorum);
+    tcase_add_test(tc, test_synced);
     tcase_add_test(tc, test_validity);
     tcase_add_test(tc, test_decide_single);
     tcase_add_test(tc, test_decide_quorum);

@@ -44,8 +44,10 @@ static const struct good goods[] = {
     { "redis://:" SECRET "@/?x@h:6390", RR_TRANSPORT_TCP, false, false, "h", 6390, "", 0, NULL, SECRET "@/?x", "h:6390" },
     { "redis://:" SECRET "@[::1]", RR_TRANSPORT_TCP, false, false, "::1", 6379, "", 0, NULL, SECRET, "[::1]:6379" },
     { "rediss://h:6380", RR_TRANSPORT_TCP, true, false, "h", 6380, "", 0, NULL, NULL, "h:6380" },
-    { "redis-sentinel://s1:26379,s2,[::1]:5/mymaster", RR_TRANSPORT_TCP, false, true, "s1", 26379, "", 0, NULL, NULL, "s1:26379" },
-    { "redis-sentinel://s1/m", RR_TRANSPORT_TCP, false, true, "s1", 26379, "", 0, NULL, NULL, "s1:26379" },
+    { "redis-sentinel://s1:26379,s2,[::1]:5/mymaster", RR_TRANSPORT_TCP, false, true, "s1", 26379, "", 0, NULL, NULL, "mymaster via sentinel s1:26379" },
+    { "redis-sentinel://s1/m", RR_TRANSPORT_TCP, false, true, "s1", 26379, "", 0, NULL, NULL, "m via sentinel s1:26379" },
+    { "redis-sentinel://u:" SECRET "@s1/m?db=3", RR_TRANSPORT_TCP, false, true, "s1", 26379, "", 3, "u", SECRET, "m via sentinel s1:26379" },
+    { "rediss-sentinel://s1:5000/m", RR_TRANSPORT_TCP, true, true, "s1", 5000, "", 0, NULL, NULL, "m via sentinel s1:5000" },
     { "unix:///run/redis.sock", RR_TRANSPORT_UNIX, false, false, "", 0, "/run/redis.sock", 0, NULL, NULL, "/run/redis.sock" },
     { "unix:/run/redis.sock", RR_TRANSPORT_UNIX, false, false, "", 0, "/run/redis.sock", 0, NULL, NULL, "/run/redis.sock" },
     { "unix:///tmp/r.sock?db=4", RR_TRANSPORT_UNIX, false, false, "", 0, "/tmp/r.sock", 4, NULL, NULL, "/tmp/r.sock" },
@@ -115,6 +117,14 @@ static const char *const bads[] = {
     "redis-sentinel://s1/",
     "redis-sentinel://s1,,s2/m",
     "redis-sentinel://s1:0/m",
+    "redis-sentinel://s1/m/x",
+    "redis-sentinel://s1/m?password=" SECRET,
+    "redis-sentinel://s1/m?db=x",
+    "redis-sentinel://s1,s2,s3,s4,s5,s6,s7,s8,s9/m",
+    "redis-cluster://h:7000/0",
+    "redis-cluster://h:7000?x=1",
+    "redis-cluster://h:7000,,h2:7000",
+    "redis-cluster://:" SECRET "@",
     "ftp://:" SECRET "@h",
     /* A forgotten "@host" puts the password where the port goes. */
     "redis://default:" SECRET,
@@ -142,7 +152,7 @@ START_TEST(parse_good)
     ck_assert_msg(rr_url_parse(g->url, &ep, err, sizeof err) == 0, "'%s' rejected: %s", g->url, err);
     ck_assert_int_eq(ep.transport, g->transport);
     ck_assert_int_eq(ep.tls, g->tls);
-    ck_assert_int_eq(ep.sentinel, g->sentinel);
+    ck_assert_int_eq(ep.kind == RR_EP_SENTINEL, g->sentinel);
     ck_assert_str_eq(ep.host, g->host);
     ck_assert_int_eq(ep.port, g->port);
     ck_assert_str_eq(ep.path, g->path);
@@ -167,6 +177,33 @@ START_TEST(parse_bad)
     assert_clean_error(url, err);
     /* A failed parse leaves no secret behind. */
     ck_assert_msg(!ep.has_password && ep.password[0] == '\0', "'%s': password left in ep", url);
+}
+END_TEST
+
+START_TEST(node_lists)
+{
+    struct rr_endpoint ep;
+    char err[RR_ERRLEN] = "";
+
+    ck_assert_int_eq(rr_url_parse("redis-cluster://a:7000,[::1]:7001,c", &ep, err, sizeof err), 0);
+    ck_assert_int_eq(ep.kind, RR_EP_CLUSTER);
+    ck_assert_int_eq(ep.n_nodes, 3);
+    ck_assert_str_eq(ep.nodes[0].host, "a");
+    ck_assert_int_eq(ep.nodes[0].port, 7000);
+    ck_assert_str_eq(ep.nodes[1].host, "::1");
+    ck_assert_int_eq(ep.nodes[1].port, 7001);
+    ck_assert_str_eq(ep.nodes[2].host, "c");
+    ck_assert_int_eq(ep.nodes[2].port, 6379);
+    ck_assert_str_eq(ep.display, "cluster a:7000");
+    ck_assert_int_eq(rr_url_parse("rediss-cluster://u:" SECRET "@a:1", &ep, err, sizeof err), 0);
+    ck_assert(ep.tls && ep.kind == RR_EP_CLUSTER && ep.has_password);
+    ck_assert_int_eq(rr_url_parse("redis-sentinel://s1,s2:1/mymaster", &ep, err, sizeof err), 0);
+    ck_assert_int_eq(ep.n_nodes, 2);
+    ck_assert_str_eq(ep.master, "mymaster");
+    ck_assert_int_eq(ep.nodes[1].port, 1);
+    ck_assert_int_eq(ep.nodes[0].port, 26379);
+    ck_assert_int_eq(rr_url_parse("redis-sentinel://s1/m?x=1", &ep, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "?db=N"));
 }
 END_TEST
 
@@ -292,6 +329,7 @@ static Suite *url_suite(void)
     tcase_add_loop_test(tc, parse_good, 0, N(goods));
     tcase_add_loop_test(tc, parse_bad, 0, N(bads));
     tcase_add_test(tc, specific_messages);
+    tcase_add_test(tc, node_lists);
     tcase_add_test(tc, long_fields);
     suite_add_tcase(s, tc);
 

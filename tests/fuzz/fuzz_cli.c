@@ -87,8 +87,10 @@ static void check_config(const struct rr_config *cfg, int argc, char **argv)
         const struct rr_endpoint *ep = &cfg->endpoints[i];
         if (ep->transport == RR_TRANSPORT_TCP && (ep->port < 1 || ep->port > 65535))
             FAIL("endpoint %d: port %d", i, ep->port);
-        if (ep->sentinel)
-            FAIL("endpoint %d: sentinel accepted although unsupported", i);
+        if (ep->kind != RR_EP_DIRECT && (ep->n_nodes < 1 || ep->n_nodes > RR_MAX_NODES))
+            FAIL("endpoint %d: %d nodes", i, ep->n_nodes);
+        if (ep->kind == RR_EP_SENTINEL && ep->master[0] == '\0')
+            FAIL("endpoint %d: sentinel URL without a master name", i);
         if (ep->tls && ep->transport != RR_TRANSPORT_TCP)
             FAIL("endpoint %d: TLS on a unix socket", i);
         any_tls |= ep->tls;

@@ -1,0 +1,281 @@
+/* sentinel.c — the lock service behind redis-sentinel:// (service_impl.h).
+ *
+ * As the Sentinel client documentation describes: ask the sentinels for
+ * the master's address (SENTINEL get-master-addr-by-name, all of them at
+ * once, so a dead one costs nothing), connect, and check with ROLE that
+ * the node is the master. ROLE is queued first on the new connection, so
+ * it travels in the same write as AUTH/SELECT and the first request: no
+ * extra round trip. The address is looked up again whenever a request
+ * fails on the connection, so every reconnect re-resolves. READONLY,
+ * LOADING and MASTERDOWN answers, and requests that never went out, mean
+ * "find the master again" and are sent again; a request that may have run
+ * is answered as an error, never sent twice.
+ *
+ * States: UNKNOWN (no master known), ASKING (a round of questions is out),
+ * KNOWN (master set; ROLE may still be on its way).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service_impl.h"
+
+#define ASK_PAUSE_MS 100      /* before asking again after a wrong answer */
+
+enum sstate { S_UNKNOWN, S_ASKING, S_KNOWN };
+
+struct sent {
+    enum sstate state;
+    int n;
+    struct rr_conn *sc[RR_MAX_NODES];  /* the sentinels */
+    struct rr_conn *master;            /* the master's connection, or NULL */
+    struct rr_conn *not_master;        /* a connection whose ROLE said otherwise */
+    char host[256];
+    int port;
+    unsigned round;                    /* which round of questions is current */
+    int asked, answered;
+    bool fail_now;                     /* the round failed: fail parked requests */
+    uint64_t ask_after;                /* no new round before (uv_now) */
+    char why[RR_ERRLEN];               /* what the sentinels said, for the error */
+};
+
+struct ask {
+    struct rr_svc *s;
+    unsigned round;
+    int idx;
+};
+
+static void note(struct sent *t, const char *fmt, const char *a, const char *b)
+{
+    size_t n = strlen(t->why);
+
+    if (n + 3 >= sizeof t->why)
+        return;
+    if (n)
+        n += (size_t)snprintf(t->why + n, sizeof t->why - n, "; ");
+    snprintf(t->why + n, sizeof t->why - n, fmt, a, b);
+}
+
+static void forget_master(struct rr_svc *s, struct rr_conn *on, uint64_t pause_ms)
+{
+    struct sent *t = s->impl;
+
+    if (t->state == S_KNOWN && (on == NULL || on == t->master)) {
+        t->state = S_UNKNOWN;
+        uv_update_time(s->loop);
+        t->ask_after = uv_now(s->loop) + pause_ms;
+    }
+}
+
+static void on_role(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct rr_svc *s = arg;
+    struct sent *t = s->impl;
+
+    if (s->closing || !t || status != RR_REPLY_OK)
+        return;  /* a broken connection fails the requests behind it */
+    if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+        r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0)
+        return;
+    t->not_master = c;
+    svc_error(s, "%s is not the master of '%s' (ROLE says %s); asking the sentinels again",
+              rr_conn_name(c), s->ep.master,
+              r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+                      r->element[0]->type == REDIS_REPLY_STRING
+                  ? r->element[0]->str : "something else");
+    forget_master(s, c, ASK_PAUSE_MS);
+}
+
+/* A sentinel named host:port: take it as the master. */
+static void adopt(struct rr_svc *s, const char *host, int port)
+{
+    struct sent *t = s->impl;
+    static const char *const role[] = { "ROLE", NULL };
+
+    if (!t->master || t->port != port || strcmp(t->host, host) != 0) {
+        if (t->master)
+            rr_conn_close(t->master);  /* what was pending there is answered CLOSED */
+        t->not_master = NULL;
+        snprintf(t->host, sizeof t->host, "%s", host);
+        t->port = port;
+        t->master = svc_node_conn(s, host, port);
+        if (!t->master) {
+            svc_error(s, "out of memory");
+            t->fail_now = true;
+            t->state = S_UNKNOWN;
+            return;
+        }
+    }
+    t->state = S_KNOWN;
+    if (t->not_master == t->master)
+        t->not_master = NULL;
+    /* First on the (re)opened connection, ahead of the parked requests. */
+    rr_conn_commandv(t->master, on_role, s, (const char **)role);
+}
+
+static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    struct ask *a = arg;
+    struct rr_svc *s = a->s;
+    struct sent *t = s->impl;
+    bool current = !s->closing && t && a->round == t->round && t->state == S_ASKING;
+
+    free(a);
+    if (!current)
+        return;
+    t->answered++;
+    if (status != RR_REPLY_OK) {
+        note(t, "%s%s", rr_conn_error(c), "");
+    } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+               r->element[0]->type == REDIS_REPLY_STRING &&
+               r->element[1]->type == REDIS_REPLY_STRING) {
+        char *end;
+        long port = strtol(r->element[1]->str, &end, 10);
+        if (*end == '\0' && port > 0 && port < 65536 && r->element[0]->len < 256) {
+            adopt(s, r->element[0]->str, (int)port);
+            svc_kick(s);
+            return;
+        }
+        note(t, "%s: %s", rr_conn_name(c), "an address that is not host and port");
+    } else if (r->type == REDIS_REPLY_NIL) {
+        note(t, "%s does not know a master named '%s'", rr_conn_name(c), s->ep.master);
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        note(t, "%s: %s", rr_conn_name(c), r->str);
+    } else {
+        note(t, "%s: %s", rr_conn_name(c), "unexpected reply");
+    }
+    if (t->answered < t->asked)
+        return;
+    svc_error(s, "no sentinel named the master of '%s': %s", s->ep.master, t->why);
+    t->state = S_UNKNOWN;
+    t->fail_now = true;
+    svc_kick(s);
+    t->fail_now = false;
+}
+
+static void start_round(struct rr_svc *s)
+{
+    struct sent *t = s->impl;
+    const char *argv[] = { "SENTINEL", "get-master-addr-by-name", s->ep.master, NULL };
+
+    t->state = S_ASKING;
+    t->round++;
+    t->asked = t->answered = 0;
+    t->why[0] = '\0';
+    for (int i = 0; i < t->n; i++) {
+        struct ask *a = malloc(sizeof *a);
+        if (!a)
+            continue;
+        *a = (struct ask){ .s = s, .round = t->round, .idx = i };
+        if (rr_conn_commandv(t->sc[i], on_answer, a, argv) != 0) {
+            free(a);
+            continue;
+        }
+        t->asked++;
+    }
+    if (t->asked == 0) {
+        svc_error(s, "cannot ask the sentinels of '%s': out of memory", s->ep.master);
+        t->state = S_UNKNOWN;
+        t->fail_now = true;
+    }
+}
+
+static int sent_init(struct rr_svc *s)
+{
+    struct sent *t = calloc(1, sizeof *t);
+
+    if (!t)
+        return -1;
+    s->impl = t;
+    for (int i = 0; i < s->ep.n_nodes; i++) {
+        if (!(t->sc[i] = svc_sentinel_conn(s, s->ep.nodes[i].host, s->ep.nodes[i].port)))
+            return -1;
+        t->n++;
+    }
+    return 0;
+}
+
+static enum svc_route sent_route(struct rr_svc *s, struct svc_req *q, struct rr_conn **c)
+{
+    struct sent *t = s->impl;
+    uint64_t now;
+
+    if (t->fail_now)
+        return SVC_FAILED;
+    if (t->state == S_KNOWN) {
+        *c = t->master;
+        return SVC_ROUTED;
+    }
+    if (t->state == S_UNKNOWN) {
+        uv_update_time(s->loop);
+        now = uv_now(s->loop);
+        if (now < t->ask_after) {
+            q->not_before = t->ask_after;
+            return SVC_PARKED;
+        }
+        start_round(s);
+        if (t->fail_now)
+            return SVC_FAILED;
+    }
+    return SVC_PARKED;
+}
+
+static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
+{
+    struct sent *t = s->impl;
+    const redisReply *r = q->reply;
+
+    if (q->status == RR_REPLY_OK) {
+        if (svc_is_error(r, "READONLY") || svc_is_error(r, "LOADING") ||
+            svc_is_error(r, "MASTERDOWN")) {
+            /* Refused unrun: a replica, a restarting node, a master that
+             * lost its own master. Find the master again. */
+            svc_error(s, "%s: %.*s", rr_conn_name(q->on), (int)(r->len > 200 ? 200 : r->len),
+                      r->str);
+            forget_master(s, q->on, ASK_PAUSE_MS);
+            uv_update_time(s->loop);
+            q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;
+            return SVC_RESEND;
+        }
+        if (q->on == t->not_master && r->type != REDIS_REPLY_ERROR) {
+            /* A writable replica ran it: that lock is not on the master. */
+            svc_error(s, "%s is not the master of '%s' (it ran the request as a replica)",
+                      rr_conn_name(q->on), s->ep.master);
+            q->status = RR_REPLY_IOERR;
+        }
+        return SVC_DELIVER;
+    }
+    forget_master(s, q->on, q->unsent ? ASK_PAUSE_MS : 0);
+    if (q->unsent) {
+        uv_update_time(s->loop);
+        q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;
+        return SVC_RESEND;
+    }
+    return SVC_DELIVER;
+}
+
+static void sent_down(struct rr_svc *s, struct rr_conn *c)
+{
+    forget_master(s, c, 0);
+}
+
+static void sent_close(struct rr_svc *s)
+{
+    struct sent *t = s->impl;
+
+    for (int i = 0; i < t->n; i++)
+        rr_conn_close(t->sc[i]);
+    if (t->master)
+        rr_conn_close(t->master);
+    free(t);
+    s->impl = NULL;
+}
+
+const struct rr_svc_backend svc_sentinel = {
+    .kind = "sentinel",
+    .init = sent_init,
+    .route = sent_route,
+    .judge = sent_judge,
+    .close = sent_close,
+    .down = sent_down,
+};

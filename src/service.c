@@ -1,0 +1,588 @@
+/* service.c — the lock-service seam (service.h): requests, resends, WAIT
+ * for --sync-replicas, and the direct kind (one fixed server). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "service_impl.h"
+
+/* ---- helpers for backends ---- */
+
+void svc_error(struct rr_svc *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+}
+
+bool svc_is_error(const redisReply *r, const char *word)
+{
+    size_t n = strlen(word);
+
+    return r && r->type == REDIS_REPLY_ERROR && r->str && r->len >= n &&
+           strncasecmp(r->str, word, n) == 0 && (r->len == n || r->str[n] == ' ');
+}
+
+static void on_conn_message(struct rr_conn *c, redisReply *msg, void *arg)
+{
+    struct rr_svc *s = arg;
+
+    (void)c;
+    if (s->msg_fn)
+        s->msg_fn(s, msg, s->msg_arg);
+}
+
+static void start_resub(struct rr_svc *s);
+
+static void on_node_down(struct rr_conn *c, void *arg)
+{
+    struct rr_svc *s = arg;
+
+    if (s->closing)
+        return;
+    if (s->be->down)
+        s->be->down(s, c);
+    if (s->n_subs > 0 && c == s->sub_conn) {
+        s->sub_conn = NULL;
+        start_resub(s);
+    }
+}
+
+static struct rr_conn *new_conn(struct rr_svc *s, const char *host, int port, bool sentinel)
+{
+    struct rr_endpoint ep = s->ep;
+    struct rr_conn_opts o = s->o.conn;
+    struct rr_conn *c;
+
+    if (host) {
+        ep.transport = RR_TRANSPORT_TCP;
+        snprintf(ep.host, sizeof ep.host, "%s", host);
+        ep.port = port;
+        if (strchr(host, ':'))
+            snprintf(ep.display, sizeof ep.display, "[%s]:%d", host, port);
+        else
+            snprintf(ep.display, sizeof ep.display, "%s:%d", host, port);
+    }
+    ep.kind = RR_EP_DIRECT;
+    if (sentinel) {
+        /* A sentinel has no databases and its own credentials. */
+        ep.db = 0;
+        ep.has_user = ep.has_password = false;
+        o.user = s->o.sentinel_user;
+        o.password = s->o.sentinel_password;
+    }
+    c = rr_conn_new(s->loop, &ep, &o);
+    explicit_bzero(&ep, sizeof ep);
+    if (c && !sentinel) {
+        rr_conn_on_message(c, on_conn_message, s);
+        rr_conn_on_down(c, on_node_down, s);
+    }
+    return c;
+}
+
+struct rr_conn *svc_node_conn(struct rr_svc *s, const char *host, int port)
+{
+    return new_conn(s, host, port, false);
+}
+
+struct rr_conn *svc_sentinel_conn(struct rr_svc *s, const char *host, int port)
+{
+    return new_conn(s, host, port, true);
+}
+
+/* ---- requests ---- */
+
+static void send_req(struct svc_req *q);
+static void arm_timer(struct rr_svc *s);
+
+static void free_req(struct svc_req *q)
+{
+    for (int i = 0; q->argv && i < q->argc; i++)
+        free(q->argv[i]);
+    free(q->argv);
+    free(q->argvlen);
+    if (q->reply)
+        freeReplyObject(q->reply);
+    free(q);
+}
+
+static void deliver(struct svc_req *q, int status)
+{
+    struct rr_svc *s = q->s;
+
+    s->acked = q->acked;
+    q->cb(s, status, status == RR_REPLY_OK ? q->reply : NULL, q->arg);
+    s->acked = -1;
+    free_req(q);
+}
+
+static void park(struct svc_req *q)
+{
+    struct rr_svc *s = q->s;
+
+    q->next = NULL;
+    if (s->parked_tail)
+        s->parked_tail->next = q;
+    else
+        s->parked = q;
+    s->parked_tail = q;
+    arm_timer(s);
+}
+
+/* One send of q is over (every part answered). */
+static void send_done(struct svc_req *q)
+{
+    struct rr_svc *s = q->s;
+    enum svc_verdict v;
+
+    snprintf(s->node, sizeof s->node, "%s", rr_conn_name(q->on));
+    if (q->status != RR_REPLY_OK && q->status != RR_REPLY_CLOSED)
+        svc_error(s, "%s", rr_conn_error(q->on));
+    s->refused = q->status != RR_REPLY_OK && rr_conn_refused(q->on);
+    if (s->closing || q->status == RR_REPLY_CLOSED) {
+        deliver(q, RR_REPLY_CLOSED);
+        return;
+    }
+    v = s->be->judge(s, q);
+    uv_update_time(s->loop);
+    if (v == SVC_RESEND && q->sends < RR_SVC_MAX_SENDS && uv_now(s->loop) < q->deadline) {
+        if (q->reply)
+            freeReplyObject(q->reply);
+        q->reply = NULL;
+        q->on = NULL;
+        if (q->not_before > uv_now(s->loop))
+            park(q);
+        else
+            send_req(q);
+        return;
+    }
+    deliver(q, q->status);
+}
+
+static void on_part(struct svc_req *q)
+{
+    if (--q->due == 0)
+        send_done(q);
+}
+
+static bool is_subscribe(const struct svc_req *q)
+{
+    const char *c = q->argv[0];
+
+    return strcasecmp(c, "SUBSCRIBE") == 0 || strcasecmp(c, "SSUBSCRIBE") == 0 ||
+           strcasecmp(c, "PSUBSCRIBE") == 0;
+}
+
+/* Keep a subscription that took, to send it again after a failover. */
+static void remember_sub(struct rr_svc *s, const struct svc_req *q, struct rr_conn *c)
+{
+    struct svc_sub *sb;
+
+    s->sub_conn = c;
+    if (q->resub || s->n_subs == SVC_MAX_SUBS)
+        return;
+    sb = &s->subs[s->n_subs];
+    sb->argv = calloc((size_t)q->argc, sizeof *sb->argv);
+    sb->argvlen = calloc((size_t)q->argc, sizeof *sb->argvlen);
+    if (!sb->argv || !sb->argvlen)
+        goto fail;
+    for (int i = 0; i < q->argc; i++) {
+        if (!(sb->argv[i] = malloc(q->argvlen[i] + 1)))
+            goto fail;
+        memcpy(sb->argv[i], q->argv[i], q->argvlen[i] + 1);
+        sb->argvlen[i] = q->argvlen[i];
+        sb->argc = i + 1;
+    }
+    s->n_subs++;
+    return;
+fail:
+    for (int i = 0; sb->argv && i < sb->argc; i++)
+        free(sb->argv[i]);
+    free(sb->argv);
+    free(sb->argvlen);
+    memset(sb, 0, sizeof *sb);
+}
+
+static void on_cmd(struct rr_conn *c, int status, redisReply *reply, void *arg)
+{
+    struct svc_req *q = arg;
+
+    q->status = status;
+    q->unsent = status != RR_REPLY_OK && rr_conn_unsent(c);
+    if (status == RR_REPLY_OK) {
+        rr_conn_keep_reply(c);
+        q->reply = reply;
+        if (reply->type != REDIS_REPLY_ERROR && is_subscribe(q))
+            remember_sub(q->s, q, c);
+    }
+    on_part(q);
+}
+
+static void on_wait(struct rr_conn *c, int status, redisReply *reply, void *arg)
+{
+    struct svc_req *q = arg;
+
+    (void)c;
+    if (status == RR_REPLY_OK && reply->type == REDIS_REPLY_INTEGER)
+        q->acked = reply->integer;
+    on_part(q);
+}
+
+static void on_asking(struct rr_conn *c, int status, redisReply *reply, void *arg)
+{
+    (void)c;
+    (void)status;
+    (void)reply;
+    on_part(arg);
+}
+
+static void send_req(struct svc_req *q)
+{
+    struct rr_svc *s = q->s;
+    struct rr_conn *c = NULL;
+    enum svc_route rt;
+
+    q->status = RR_REPLY_IOERR;
+    q->unsent = false;
+    q->acked = -1;
+    if (q->ask) {
+        c = q->ask;
+        rt = SVC_ROUTED;
+    } else {
+        rt = s->be->route(s, q, &c);
+    }
+    if (rt == SVC_PARKED) {
+        park(q);
+        return;
+    }
+    if (rt == SVC_FAILED || !c) {
+        deliver(q, RR_REPLY_IOERR);
+        return;
+    }
+    q->on = c;
+    q->sends++;
+    q->due = 1;
+    if (q->ask) {
+        static const char *const asking[] = { "ASKING", NULL };
+        q->ask = NULL;
+        if (rr_conn_commandv(c, on_asking, q, (const char **)asking) == 0)
+            q->due++;
+    }
+    if (rr_conn_command(c, on_cmd, q, q->argc, (const char **)q->argv, q->argvlen) != 0) {
+        q->due--;
+        if (q->due == 0)
+            deliver(q, RR_REPLY_IOERR);
+        /* else the ASKING's callback ends this send as IOERR */
+        return;
+    }
+    if (q->write && s->o.sync_replicas > 0) {
+        char n[16], t[24];
+        int64_t ms = s->o.conn.request_timeout_ms / 2;
+        const char *argv[] = { "WAIT", n, t, NULL };
+        snprintf(n, sizeof n, "%d", s->o.sync_replicas);
+        snprintf(t, sizeof t, "%lld", (long long)(ms > 0 ? ms : 1));
+        if (rr_conn_commandv(c, on_wait, q, argv) == 0)
+            q->due++;
+    }
+}
+
+/* The timer: answer parked requests past their deadline, resend those
+ * whose backoff is over. */
+static void on_timer(uv_timer_t *t)
+{
+    struct rr_svc *s = t->data;
+
+    svc_kick(s);
+}
+
+static void arm_timer(struct rr_svc *s)
+{
+    uint64_t now, due = UINT64_MAX;
+
+    uv_update_time(s->loop);
+    now = uv_now(s->loop);
+    for (struct svc_req *q = s->parked; q; q = q->next) {
+        uint64_t at = q->not_before > now ? q->not_before : q->deadline;
+        if (at < due)
+            due = at;
+    }
+    if (due == UINT64_MAX)
+        uv_timer_stop(&s->timer);
+    else
+        uv_timer_start(&s->timer, on_timer, due > now ? due - now : 0, 0);
+}
+
+void svc_kick(struct rr_svc *s)
+{
+    struct svc_req *list = s->parked, *q, *next;
+    uint64_t now;
+
+    s->parked = s->parked_tail = NULL;
+    uv_update_time(s->loop);
+    now = uv_now(s->loop);
+    for (q = list; q; q = next) {
+        next = q->next;
+        q->next = NULL;
+        if (s->closing) {
+            deliver(q, RR_REPLY_CLOSED);
+        } else if (now >= q->deadline) {
+            if (!s->err[0])
+                svc_error(s, "%s: no answer within %lldms", s->ep.display,
+                          (long long)s->o.conn.request_timeout_ms);
+            deliver(q, RR_REPLY_TIMEOUT);
+        } else if (q->not_before > now) {
+            park(q);
+        } else {
+            send_req(q);
+        }
+    }
+    arm_timer(s);
+}
+
+static struct svc_req *new_req(struct rr_svc *s, bool write, rr_svc_reply_fn cb, void *arg,
+                               int argc, const char **argv, const size_t *argvlen);
+
+static int queue(struct rr_svc *s, bool write, rr_svc_reply_fn cb, void *arg,
+                 int argc, const char **argv, const size_t *argvlen)
+{
+    struct svc_req *q = new_req(s, write, cb, arg, argc, argv, argvlen);
+
+    if (!q)
+        return -1;
+    send_req(q);
+    return 0;
+}
+
+/* ---- subscribing again ---- */
+
+static void on_resub(struct rr_svc *s, int status, redisReply *reply, void *arg)
+{
+    (void)arg;
+    if (s->closing)
+        return;
+    if (status != RR_REPLY_OK || reply->type == REDIS_REPLY_ERROR) {
+        start_resub(s);
+        return;
+    }
+    s->resub_ms = 0;
+    /* Messages may have been missed while no subscription stood. */
+    if (s->msg_fn)
+        s->msg_fn(s, NULL, s->msg_arg);
+}
+
+static void on_resub_timer(uv_timer_t *t)
+{
+    struct rr_svc *s = t->data;
+
+    for (int i = 0; i < s->n_subs && !s->closing; i++) {
+        struct svc_req *q = new_req(s, false, on_resub, NULL, s->subs[i].argc,
+                                    (const char **)s->subs[i].argv, s->subs[i].argvlen);
+        if (!q) {
+            start_resub(s);
+            return;
+        }
+        q->resub = true;
+        send_req(q);
+    }
+}
+
+static void start_resub(struct rr_svc *s)
+{
+    if (s->closing)
+        return;
+    s->resub_ms = s->resub_ms <= 0 ? 100 : s->resub_ms >= 1000 ? 2000 : s->resub_ms * 2;
+    uv_timer_start(&s->resub_timer, on_resub_timer, (uint64_t)s->resub_ms, 0);
+}
+
+static struct svc_req *new_req(struct rr_svc *s, bool write, rr_svc_reply_fn cb, void *arg,
+                               int argc, const char **argv, const size_t *argvlen)
+{
+    struct svc_req *q;
+
+    if (s->closing || !cb || argc < 1)
+        return NULL;
+    if (!(q = calloc(1, sizeof *q)))
+        return NULL;
+    q->s = s;
+    q->cb = cb;
+    q->arg = arg;
+    q->write = write;
+    q->acked = -1;
+    q->argc = argc;
+    q->argv = calloc((size_t)argc, sizeof *q->argv);
+    q->argvlen = calloc((size_t)argc, sizeof *q->argvlen);
+    if (!q->argv || !q->argvlen)
+        goto fail;
+    for (int i = 0; i < argc; i++) {
+        size_t n = argvlen ? argvlen[i] : strlen(argv[i]);
+        if (!(q->argv[i] = malloc(n + 1)))
+            goto fail;
+        memcpy(q->argv[i], argv[i], n);
+        q->argv[i][n] = '\0';
+        q->argvlen[i] = n;
+    }
+    uv_update_time(s->loop);
+    q->deadline = uv_now(s->loop) + (uint64_t)s->o.conn.request_timeout_ms;
+    return q;
+fail:
+    free_req(q);
+    return NULL;
+}
+
+/* ---- the API ---- */
+
+struct rr_svc *rr_svc_new(uv_loop_t *loop, const struct rr_endpoint *ep,
+                          const struct rr_svc_opts *o)
+{
+    struct rr_svc *s = calloc(1, sizeof *s);
+
+    if (!s)
+        return NULL;
+    s->loop = loop;
+    s->ep = *ep;
+    s->o = *o;
+    s->acked = -1;
+    s->be = ep->kind == RR_EP_SENTINEL ? &svc_sentinel
+          : ep->kind == RR_EP_CLUSTER ? &svc_cluster : &svc_direct;
+    snprintf(s->node, sizeof s->node, "%s", ep->display);
+    uv_timer_init(loop, &s->timer);
+    uv_timer_init(loop, &s->resub_timer);
+    s->timer.data = s->resub_timer.data = s;
+    s->handles = 2;
+    if (s->be->init(s) != 0) {
+        s->closing = true;
+        rr_svc_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+int rr_svc_command(struct rr_svc *s, rr_svc_reply_fn cb, void *arg,
+                   int argc, const char **argv, const size_t *argvlen)
+{
+    return queue(s, false, cb, arg, argc, argv, argvlen);
+}
+
+int rr_svc_commandv(struct rr_svc *s, rr_svc_reply_fn cb, void *arg, const char **argv)
+{
+    int argc = 0;
+
+    while (argv[argc])
+        argc++;
+    return queue(s, false, cb, arg, argc, argv, NULL);
+}
+
+int rr_svc_write(struct rr_svc *s, rr_svc_reply_fn cb, void *arg,
+                 int argc, const char **argv, const size_t *argvlen)
+{
+    return queue(s, true, cb, arg, argc, argv, argvlen);
+}
+
+long long rr_svc_replicas(const struct rr_svc *s)
+{
+    return s->acked;
+}
+
+int rr_svc_sync_replicas(const struct rr_svc *s)
+{
+    return s->o.sync_replicas;
+}
+
+void rr_svc_on_message(struct rr_svc *s, rr_svc_message_fn fn, void *arg)
+{
+    s->msg_fn = fn;
+    s->msg_arg = arg;
+}
+
+static void on_timer_close(uv_handle_t *h)
+{
+    struct rr_svc *s = h->data;
+
+    if (--s->handles == 0)
+        free(s);
+}
+
+void rr_svc_close(struct rr_svc *s)
+{
+    if (!s)
+        return;
+    s->closing = true;
+    s->msg_fn = NULL;
+    /* Pending sends are answered CLOSED by the connections, parked ones here. */
+    if (s->impl || s->be == &svc_direct)
+        s->be->close(s);
+    svc_kick(s);
+    for (int i = 0; i < s->n_subs; i++) {
+        for (int j = 0; j < s->subs[i].argc; j++)
+            free(s->subs[i].argv[j]);
+        free(s->subs[i].argv);
+        free(s->subs[i].argvlen);
+    }
+    s->n_subs = 0;
+    explicit_bzero(&s->ep, sizeof s->ep);
+    uv_timer_stop(&s->timer);
+    uv_timer_stop(&s->resub_timer);
+    uv_close((uv_handle_t *)&s->timer, on_timer_close);
+    uv_close((uv_handle_t *)&s->resub_timer, on_timer_close);
+}
+
+const char *rr_svc_error(const struct rr_svc *s)
+{
+    return s->err;
+}
+
+const char *rr_svc_name(const struct rr_svc *s)
+{
+    return s->node;
+}
+
+bool rr_svc_refused(const struct rr_svc *s)
+{
+    return s->refused;
+}
+
+const char *rr_svc_kind(const struct rr_svc *s)
+{
+    return s->be->kind;
+}
+
+/* ---- the direct kind: one fixed server ---- */
+
+static int direct_init(struct rr_svc *s)
+{
+    s->impl = svc_node_conn(s, NULL, 0);
+    return s->impl ? 0 : -1;
+}
+
+static enum svc_route direct_route(struct rr_svc *s, struct svc_req *q, struct rr_conn **c)
+{
+    (void)q;
+    *c = s->impl;
+    return SVC_ROUTED;
+}
+
+static enum svc_verdict direct_judge(struct rr_svc *s, struct svc_req *q)
+{
+    (void)s;
+    (void)q;
+    return SVC_DELIVER;
+}
+
+static void direct_close(struct rr_svc *s)
+{
+    if (s->impl)
+        rr_conn_close(s->impl);
+    s->impl = NULL;
+}
+
+const struct rr_svc_backend svc_direct = {
+    .kind = "redis",
+    .init = direct_init,
+    .route = direct_route,
+    .judge = direct_judge,
+    .close = direct_close,
+};
