@@ -22,6 +22,12 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
 
     if (!msg || !*msg)
         return false;
+    /* sentinel.c says what to fix about the sentinels' own credentials. */
+    if ((p = strstr(msg, "--sentinel-password-file")) != NULL) {
+        const char *start = strstr(msg, ": ");
+        snprintf(out, len, "%s", start && start < p ? start + 2 : msg);
+        return true;
+    }
     server_of(msg, who, sizeof who);
     /* Redis answers a client that has not authenticated with NOAUTH, or,
      * for a request as large as our scripts, closes with a protocol error. */

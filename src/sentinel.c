@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "service_impl.h"
 
 #define ASK_PAUSE_MS 100      /* before asking again after a wrong answer */
@@ -28,6 +29,7 @@ struct sent {
     enum sstate state;
     int n;
     struct rr_conn *sc[RR_MAX_NODES];  /* the sentinels */
+    struct rr_conn *hint[RR_MAX_NODES];/* subscribed to +switch-master, once a master is known */
     struct rr_conn *master;            /* the master's connection, or NULL */
     struct rr_conn *not_master;        /* a connection whose ROLE said otherwise */
     char host[256];
@@ -35,6 +37,7 @@ struct sent {
     unsigned round;                    /* which round of questions is current */
     int asked, answered;
     bool fail_now;                     /* the round failed: fail parked requests */
+    bool refused;                      /* a sentinel refused our credentials */
     uint64_t ask_after;                /* no new round before (uv_now) */
     char why[RR_ERRLEN];               /* what the sentinels said, for the error */
 };
@@ -86,6 +89,48 @@ static void on_role(struct rr_conn *c, int status, redisReply *r, void *arg)
     forget_master(s, c, ASK_PAUSE_MS);
 }
 
+/* ["message", "+switch-master", "NAME OLDIP OLDPORT NEWIP NEWPORT"]: a
+ * hint only (the renewals would find out too); ask again at once. */
+static void on_hint(struct rr_conn *c, redisReply *msg, void *arg)
+{
+    struct rr_svc *s = arg;
+    const redisReply *p;
+    size_t n;
+
+    (void)c;
+    if (s->closing || !s->impl || msg->type != REDIS_REPLY_ARRAY || msg->elements != 3)
+        return;
+    p = msg->element[2];
+    n = strlen(s->ep.master);
+    if (p->type != REDIS_REPLY_STRING || p->len <= n || strncmp(p->str, s->ep.master, n) != 0 ||
+        p->str[n] != ' ')
+        return;
+    forget_master(s, NULL, 0);
+}
+
+static void on_hint_subscribed(struct rr_conn *c, int status, redisReply *r, void *arg)
+{
+    (void)c;
+    (void)status;
+    (void)r;
+    (void)arg;
+}
+
+static void subscribe_hints(struct rr_svc *s)
+{
+    struct sent *t = s->impl;
+    static const char *const sub[] = { "SUBSCRIBE", "+switch-master", NULL };
+
+    for (int i = 0; i < t->n; i++) {
+        if (t->hint[i])
+            continue;
+        if (!(t->hint[i] = svc_sentinel_conn(s, s->ep.nodes[i].host, s->ep.nodes[i].port)))
+            return;
+        rr_conn_on_message(t->hint[i], on_hint, s);
+        rr_conn_commandv(t->hint[i], on_hint_subscribed, NULL, (const char **)sub);
+    }
+}
+
 /* A sentinel named host:port: take it as the master. */
 static void adopt(struct rr_svc *s, const char *host, int port)
 {
@@ -93,8 +138,12 @@ static void adopt(struct rr_svc *s, const char *host, int port)
     static const char *const role[] = { "ROLE", NULL };
 
     if (!t->master || t->port != port || strcmp(t->host, host) != 0) {
-        if (t->master)
+        if (t->master) {
+            rr_log(RR_LOG_NOTICE, "failover", NULL,
+                   "the sentinels name a new master of '%s': %s:%d (was %s:%d)", s->ep.master,
+                   host, port, t->host, t->port);
             rr_conn_close(t->master);  /* what was pending there is answered CLOSED */
+        }
         t->not_master = NULL;
         snprintf(t->host, sizeof t->host, "%s", host);
         t->port = port;
@@ -109,6 +158,7 @@ static void adopt(struct rr_svc *s, const char *host, int port)
     t->state = S_KNOWN;
     if (t->not_master == t->master)
         t->not_master = NULL;
+    subscribe_hints(s);
     /* First on the (re)opened connection, ahead of the parked requests. */
     rr_conn_commandv(t->master, on_role, s, (const char **)role);
 }
@@ -124,8 +174,16 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
     if (!current)
         return;
     t->answered++;
-    if (status != RR_REPLY_OK) {
+    if (status != RR_REPLY_OK && strstr(rr_conn_error(c), "authentication failed")) {
+        t->refused = true;
+        note(t, "%s refused our sentinel credentials: check --sentinel-password-file or "
+             "$REDLOCK_SENTINEL_PASSWORD (and $REDLOCK_SENTINEL_USER)%s", rr_conn_name(c), "");
+    } else if (status != RR_REPLY_OK) {
         note(t, "%s%s", rr_conn_error(c), "");
+    } else if (r->type == REDIS_REPLY_ERROR && (svc_is_error(r, "NOAUTH") || svc_is_error(r, "WRONGPASS"))) {
+        t->refused = true;
+        note(t, "%s requires a password: set --sentinel-password-file or "
+             "$REDLOCK_SENTINEL_PASSWORD%s", rr_conn_name(c), "");
     } else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
                r->element[0]->type == REDIS_REPLY_STRING &&
                r->element[1]->type == REDIS_REPLY_STRING) {
@@ -161,6 +219,7 @@ static void start_round(struct rr_svc *s)
     t->state = S_ASKING;
     t->round++;
     t->asked = t->answered = 0;
+    t->refused = false;
     t->why[0] = '\0';
     for (int i = 0; i < t->n; i++) {
         struct ask *a = malloc(sizeof *a);
@@ -237,6 +296,11 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
             q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;
             return SVC_RESEND;
         }
+        if (q->write && s->o.sync_replicas > 0 && q->acked < s->o.sync_replicas) {
+            /* The replicas may follow another master now: ask again. The
+             * answer stands (lock.c does not count it). */
+            forget_master(s, q->on, 0);
+        }
         if (q->on == t->not_master && r->type != REDIS_REPLY_ERROR) {
             /* A writable replica ran it: that lock is not on the master. */
             svc_error(s, "%s is not the master of '%s' (it ran the request as a replica)",
@@ -246,7 +310,9 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
         return SVC_DELIVER;
     }
     forget_master(s, q->on, q->unsent ? ASK_PAUSE_MS : 0);
-    if (q->unsent) {
+    /* A refused handshake (password, db, TLS certificate) is not a failover. */
+    if (q->unsent && !rr_conn_refused(q->on) && !strstr(rr_conn_error(q->on), "authentication failed") &&
+        !strstr(rr_conn_error(q->on), "cannot select db")) {
         uv_update_time(s->loop);
         q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;
         return SVC_RESEND;
@@ -263,8 +329,11 @@ static void sent_close(struct rr_svc *s)
 {
     struct sent *t = s->impl;
 
-    for (int i = 0; i < t->n; i++)
+    for (int i = 0; i < t->n; i++) {
         rr_conn_close(t->sc[i]);
+        if (t->hint[i])
+            rr_conn_close(t->hint[i]);
+    }
     if (t->master)
         rr_conn_close(t->master);
     free(t);
