@@ -208,7 +208,9 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
     t->state = S_UNKNOWN;
     t->fail_now = true;
     svc_kick(s);
-    t->fail_now = false;
+    /* A callback may have closed s: its state is gone then. */
+    if ((t = s->impl) != NULL)
+        t->fail_now = false;
 }
 
 static void start_round(struct rr_svc *s)

@@ -110,9 +110,20 @@ static void free_req(struct svc_req *q)
     free(q);
 }
 
+static void park(struct svc_req *q);
+
 static void deliver(struct svc_req *q, int status)
 {
     struct rr_svc *s = q->s;
+
+    if (s->queueing && !s->closing) {
+        /* A callback never runs inside the call that queued it: answer
+         * from the timer, on the next turn of the loop. */
+        q->fail_status = status;
+        q->not_before = 0;
+        park(q);
+        return;
+    }
 
     s->acked = q->acked;
     q->cb(s, status, status == RR_REPLY_OK ? q->reply : NULL, q->arg);
@@ -303,10 +314,12 @@ static void arm_timer(struct rr_svc *s)
 {
     uint64_t now, due = UINT64_MAX;
 
+    if (s->closing)
+        return;
     uv_update_time(s->loop);
     now = uv_now(s->loop);
     for (struct svc_req *q = s->parked; q; q = q->next) {
-        uint64_t at = q->not_before > now ? q->not_before : q->deadline;
+        uint64_t at = q->fail_status ? now : q->not_before > now ? q->not_before : q->deadline;
         if (at < due)
             due = at;
     }
@@ -318,17 +331,25 @@ static void arm_timer(struct rr_svc *s)
 
 void svc_kick(struct rr_svc *s)
 {
-    struct svc_req *list = s->parked, *q, *next;
+    struct svc_req *q, **tail = &s->kicking;
     uint64_t now;
 
+    /* The list being walked hangs off s, so that a callback that closes s
+     * (rr_svc_close kicks too) answers the rest before close returns. What
+     * is parked again goes to s->parked, not back into this walk. */
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = s->parked;
     s->parked = s->parked_tail = NULL;
     uv_update_time(s->loop);
     now = uv_now(s->loop);
-    for (q = list; q; q = next) {
-        next = q->next;
+    while ((q = s->kicking) != NULL) {
+        s->kicking = q->next;
         q->next = NULL;
         if (s->closing) {
             deliver(q, RR_REPLY_CLOSED);
+        } else if (q->fail_status) {
+            deliver(q, q->fail_status);
         } else if (now >= q->deadline) {
             if (!s->err[0])
                 svc_error(s, "%s: no answer within %lldms", s->ep.display,
@@ -351,9 +372,14 @@ static int queue(struct rr_svc *s, bool write, rr_svc_reply_fn cb, void *arg,
 {
     struct svc_req *q = new_req(s, write, cb, arg, argc, argv, argvlen);
 
+    bool outer = !s->queueing;
+
     if (!q)
         return -1;
+    s->queueing = true;
     send_req(q);
+    if (outer)
+        s->queueing = false;
     return 0;
 }
 

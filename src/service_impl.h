@@ -35,6 +35,7 @@ struct svc_req {
     long long acked;                 /* WAIT's answer, -1 none */
     struct rr_conn *ask;             /* cluster ASK: send ASKING + command here once */
     bool resub;                      /* our own re-subscription after a node went down */
+    int fail_status;                 /* parked only to be answered with this, later */
     void *tag;                       /* backend's note about this send */
 };
 
@@ -74,6 +75,7 @@ struct rr_svc {
     rr_svc_message_fn msg_fn;
     void *msg_arg;
     struct svc_req *parked, *parked_tail;
+    struct svc_req *kicking;         /* the parked requests svc_kick is walking */
     uv_timer_t timer;                /* parked deadlines and backoffs */
     uv_timer_t resub_timer;          /* subscribe again after the node went down */
     int handles;                     /* timers still open */
@@ -82,6 +84,7 @@ struct rr_svc {
     struct rr_conn *sub_conn;        /* where the subscriptions are */
     int64_t resub_ms;                /* backoff */
     bool closing;
+    bool queueing;                   /* inside rr_svc_command: never call back from there */
     bool refused;
     long long acked;                 /* for rr_svc_replicas, in a callback */
     char node[300];                  /* where the last request went */
