@@ -127,8 +127,12 @@ static void on_message(struct rr_svc *c, redisReply *msg, void *arg)
     /* Only our own channel is subscribed: a message is for us. msg NULL:
      * subscribed again after the node went down; one may have been missed. */
     (void)msg;
-    if (!w->leaving && !w->closed)
-        w->wake(w->wake_arg);
+    if (w->leaving || w->closed)
+        return;
+    /* The try this starts replaces the timer's: two at once would each
+     * draw a token, and the lock one took would be renewed with the other's. */
+    uv_timer_stop(&w->timer);
+    w->wake(w->wake_arg);
 }
 
 static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void *arg)
@@ -139,8 +143,10 @@ static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void 
     (void)reply;
     /* A release between our try and the subscription sent its message to
      * nobody: try once more now. (Without a subscription the timer polls.) */
-    if (status == RR_REPLY_OK && !w->leaving && !w->closed)
-        w->wake(w->wake_arg);
+    if (status != RR_REPLY_OK || w->leaving || w->closed)
+        return;
+    uv_timer_stop(&w->timer);
+    w->wake(w->wake_arg);
 }
 
 static void subscribe(struct rr_waiter *w)

@@ -456,7 +456,11 @@ static void start_child(struct run *r)
 
 static void on_retry(void *arg)
 {
-    try_acquire(arg);
+    struct run *r = arg;
+
+    /* Only from WAITING: one acquisition at a time (each draws the token). */
+    if (r->state == WAITING && !r->leaving)
+        try_acquire(r);
 }
 
 /* A message or our subscription says it may be our turn. */

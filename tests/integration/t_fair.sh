@@ -160,6 +160,30 @@ assert_no_file "$d/jumped"
 for p in "$h" "$w"; do wait_pid "$p" 15; done
 end_test
 
+t "a wake-up while the refresh timer is armed starts one try, not two"
+# A release message woke the waiter while its refresh timer was still armed;
+# the timer then fired during that try and started a second acquisition
+# with a new token: the first one's lock was then renewed with the second's
+# token and lost (79), or the two answers crossed (the chaos harness saw a
+# crash). Here one transaction frees the lock, wakes the waiter and pauses
+# every client for 400 ms, so the woken try waits longer than the waiter's
+# refresh interval (100 ms with --ttl 600ms).
+job=wake2 d=$TMP/wake2
+mkdir -p "$d"
+R F SET "$(k_lock "$job")" someone-else PX 60000 >/dev/null
+bg "$d/w" "$RR_BIN" -r "$U" -t 600ms --redis-timeout 2s -w 20s "$job" -- sleep 1
+w=$BG
+wait_for 5 qlen_is "$job" 1 || fail "the waiter did not queue"
+wid=$(R F ZRANGE "$(k_queue "$job")" 0 0)
+sleep 0.3   # its subscription is confirmed and its first retry done
+printf 'MULTI\nDEL %s\nPUBLISH %s 1\nCLIENT PAUSE 400 ALL\nEXEC\n' "$(k_lock "$job")" \
+    "redlock:{$job}:wake:$wid" | timeout 10 redis-cli -p "$F_PORT" > "$d/multi.out"
+grep -q ERR "$d/multi.out" && fail "the transaction: $(tr '\n' ' ' < "$d/multi.out")"
+wait_pid "$w" 20
+assert_rc 0 "the woken waiter's run"
+assert_not_contains "$(cat "$d/w.err")" "lost" "the waiter's stderr"
+end_test
+
 t "--limit 3 with nine 1-second jobs: never more than 3 at once, done in about 3 s"
 job=lim3 d=$TMP/lim3
 mkdir -p "$d"
