@@ -3,13 +3,14 @@
 # missing ones.
 #
 #   build   gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev
-#   test    build + check redis-server redis-tools python3 procps time openssl
-#           cron (t_cron.sh) python3-yaml groff-base bash-completion
-#           (t_examples.sh, t_completions.sh)
+#   test    build + check redis-server redis-tools redis-sentinel python3
+#           procps time openssl cron (t_cron.sh) python3-yaml groff-base
+#           bash-completion (t_examples.sh, t_completions.sh)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
 #   ci      test + package + valgrind clang zsh fish systemd (the
-#           completions' syntax and fish's answers; systemd-analyze verify)
+#           completions' syntax and fish's answers; systemd-analyze verify),
+#           and promtool out of Debian's prometheus package (see below)
 #   bench   test + hyperfine python3-redis etcd-server etcd-client gnuplot-nox
 #
 # Quiet when nothing is missing. Runs `apt-get update` once, only when
@@ -21,7 +22,7 @@ usage() { echo "usage: scripts/deps.sh build|test|package|ci|bench" >&2; exit 64
 [ $# = 1 ] || usage
 
 build=(gcc make pkg-config libhiredis-dev libuv1-dev libssl-dev)
-test=("${build[@]}" check redis-server redis-tools python3 procps time openssl
+test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
       cron python3-yaml groff-base bash-completion)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 case $1 in
@@ -46,7 +47,31 @@ missing=()
 for p in "${want[@]}"; do
     grep -qxF "$p" <<<"$installed" || missing+=("$p")
 done
-[ ${#missing[@]} = 0 ] && exit 0
+# promtool (t_status.sh checks the metrics file with it, and must under CI)
+# comes from Debian's prometheus package; installing the package would also
+# start a Prometheus server, so only the tool is taken out of the .deb, into
+# build/tools. Needs the package lists: after apt-get update.
+promtool_from_deb() {
+    local top tmp
+    top=$(cd "$(dirname "$0")/.." && pwd)
+    command -v promtool >/dev/null 2>&1 && return 0
+    [ -x "$top/build/tools/promtool" ] && return 0
+    tmp=$(mktemp -d)
+    if (cd "$tmp" && apt-get download -q prometheus >/dev/null 2>&1) &&
+        dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x"; then
+        mkdir -p "$top/build/tools"
+        cp "$tmp/x/usr/bin/promtool" "$top/build/tools/promtool"
+        echo "deps.sh: promtool taken from Debian's prometheus package into build/tools" >&2
+    else
+        echo "deps.sh: could not fetch Debian's prometheus package for promtool" >&2
+    fi
+    rm -rf "$tmp"
+}
+
+if [ ${#missing[@]} = 0 ]; then
+    [ "$1" = ci ] && promtool_from_deb
+    exit 0
+fi
 
 echo "deps.sh: installing ${missing[*]}" >&2
 if [ "$(id -u)" = 0 ]; then
@@ -62,3 +87,5 @@ fi
 "${sudo[@]}" apt-get update
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${missing[@]}"
+[ "$1" = ci ] && promtool_from_deb
+exit 0

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "tty.h"
 #include "guard.h"
 #include "log.h"
 #include "rr.h"
@@ -51,6 +52,8 @@ struct rr_child {
     bool sweep_killed;         /* ... and SIGKILL was sent */
     int64_t sweep_until;       /* rr_now_ms: KILL at, then give up at */
     bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
+    bool said_stop;            /* warned that someone else stopped it */
+    bool tty;                  /* its group has the terminal (tty.h) */
     bool lease_ran_out;        /* the guard had acted, seen as it stood down */
     bool said_stuck;           /* stragglers survive SIGKILL: lock kept */
     rr_child_exit_fn exit_cb;
@@ -143,13 +146,16 @@ static bool looks_like_text(const char *path)
 /* Runs in the forked child: only async-signal-safe calls from here on. */
 static void __attribute__((noreturn))
 exec_child(const struct exec_plan *plan, char *const argv[], char *const envp[],
-           bool foreground, pid_t parent, int errfd, struct rr_guard *guard)
+           bool foreground, bool tty, pid_t parent, int errfd, struct rr_guard *guard)
 {
     /* First of all, so that the guard can stop us however slow the rest is
      * (a blocked parent, an exec from a stalled NFS mount). */
     rr_guard_set_child(guard, (pid_t)syscall(SYS_getpid));
     if (!foreground)
         setpgid(0, 0);
+    /* The terminal goes with us (SIGTTOU is still ignored here). */
+    if (tty)
+        rr_tty_give((pid_t)syscall(SYS_getpid));
 
     /* Die with redlock-run, even when it is SIGKILLed: our lock would
      * expire under a child that outlives us. If the parent already died
@@ -431,16 +437,30 @@ static void try_reap(struct rr_child *ch)
     if (r == 0)
         return;
     if (r > 0 && WIFSTOPPED(st)) {
-        /* Not an exit. A background read or write of the terminal stops
-         * the command for good while we renew its lock: say so, once. */
+        /* Not an exit. Ctrl-Z (the command had the terminal), or a read or
+         * write of the terminal from the background: the job stops, and we
+         * with it, as a shell's job would — run.c's SIGTSTP handler stops
+         * the group, lets the lease be watched by the guard, and continues
+         * the command with the terminal on fg, if the lease allows. */
         int sig = WSTOPSIG(st);
-        if ((sig == SIGTTIN || sig == SIGTTOU) && !ch->said_tty_stop) {
-            ch->said_tty_stop = true;
-            rr_log(RR_LOG_WARN, "tty_stop", NULL,
-                   "the command was stopped by %s: it %s the terminal from its own process "
-                   "group; run interactive commands with --foreground",
-                   sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
-                   sig == SIGTTIN ? "read" : "changed or wrote to");
+        if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+            if (ch->tty)
+                rr_tty_take(ch->pid);
+            if (sig != SIGTSTP && !ch->said_tty_stop) {
+                ch->said_tty_stop = true;
+                rr_log(RR_LOG_WARN, "tty_stop", NULL,
+                       "the command was stopped by %s: it %s the terminal while redlock-run "
+                       "was in the background; stopping with it (fg continues both), or use "
+                       "--foreground", sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
+                       sig == SIGTTIN ? "read" : "changed or wrote to");
+            }
+            raise(SIGTSTP);
+        } else if (!ch->said_stop) {
+            ch->said_stop = true;
+            rr_log(RR_LOG_WARN, "child_stopped", NULL,
+                   "the command was stopped (%s) by another process; it keeps the lock until "
+                   "it is continued or ends, and the guard ends it when the lease can no "
+                   "longer be renewed", strsignal(sig));
         }
         return;
     }
@@ -453,6 +473,10 @@ static void try_reap(struct rr_child *ch)
     ch->reaped = true;
     ch->kill_armed = false;
     ch->wstatus = st;
+    if (ch->tty) {
+        rr_tty_take(ch->pid);
+        ch->tty = false;
+    }
     rr_guard_leader_reaped(ch->guard);
     uv_timer_stop(&ch->kill_timer);
     begin_sweep(ch);
@@ -480,6 +504,7 @@ struct spawn_args {
     char *const *argv;
     char *const *envp;
     bool foreground;
+    bool tty;
     pid_t parent;
     int rfd, wfd;
     struct rr_guard *guard;
@@ -495,7 +520,8 @@ static pid_t spawn_vfork(const struct spawn_args *a)
 
     if (pid == 0) {
         close(a->rfd);
-        exec_child(a->plan, a->argv, a->envp, a->foreground, a->parent, a->wfd, a->guard);
+        exec_child(a->plan, a->argv, a->envp, a->foreground, a->tty, a->parent, a->wfd,
+                   a->guard);
     }
     return pid;
 }
@@ -555,8 +581,9 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    struct spawn_args sa = { &plan, argv, envp, foreground, getpid(), pipefd[0], pipefd[1],
-                             ch->guard };
+    bool tty = !foreground && rr_tty_ours();
+    struct spawn_args sa = { &plan, argv, envp, foreground, tty, getpid(), pipefd[0],
+                             pipefd[1], ch->guard };
     pid_t pid = spawn_vfork(&sa);
     int fork_errno = errno;
     if (pid > 0)
@@ -566,7 +593,10 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
          * killpg right away cannot miss. EACCES once the child has exec'd:
          * then it has done setpgid itself. */
         setpgid(pid, pid);
+        if (tty)
+            rr_tty_give(pid);
     }
+    ch->tty = pid > 0 && tty;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(pipefd[1]);
     pipefd[1] = -1;
@@ -730,6 +760,15 @@ void rr_child_free(struct rr_child *ch)
     uv_close((uv_handle_t *)&ch->sigchld, on_handle_close);
     uv_close((uv_handle_t *)&ch->check_timer, on_handle_close);
     uv_close((uv_handle_t *)&ch->kill_timer, on_handle_close);
+}
+
+void rr_child_resume(struct rr_child *ch)
+{
+    if (!ch->reaped && !ch->foreground && rr_tty_ours()) {
+        rr_tty_give(ch->pid);
+        ch->tty = true;
+    }
+    rr_child_signal(ch, SIGCONT);
 }
 
 int rr_child_exit_code(int wstatus)

@@ -47,6 +47,10 @@ int rr_child_signal(struct rr_child *ch, int sig);
  * except to bring it closer (the sooner of the two wins). */
 void rr_child_stop(struct rr_child *ch, int64_t grace_ms);
 
+/* Continue the command after we were continued: it gets the terminal
+ * back first if we are in the foreground (tty.h), then SIGCONT. */
+void rr_child_resume(struct rr_child *ch);
+
 /* A certain loss: SIGKILL to the group and every straggler, now. */
 void rr_child_kill_now(struct rr_child *ch);
 

@@ -738,7 +738,7 @@ static void check_lease_on_cont(struct run *r)
         lose(r, false, "redlock-run was stopped longer than the lease");
         return;
     }
-    rr_child_signal(r->child, SIGCONT);
+    rr_child_resume(r->child);
 }
 
 static void on_sigtstp(uv_signal_t *h, int sig)
