@@ -167,11 +167,11 @@ t "a wake-up while the refresh timer is armed starts one try, not two"
 # token and lost (79), or the two answers crossed (the chaos harness saw a
 # crash). Here one transaction frees the lock, wakes the waiter and pauses
 # every client for 400 ms, so the woken try waits longer than the waiter's
-# refresh interval (100 ms with --ttl 600ms).
+# refresh interval (200 ms with --ttl 1200ms).
 job=wake2 d=$TMP/wake2
 mkdir -p "$d"
 R F SET "$(k_lock "$job")" someone-else PX 60000 >/dev/null
-bg "$d/w" "$RR_BIN" -r "$U" -t 600ms --redis-timeout 2s -w 20s "$job" -- sleep 1
+bg "$d/w" "$RR_BIN" -r "$U" -t 1200ms --redis-timeout 2s -w 20s "$job" -- sleep 1
 w=$BG
 wait_for 5 qlen_is "$job" 1 || fail "the waiter did not queue"
 wid=$(R F ZRANGE "$(k_queue "$job")" 0 0)
