@@ -308,4 +308,33 @@ assert_eq 0 "$fails" "runs that failed"
 assert_eq "01 02 03 04 05 06" "$got" "order over 3 masters"
 end_test
 
+t "Redlock (3 masters): a waiter killed in the queue does not stall the ones behind it"
+job=kill3 d=$TMP/kill3
+mkdir -p "$d"
+M=(-r "$U" -r "$G_URL" -r "$H_URL")
+bg "$d/h" "$RR_BIN" "${M[@]}" -t 3s "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+h=$BG
+wait_for 10 file_there "$d/held" || fail "holder did not start"
+bg "$d/a" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- sh -c 'sleep 0.3; date +%s%3N > "$1"' sh "$d/a.end"
+a=$BG
+sleep 0.1
+bg "$d/b" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- touch "$d/b.ran"
+b=$BG
+sleep 0.1
+bg "$d/c" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/c.start"
+c=$BG
+wait_for 5 qlen_is "$job" 3 || fail "expected 3 queued on the first master, saw $(qlen "$job")"
+kill_wait KILL "$b" 5
+for p in "$h" "$a" "$c"; do wait_pid "$p" 30; done
+assert_rc 0 "the waiter behind the dead one"
+assert_no_file "$d/b.ran" "the killed waiter's command"
+if [ -s "$d/a.end" ] && [ -s "$d/c.start" ]; then
+    gap=$(( $(cat "$d/c.start") - $(cat "$d/a.end") ))
+    note "next ran ${gap} ms after the one before the dead waiter ended"
+    assert_lt "$gap" 3000 "delay behind a dead waiter over 3 masters (ms), lease 3000"
+else
+    fail "a or c did not run"
+fi
+end_test
+
 done_testing
