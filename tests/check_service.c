@@ -273,19 +273,5 @@ static Suite *service_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed;
-
-    snprintf(basedir, sizeof basedir, "/tmp/check_service.XXXXXX");
-    if (!mkdtemp(basedir)) {
-        perror("mkdtemp");
-        return EXIT_FAILURE;
-    }
-    sr = srunner_create(service_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    teardown();
-    nftw(basedir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return servers_main("check_service", service_suite());
 }

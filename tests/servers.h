@@ -190,4 +190,26 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     return 0;
 }
 
+/* A test program's main: the servers' base directory, the suite, the
+ * clean-up of whatever a test that died left behind. */
+static int servers_main(const char *name, Suite *suite)
+{
+    SRunner *sr;
+    int failed;
+
+    snprintf(basedir, sizeof basedir, "/tmp/%s.XXXXXX", name);
+    if (!mkdtemp(basedir)) {
+        perror("mkdtemp");
+        return EXIT_FAILURE;
+    }
+    /* Servers are killed by teardown; if a test dies first, PDEATHSIG. */
+    sr = srunner_create(suite);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    teardown();
+    nftw(basedir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 #endif

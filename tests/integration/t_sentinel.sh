@@ -152,7 +152,11 @@ assert_eq 1 "$(count_lines "$TMP/k9.done")" "the first command finished"
 assert_eq succeeded "$(M HGET 'redlock:{s-kill9}:state' status)" "status on the new master"
 
 t "a waiter across a failover gets the lock when the holder ends"
-bg "$TMP/wh" "$RR_BIN" -r "$SENT_URL" -t 6s --renew 500ms s-waiter -- sleep 3
+# The replica left after the kill -9 must have caught up, and the holder's
+# lock must be on it (--sync-replicas 1): else the failover may promote a
+# replica without the lock, and the holder is rightly stopped (79).
+topo_sentinel_wait_synced 30 || fail "the group did not settle after the kill -9"
+bg "$TMP/wh" "$RR_BIN" -r "$SENT_URL" --sync-replicas 1 -t 6s --renew 500ms s-waiter -- sleep 3
 holder=$BG
 sleep 0.3
 bg "$TMP/ww" "$RR_BIN" -r "$SENT_URL" -w 30s s-waiter -- sh -c "date +%s%3N > '$TMP/ww.at'"
