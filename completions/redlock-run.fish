@@ -10,7 +10,7 @@
 function __redlock_run_name_at
     set -l args (commandline -opc)
     set -e args[1]
-    set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold prefix once \
+    set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold limit prefix once \
         on-stale state-ttl max-runtime kill-after connect-timeout redis-timeout \
         password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve
     set -l skip 0
@@ -80,6 +80,7 @@ $c -l renew -x -d 'Renewal interval'
 $c -s w -l wait -x -d 'Wait for a busy lock (inf = forever)'
 $c -s E -l conflict-exit-code -x -d 'Exit status when busy'
 $c -l min-hold -x -d 'Keep the lock this long after acquiring'
+$c -l limit -x -d 'Up to N holders at once (REDLOCK_SLOT 1..N)'
 $c -l prefix -x -d 'Redis key prefix'
 $c -l once -x -d 'Succeed at most once per ID'
 $c -l on-stale -x -a 'run refuse' -d 'If the last run died mid-way'

@@ -54,6 +54,7 @@ enum {
     OPT_JSON,
     OPT_RELEASE,
     OPT_RESOLVE,
+    OPT_LIMIT,
 };
 
 /* The leading '+' stops at NAME, so the command's own options are never
@@ -74,6 +75,7 @@ static const struct option longopts[] = {
     { "once", required_argument, NULL, OPT_ONCE },
     { "on-stale", required_argument, NULL, OPT_ON_STALE },
     { "min-hold", required_argument, NULL, OPT_MIN_HOLD },
+    { "limit", required_argument, NULL, OPT_LIMIT },
     { "state-ttl", required_argument, NULL, OPT_STATE_TTL },
     { "prefix", required_argument, NULL, OPT_PREFIX },
     { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
@@ -114,6 +116,7 @@ struct seen {
     int verbose;
     bool status, release, resolve, help, version;
     bool once;
+    bool limit;
 };
 
 /* Copy s for an error message: printable ASCII only (anything else shows
@@ -323,6 +326,7 @@ static void set_defaults(struct rr_config *cfg)
     cfg->resolve = RR_RESOLVE_NONE;
     cfg->prefix = DEFAULT_PREFIX;
     cfg->log_format = RR_LOGFMT_TEXT;
+    cfg->limit = 1;
 }
 
 /* Record one option. Returns 0, or -1 with err filled. */
@@ -366,6 +370,11 @@ static int take_option(int c, const char *arg, struct rr_config *cfg, struct see
         return parse_dur(c, arg, &cfg->timeout_ms, err, errlen);
     case OPT_KILL_AFTER:
         return parse_dur(c, arg, &cfg->kill_after_ms, err, errlen);
+    case OPT_LIMIT:
+        sn->limit = true;
+        if (rr_cli_parse_limit(arg, &cfg->limit, err, errlen) < 0)
+            return -1;
+        return 0;
     case OPT_ONCE:
         sn->once = true;
         cfg->once_raw = arg;
@@ -668,6 +677,13 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
     }
     if (cfg->on_stale == RR_STALE_DEFAULT)
         cfg->on_stale = sn->once ? RR_STALE_REFUSE : RR_STALE_RUN;
+    if (sn->limit && sn->once && cfg->mode == RR_MODE_RUN) {
+        /* --once means one success per ID; N holders at once would run it
+         * up to N times. */
+        snprintf(err, errlen, "--limit cannot be used with --once: a --once ID runs at most "
+                 "once, so drop --limit (or --once to allow N runs at a time)");
+        return -1;
+    }
 
     /* Endpoints: -r wins over $REDLOCK_URL, which wins over the default. */
     if (sn->too_many_redis) {
@@ -686,6 +702,11 @@ static int validate(struct rr_config *cfg, struct seen *sn, int argc, char **arg
     }
     if (check_tls(cfg, err, errlen) < 0)
         return -1;
+    if (cfg->limit > 1 && cfg->n_endpoints > 1) {
+        snprintf(err, errlen, "--limit %d needs one lock service, not %d -r URLs: use one "
+                 "master (or Sentinel/Cluster), or drop --limit", cfg->limit, cfg->n_endpoints);
+        return -1;
+    }
 
     if (rr_secret_resolve(cfg, sn->password_file, sn->sentinel_password_file, err, errlen) < 0)
         return -1;
@@ -806,6 +827,23 @@ void rr_cli_scrub_argv(int argc, char **argv)
     }
 }
 
+int rr_cli_parse_limit(const char *arg, int *out, char *err, size_t errlen)
+{
+    char q[72];
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(arg, &end, 10);
+    if (*arg < '0' || *arg > '9' || *end || errno || v < 1 || v > RR_LIMIT_MAX) {
+        snprintf(err, errlen, "--limit must be a number of holders from 1 to %d (got '%s')",
+                 RR_LIMIT_MAX, quote(arg, q, sizeof q));
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 int rr_cli_expand_once(const char *pattern, long long t, char *out, size_t outlen,
                        char *err, size_t errlen)
 {
@@ -894,6 +932,7 @@ USAGE_RUN "\n"
 "  -w, --wait DUR             wait for a busy lock; inf = forever (0: no wait)\n"
 "  -E, --conflict-exit-code N exit status if busy or the wait ran out (75)\n"
 "      --min-hold DUR         keep the lock this long after acquiring (0)\n"
+"      --limit N              up to N holders at once, REDLOCK_SLOT=1..N (1)\n"
 "      --prefix STR           Redis key prefix (redlock:)\n"
 "\n"
 "Run once and state:\n"

@@ -12,6 +12,7 @@
 #define RR_MAX_ENDPOINTS 15
 #define RR_NAME_MAX 200
 #define RR_ONCE_MAX 200
+#define RR_LIMIT_MAX 100
 
 enum rr_mode {
     RR_MODE_RUN,       /* redlock-run [OPTIONS] NAME [--] COMMAND [ARG...] */
@@ -45,6 +46,7 @@ struct rr_config {
     int64_t redis_timeout_ms;     /* --redis-timeout, default 500ms */
     int64_t state_ttl_ms;         /* --state-ttl, default 30d (once records) */
     int conflict_exit_code;       /* -E, default 75 */
+    int limit;                    /* --limit, default 1: holders at once */
 
     const char *once_raw;         /* --once as given (strftime pattern) */
     char once_id[RR_ONCE_MAX + 1];/* expanded in local time; "" without --once */
@@ -98,6 +100,9 @@ int rr_cli_expand_once(const char *pattern, long long t, char *out, size_t outle
 /* Is s a valid job NAME (1..200 printable ASCII bytes, no space, no '{' '}')?
  * Returns 0, or -1 with a reason. */
 int rr_cli_check_name(const char *s, char *err, size_t errlen);
+
+/* --limit N: 1..RR_LIMIT_MAX. Returns 0, or -1 with a reason. Pure. */
+int rr_cli_parse_limit(const char *arg, int *out, char *err, size_t errlen);
 
 /* Copy s for an error message into out: printable ASCII only (anything
  * else shows as '?'), at most 60 bytes, so the message stays one line. */

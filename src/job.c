@@ -54,7 +54,11 @@ int rr_job_keys(struct rr_job_keys *k, const char *prefix, const char *name,
         put(k->state, sizeof(k->state), prefix, name, "state") ||
         put(k->history, sizeof(k->history), prefix, name, "history") ||
         put(k->channel, sizeof(k->channel), prefix, name, "released") ||
-        put(k->void_prefix, sizeof(k->void_prefix), prefix, name, "void:"))
+        put(k->void_prefix, sizeof(k->void_prefix), prefix, name, "void:") ||
+        put(k->queue, sizeof(k->queue), prefix, name, "queue") ||
+        put(k->qseq, sizeof(k->qseq), prefix, name, "qseq") ||
+        put(k->q_prefix, sizeof(k->q_prefix), prefix, name, "q:") ||
+        put(k->wake_prefix, sizeof(k->wake_prefix), prefix, name, "wake:"))
         return -1;
     if (once_id && *once_id) {
         int n = snprintf(k->once, sizeof(k->once), "%s{%s}:once:%s", prefix,

@@ -20,6 +20,10 @@ struct rr_job_keys {
     char history[320];
     char channel[320];
     char void_prefix[320];   /* + a token: that attempt was given back */
+    char queue[320];         /* ZSET of waiters, scored by arrival ticket */
+    char qseq[320];          /* INCR: the arrival tickets */
+    char q_prefix[320];      /* + a waiter id: that waiter is alive (PX) */
+    char wake_prefix[320];   /* + a waiter id: the channel that wakes it */
     char once[560];          /* "" without --once */
     char once_pattern[720];  /* SCAN MATCH pattern for every once record */
 };

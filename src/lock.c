@@ -21,6 +21,9 @@ struct rr_lock {
     char ttl[24], state_ttl[24], once_ttl[24], pid[24];
     char host[128];
     char once_id[RR_ONCE_MAX + 1];
+    char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
+    long long ticket;              /* our arrival ticket: the largest seen */
+    char base_lock[320], base_state[320];   /* --limit slot 1 */
     long long fence;               /* after OK: ours, for the history */
     long long *started_ms;         /* per master, Redis TIME at acquire */
     bool *unsure;                  /* per master: our acquire was never answered */
@@ -53,169 +56,6 @@ struct op {
     /* After a failed acquisition, the result waits for the clean-up. */
     struct rr_acquire_result res;
 };
-
-bool rr_lock_synced(int want, long long acked)
-{
-    return want <= 0 || acked >= want;
-}
-
-int rr_lock_quorum(int n)
-{
-    return n / 2 + 1;
-}
-
-int64_t rr_lock_validity(int64_t ttl_ms, int64_t elapsed_ms)
-{
-    return ttl_ms - elapsed_ms - (ttl_ms / 100 + 2);
-}
-
-enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
-                           int err, int64_t validity_ms)
-{
-    int q = rr_lock_quorum(n);
-
-    if (done > 0)
-        return RR_ACQ_DONE;
-    /* A master that lost the lock key (paused or partitioned past the
-     * lease, restarted) sees a 'running' record with no lock and says
-     * STALE; if another master still has a holder, that run is alive. */
-    if (stale > 0 && busy == 0)
-        return RR_ACQ_STALE;
-    if (ok >= q && validity_ms > 0)
-        return RR_ACQ_OK;
-    if (err > n - q)
-        return RR_ACQ_ERROR;
-    if (ok >= q)  /* a quorum that took longer than the lease is worthless */
-        return RR_ACQ_ERROR;
-    return RR_ACQ_BUSY;
-}
-
-/* A string element as a C string; NULL if it is not one, or if it has a
- * NUL byte inside (then it is not what the script sent). */
-static const char *str_of(const redisReply *e, char *buf, size_t len)
-{
-    if (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS)
-        return e->str && strlen(e->str) == e->len ? e->str : NULL;
-    if (e->type == REDIS_REPLY_INTEGER) {
-        snprintf(buf, len, "%lld", e->integer);
-        return buf;
-    }
-    return NULL;
-}
-
-/* An integer element, or a string that is entirely a decimal integer. */
-static bool int_of(const redisReply *e, long long *out)
-{
-    char *end;
-
-    if (e->type == REDIS_REPLY_INTEGER) {
-        *out = e->integer;
-        return true;
-    }
-    if (e->type != REDIS_REPLY_STRING || e->len == 0 || !e->str ||
-        !(e->str[0] == '-' || (e->str[0] >= '0' && e->str[0] <= '9')))
-        return false;
-    errno = 0;
-    *out = strtoll(e->str, &end, 10);
-    return errno == 0 && end == e->str + e->len;
-}
-
-static void holder_of(const redisReply *r, size_t first, struct rr_vote *v)
-{
-    char buf[32];
-    const char *h = str_of(r->element[first], buf, sizeof(buf));
-
-    snprintf(v->host, sizeof(v->host), "%s", h ? h : "");
-    if (!int_of(r->element[first + 1], &v->pid))
-        v->pid = 0;
-    if (!int_of(r->element[first + 2], &v->fence))
-        v->fence = 0;
-}
-
-void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
-{
-    char buf[64];
-    const char *tag;
-    long long flag;
-
-    memset(v, 0, sizeof(*v));
-    v->kind = RR_VOTE_ERR;
-    v->pttl_ms = -1;
-    if (status == RR_REPLY_TIMEOUT) {
-        snprintf(v->detail, sizeof(v->detail), "no reply in time");
-        return;
-    }
-    if (status != RR_REPLY_OK || !r) {
-        snprintf(v->detail, sizeof(v->detail), "connection failed");
-        return;
-    }
-    if (r->type == REDIS_REPLY_ERROR) {
-        snprintf(v->detail, sizeof(v->detail), "%s",
-                 r->str && r->str[0] ? r->str : "error reply");
-        return;
-    }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-        !(tag = str_of(r->element[0], buf, sizeof(buf)))) {
-        snprintf(v->detail, sizeof(v->detail), "unexpected reply to the acquire script");
-        return;
-    }
-    if (strcmp(tag, "OK") == 0 && r->elements >= 4 && r->elements <= 6) {
-        long long ab;
-        if (!int_of(r->element[1], &v->fence) || v->fence <= 0 ||
-            !int_of(r->element[2], &v->started_ms) || !int_of(r->element[3], &ab))
-            goto malformed;
-        for (size_t i = 4; i < r->elements; i++) {
-            const char *id = r->element[i]->type == REDIS_REPLY_STRING
-                                 ? str_of(r->element[i], buf, sizeof(buf)) : NULL;
-            if (!id || !*id || strlen(id) >= sizeof(v->undo[0]))
-                goto malformed;
-            snprintf(v->undo[v->n_undo++], sizeof(v->undo[0]), "%s", id);
-        }
-        v->abandoned = ab != 0;
-        v->kind = RR_VOTE_OK;
-    } else if (strcmp(tag, "BUSY") == 0 && r->elements >= 5) {
-        if (!int_of(r->element[1], &v->pttl_ms))
-            goto malformed;
-        holder_of(r, 2, v);
-        v->kind = RR_VOTE_BUSY;
-    } else if (strcmp(tag, "DONE") == 0 && r->elements >= 5) {
-        holder_of(r, 1, v);
-        if (!int_of(r->element[4], &v->when_ms))
-            v->when_ms = 0;
-        v->stale = r->elements >= 6 && int_of(r->element[5], &flag) && flag == 1;
-        v->kind = RR_VOTE_DONE;
-    } else if (strcmp(tag, "VOID") == 0) {
-        /* Only a request that arrives after its own give-back sees this;
-         * it took nothing, and it is never a vote for us. */
-        snprintf(v->detail, sizeof(v->detail), "this attempt was already given back");
-        return;
-    } else if (strcmp(tag, "STALE") == 0 && r->elements >= 5) {
-        holder_of(r, 1, v);
-        if (!int_of(r->element[4], &v->when_ms))
-            v->when_ms = 0;
-        v->stale = r->elements >= 7 && int_of(r->element[6], &flag) && flag == 1;
-        v->kind = RR_VOTE_STALE;
-    } else {
-        goto malformed;
-    }
-    return;
-malformed:
-    memset(v, 0, sizeof(*v));
-    v->kind = RR_VOTE_ERR;
-    v->pttl_ms = -1;
-    snprintf(v->detail, sizeof(v->detail), "malformed reply to the acquire script");
-}
-
-int rr_lock_classify_renew(int status, const redisReply *r)
-{
-    if (status != RR_REPLY_OK || !r || r->type != REDIS_REPLY_INTEGER)
-        return -1;
-    if (r->integer == 1)
-        return 1;
-    if (r->integer == 0)
-        return 0;
-    return -1;
-}
 
 /* Draw a fresh token. It must be unguessable: it is all that separates our
  * lock from another holder's. And every acquisition attempt gets its own:
@@ -279,6 +119,13 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
              o->ttl_ms > INT64_MAX / 2 ? (long long)(INT64_MAX - 1)
              : 2 * o->ttl_ms > 120000 ? (long long)(2 * o->ttl_ms) : 120000LL);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
+    snprintf(lk->waiter, sizeof(lk->waiter), "%s", o->waiter ? o->waiter : "");
+    lk->o.waiter = lk->waiter;
+    snprintf(lk->waiter_key, sizeof(lk->waiter_key), "%s%s", lk->keys.q_prefix, lk->waiter);
+    snprintf(lk->qttl, sizeof(lk->qttl), "%lld", (long long)o->queue_ttl_ms);
+    snprintf(lk->limit, sizeof(lk->limit), "%d", o->limit > 1 ? o->limit : 1);
+    snprintf(lk->base_lock, sizeof(lk->base_lock), "%s", lk->keys.lock);
+    snprintf(lk->base_state, sizeof(lk->base_state), "%s", lk->keys.state);
     return lk;
 fail:
     if (lk) {
@@ -362,12 +209,15 @@ static void note_error(struct op *op, int idx, int status, const char *what)
 /* Send one script to every master; returns how many sends were accepted. */
 static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
                     int nkeys, const char *const *keys, int nargs,
-                    const char *const *args)
+                    const char **args, int sharded_arg)
 {
     int sent = 0;
 
     op->pending = op->lk->n;
     for (int i = 0; i < op->lk->n; i++) {
+        /* A cluster's waiters are on sharded channels (cluster.c). */
+        if (sharded_arg >= 0)
+            args[sharded_arg] = rr_svc_sharded(op->lk->conns[i]) ? "1" : "0";
         if (rr_script_call(op->lk->conns[i], s, nkeys, keys, nargs, args, cb,
                            &op->slots[i]) == 0)
             sent++;
@@ -384,9 +234,9 @@ static void on_release_reply(struct rr_svc *c, int status, redisReply *r, void *
 static int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
 {
     char code[16], sig[16], hold[24], wait[24], fence[24], started[24];
-    const char *keys[5] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->void_key,
-                            lk->keys.once };
-    int nkeys = lk->keys.once[0] ? 5 : 4;
+    const char *keys[6] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->void_key,
+                            lk->keys.queue, lk->keys.once };
+    int nkeys = lk->keys.once[0] ? 6 : 5;
 
     snprintf(code, sizeof(code), "%d", ri->exit_code);
     if (ri->exit_code < 0)
@@ -408,21 +258,22 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
     /* A round without a quorum may have met a live run that this master
      * lost the key of: the 'abandoned' entries it added do not stand. */
     bool stands = op->kind != OP_ACQUIRE || op->decided_ok;
-    const char *args[18] = { lk->token, ri->status, code, sig, hold, wait,
+    const char *args[22] = { lk->token, ri->status, code, sig, hold, wait,
                              lk->keys.channel, lk->host, lk->pid, fence,
                              lk->once_id, started, lk->state_ttl, "0",
-                             stands ? "1" : "0", "0" };
+                             stands ? "1" : "0", lk->waiter, lk->keys.q_prefix,
+                             lk->keys.wake_prefix, lk->limit, "0" };
     int sent = 0;
 
     op->pending = lk->n;
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
-        int nargs = 16;
+        int nargs = 20;
         /* Where our acquire was never answered it may still arrive, after
          * this release: that master also gets a tombstone for our token. */
         args[13] = lk->unsure[i] ? lk->void_ms : "0";
-        /* A cluster's waiters are on the sharded channel (cluster.c). */
-        args[15] = rr_svc_sharded(lk->conns[i]) ? "1" : "0";
+        /* A cluster's waiters are on sharded channels (cluster.c). */
+        args[19] = rr_svc_sharded(lk->conns[i]) ? "1" : "0";
         for (int u = 0; !stands && u < v->n_undo; u++)
             args[nargs++] = v->undo[u];
         if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, nargs, args,
@@ -601,6 +452,23 @@ static int sync_fences(struct op *op)
     return 0;
 }
 
+/* Renew and release act on the slot's keys: lock, lock:2 ... lock:N. */
+static void take_slot(struct rr_lock *lk, int slot)
+{
+    if (slot <= 1)
+        return;
+    char sfx[16];
+    size_t nl = strlen(lk->base_lock), ns = strlen(lk->base_state);
+
+    snprintf(sfx, sizeof(sfx), ":%d", slot);
+    if (nl + strlen(sfx) >= sizeof(lk->keys.lock) || ns + strlen(sfx) >= sizeof(lk->keys.state))
+        return;   /* cannot happen: rr_job_keys leaves room for ":100" */
+    memcpy(lk->keys.lock, lk->base_lock, nl);
+    memcpy(lk->keys.lock + nl, sfx, strlen(sfx) + 1);
+    memcpy(lk->keys.state, lk->base_state, ns);
+    memcpy(lk->keys.state + ns, sfx, strlen(sfx) + 1);
+}
+
 static void decide(struct op *op)
 {
     struct rr_lock *lk = op->lk;
@@ -610,6 +478,7 @@ static void decide(struct op *op)
     res->elapsed_ms = rr_now_ms() - op->t0;
     res->validity_ms = rr_lock_validity(lk->o.ttl_ms, res->elapsed_ms);
     res->retry_ms = -1;
+    res->rank = -1;
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
         switch (v->kind) {
@@ -617,11 +486,18 @@ static void decide(struct op *op)
             res->n_ok++;
             if (v->fence > res->fence)
                 res->fence = v->fence;
+            /* --limit N > 1 runs on one master only (cli.c): one slot. */
+            if (!res->slot)
+                take_slot(lk, res->slot = v->slot);
             res->abandoned |= v->abandoned;
             lk->started_ms[i] = v->started_ms;
             break;
         case RR_VOTE_BUSY:
             res->n_busy++;
+            if (v->rank >= 0 && (res->rank < 0 || v->rank < res->rank))
+                res->rank = v->rank;
+            if (v->ticket > lk->ticket)
+                lk->ticket = v->ticket;
             if (v->pttl_ms >= 0 && (res->retry_ms < 0 || v->pttl_ms < res->retry_ms))
                 res->retry_ms = v->pttl_ms;
             if (!rep || rep->kind != RR_VOTE_BUSY || (!rep->host[0] && v->host[0]))
@@ -709,15 +585,19 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 {
     struct op *op = op_new(lk, OP_ACQUIRE, (void *)cb, arg);
-    const char *keys[6] = { lk->keys.lock, lk->keys.fence, lk->keys.state,
-                            lk->keys.history, lk->void_key, lk->keys.once };
+    const char *keys[9] = { lk->base_lock, lk->keys.fence, lk->base_state,
+                            lk->keys.history, lk->void_key, lk->keys.queue,
+                            lk->keys.qseq, lk->waiter_key, lk->keys.once };
     char floor[24];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(floor, sizeof(floor), "%lld",
              (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-    const char *args[8] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
-                            lk->o.refuse_stale ? "1" : "0", lk->once_ttl, floor };
+    const char *args[16] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
+                             lk->o.refuse_stale ? "1" : "0", lk->once_ttl, floor,
+                             lk->waiter, lk->qttl, lk->ticket_s, lk->limit,
+                             lk->keys.q_prefix, lk->n > 1 ? "1" : "0",
+                             lk->keys.wake_prefix, "0" };
 
     if (!op)
         return -1;
@@ -727,8 +607,11 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     }
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
     memset(lk->unsure, 0, sizeof(*lk->unsure) * (size_t)lk->n);
-    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 6 : 5,
-                 keys, 8, args) == 0) {
+    snprintf(lk->keys.lock, sizeof(lk->keys.lock), "%s", lk->base_lock);
+    snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
+    snprintf(lk->ticket_s, sizeof(lk->ticket_s), "%lld", lk->ticket);
+    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 9 : 8,
+                 keys, 16, args, 15) == 0) {
         op_free(op);
         return -1;
     }
@@ -806,7 +689,7 @@ int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
     if (!op)
         return -1;
     if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply, lk->keys.once[0] ? 3 : 2,
-                 keys, 3, args) == 0) {
+                 keys, 3, args, -1) == 0) {
         op_free(op);
         return -1;
     }

@@ -29,6 +29,9 @@ struct rr_lock_opts {
     bool refuse_stale;
     const char *host;         /* recorded in the state */
     long pid;
+    const char *waiter;       /* --wait: our queue id (queue.c); "" never queue */
+    int64_t queue_ttl_ms;     /* how long our queue entry lives unrenewed */
+    int limit;                /* --limit: holders at once (1 = one lock key) */
 };
 
 /* One master's answer to the acquire script. */
@@ -40,6 +43,9 @@ struct rr_vote {
     long long started_ms;     /* OK: Redis TIME at acquisition */
     long long pttl_ms;        /* BUSY: the holder's remaining lease (-1 no expiry) */
     long long when_ms;        /* DONE: finished_ms; STALE: last heartbeat */
+    int slot;                 /* OK: the --limit slot we took, 1..N */
+    long long rank;           /* BUSY: our place in the queue (0 first), -1 not queued */
+    long long ticket;         /* BUSY: our arrival ticket, 0 not queued */
     bool abandoned;           /* OK: an abandoned previous run was recorded */
     int n_undo;               /* OK: the ids of those history entries, */
     char undo[2][48];         /*     deleted again if the round fails */
@@ -85,6 +91,8 @@ struct rr_acquire_result {
     int64_t validity_ms;
     int64_t elapsed_ms;
     int64_t retry_ms;         /* BUSY: smallest holder PTTL, -1 unknown */
+    int slot;                 /* OK: the --limit slot, 1..N (REDLOCK_SLOT) */
+    long long rank;           /* BUSY: our best place in the queues, -1 not queued */
     int n_ok, n_busy, n_done, n_stale, n_err;
     bool abandoned;           /* a dead previous run was found and recorded */
     struct rr_vote holder;    /* BUSY/DONE/STALE: a representative vote */

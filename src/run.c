@@ -16,6 +16,7 @@
 #include "duration.h"
 #include "lock.h"
 #include "log.h"
+#include "queue.h"
 #include "run.h"
 
 enum state { ACQUIRING, WAITING, RUNNING, STOPPING, RELEASING, DONE };
@@ -36,8 +37,8 @@ struct run {
     struct rr_run_report rep;
 
     struct rr_svc *conns[RR_MAX_ENDPOINTS];
-    struct rr_svc *subs[RR_MAX_ENDPOINTS];   /* pub/sub, only while waiting */
     int n;
+    struct rr_waiter *waiter;     /* --wait: our place in the queue (queue.c) */
     struct rr_lock *lock;
     char host[256];
 
@@ -46,13 +47,15 @@ struct run {
     int64_t wait_deadline;        /* monotonic; INT64_MAX = forever */
     int64_t backoff_ms;
     bool woken;                   /* a release message came during an acquire */
-    bool subscribed;
+    bool leaving;                 /* leaving the queue, then exit with leave_code */
+    int leave_code;
     int abort_signal;             /* a terminating signal before the child ran */
     int warned_unavailable;       /* said once that Redis is down while waiting */
     bool said_waiting;            /* said once what we wait for */
 
     /* Holding. */
     int64_t acquired_at;          /* monotonic */
+    int slot;                     /* --limit: REDLOCK_SLOT */
     int64_t valid_until;          /* monotonic: lease end as we must assume it */
     int64_t renew_ms, stop_grace_ms;
     bool renew_in_flight;
@@ -64,13 +67,14 @@ struct run {
     bool child_started;
     char **child_env;
 
-    uv_timer_t wait_timer, renew_timer, lost_timer, timeout_timer;
+    uv_timer_t renew_timer, lost_timer, timeout_timer;
     uv_signal_t sigs[N_SIGNALS];
     uv_signal_t sigtstp, sigcont;
 };
 
 static void enter(struct run *r, enum state s);
 static void try_acquire(struct run *r);
+static void give_up(struct run *r, int code);
 
 static int64_t wall_ms(void)
 {
@@ -93,15 +97,6 @@ static void close_if_open(uv_handle_t *h)
         uv_close(h, NULL);
 }
 
-static void close_subs(struct run *r)
-{
-    for (int i = 0; i < r->n; i++) {
-        if (r->subs[i])
-            rr_svc_close(r->subs[i]);
-        r->subs[i] = NULL;
-    }
-}
-
 /* Close every handle we own; the loop then runs dry and rr_run returns. */
 static void finish(struct run *r, int code)
 {
@@ -109,7 +104,6 @@ static void finish(struct run *r, int code)
         return;
     r->exit_code = code;
     enter(r, DONE);
-    close_if_open((uv_handle_t *)&r->wait_timer);
     close_if_open((uv_handle_t *)&r->renew_timer);
     close_if_open((uv_handle_t *)&r->lost_timer);
     close_if_open((uv_handle_t *)&r->timeout_timer);
@@ -121,7 +115,7 @@ static void finish(struct run *r, int code)
          * must not turn the exit status into a death by signal. */
         signal(fwd_signals[i], SIG_IGN);
     }
-    close_subs(r);
+    rr_waiter_close(r->waiter);
     for (int i = 0; i < r->n; i++) {
         if (r->conns[i])
             rr_svc_close(r->conns[i]);
@@ -192,8 +186,12 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
                                           RR_FIELD_END },
                      "run %s (%s) after %s, fence %lld, on %s pid %ld; %s",
                      r->rep.status, how, d, r->rep.fence, r->host, (long)getpid(), after);
+        finish(r, r->exit_code);
+        return;
     }
-    finish(r, r->exit_code);
+    /* A lock given back unused (a signal, a late start): with several
+     * masters we were still queued; leave now rather than on expiry. */
+    give_up(r, r->exit_code);
 }
 
 static void release(struct run *r)
@@ -396,10 +394,10 @@ static void on_timeout_timer(uv_timer_t *t)
 static int build_env(struct run *r)
 {
     extern char **environ;
-    char name[300], fence[64], ttl[64], once[300];
+    char name[300], fence[64], ttl[64], once[300], slot[40];
     const char *drop[] = { "REDLOCK_PASSWORD", "REDLOCK_USER", "REDISCLI_AUTH",
                            NULL, NULL };
-    const char *add[5];
+    const char *add[6];
     int na = 0;
     const char *url = getenv("REDLOCK_URL");
 
@@ -412,6 +410,8 @@ static int build_env(struct run *r)
     add[na++] = name;
     add[na++] = fence;
     add[na++] = ttl;
+    snprintf(slot, sizeof(slot), "REDLOCK_SLOT=%d", r->slot > 0 ? r->slot : 1);
+    add[na++] = slot;
     if (r->cfg->once_id[0]) {
         snprintf(once, sizeof(once), "REDLOCK_ONCE=%s", r->cfg->once_id);
         add[na++] = once;
@@ -466,58 +466,45 @@ static void start_child(struct run *r)
         uv_timer_start(&r->timeout_timer, on_timeout_timer, (uint64_t)r->cfg->timeout_ms, 0);
 }
 
-/* ---- waiting ---- */
+/* ---- waiting (the queue and its wake-ups: queue.c) ---- */
 
-static void on_wait_timer(uv_timer_t *t)
-{
-    try_acquire(t->data);
-}
-
-/* A release message, or msg NULL: subscribed again after the node went
- * down, so one may have been missed. Either way, try now. */
-static void on_message(struct rr_svc *c, redisReply *msg, void *arg)
+static void on_retry(void *arg)
 {
     struct run *r = arg;
 
-    (void)c;
-    (void)msg;
-    if (r->state == WAITING) {
-        uv_timer_stop(&r->wait_timer);
+    /* Only from WAITING: one acquisition at a time (each draws the token). */
+    if (r->state == WAITING && !r->leaving)
         try_acquire(r);
-    } else if (r->state == ACQUIRING) {
-        r->woken = true;
-    }
 }
 
-static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void *arg)
+/* A message or our subscription says it may be our turn. */
+static void on_wake(void *arg)
 {
     struct run *r = arg;
 
-    (void)c;
-    (void)reply;
-    if (status != RR_REPLY_OK || r->state == DONE)
-        return;   /* we still poll on the backoff and the holder's PTTL */
-    /* The release may have happened between our try and the subscription. */
-    if (r->state == WAITING) {
-        uv_timer_stop(&r->wait_timer);
+    if (r->leaving)
+        return;
+    if (r->state == WAITING)
         try_acquire(r);
-    } else {
+    else if (r->state == ACQUIRING)
         r->woken = true;
-    }
 }
 
-static void subscribe(struct run *r)
+static void on_left(void *arg)
 {
-    const char *sub[] = { "SUBSCRIBE", rr_lock_keys(r->lock)->channel, NULL };
+    struct run *r = arg;
 
-    r->subscribed = true;
-    for (int i = 0; i < r->n; i++) {
-        r->subs[i] = rr_run_svc_new(r->loop, r->cfg, i);
-        if (!r->subs[i])
-            continue;
-        rr_svc_on_message(r->subs[i], on_message, r);
-        rr_svc_commandv(r->subs[i], on_subscribed, r, sub);
-    }
+    finish(r, r->leave_code);
+}
+
+/* End a run that did not get the lock: a waiter leaves the queue first, at
+ * once, so that nobody behind it waits for it. */
+static void give_up(struct run *r, int code)
+{
+    r->leaving = true;
+    r->leave_code = code;
+    if (rr_waiter_leave(r->waiter, on_left, r) != 0)
+        finish(r, code);
 }
 
 static void wait_more(struct run *r, const struct rr_acquire_result *res)
@@ -527,8 +514,6 @@ static void wait_more(struct run *r, const struct rr_acquire_result *res)
     int64_t sleep_ms;
 
     enter(r, WAITING);
-    if (!r->subscribed)
-        subscribe(r);
     if (!r->said_waiting && res->result == RR_ACQ_BUSY) {
         /* Once, so that a CI log shows why nothing happens for a while. */
         char w[32] = "forever", left_s[32] = "", holder[256] = "";
@@ -548,19 +533,16 @@ static void wait_more(struct run *r, const struct rr_acquire_result *res)
                "waiting %s%s for %s%s%s%s", r->wait_deadline == INT64_MAX ? "" : "up to ", w,
                r->cfg->name, holder, left_s[0] ? ", its lease ends in " : "", left_s);
     }
-    /* Jittered exponential backoff as the fallback for a lost message; the
-     * holder's PTTL bounds it, since a crashed holder publishes nothing. */
-    sleep_ms = r->backoff_ms / 2 + (int64_t)(random() % (r->backoff_ms / 2 + 1));
-    if (r->backoff_ms < 2000)
+    /* Queued: the next try is when we are woken, or to refresh our place.
+     * Not queued (Redis down): a jittered exponential backoff. Either way
+     * bounded by the holder's lease, since a crashed holder sends nothing. */
+    sleep_ms = rr_queue_sleep_ms(res->rank, res->retry_ms, rr_queue_entry_ttl(r->cfg->ttl_ms),
+                                 r->backoff_ms, random(), left);
+    if (res->rank < 0 && r->backoff_ms < 2000)
         r->backoff_ms *= 2;
-    if (res->retry_ms >= 0 && res->retry_ms + 1 < sleep_ms)
-        sleep_ms = res->retry_ms + 1;
-    if (sleep_ms > left)
-        sleep_ms = left;
-    if (sleep_ms < 1)
-        sleep_ms = 1;
-    rr_log(RR_LOG_DEBUG, "waiting", NULL, "lock busy; next try in %lldms", (long long)sleep_ms);
-    uv_timer_start(&r->wait_timer, on_wait_timer, (uint64_t)sleep_ms, 0);
+    rr_log(RR_LOG_DEBUG, "waiting", NULL, "lock busy (queue place %lld); next try in %lldms",
+           res->rank, (long long)sleep_ms);
+    rr_waiter_sleep(r->waiter, sleep_ms, res->rank >= 0, on_retry, r);
 }
 
 /* ---- acquiring ---- */
@@ -600,13 +582,14 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
             r->acquired_at = rr_now_ms();
             release(r);
         } else {
-            finish(r, 128 + r->abort_signal);
+            give_up(r, 128 + r->abort_signal);
         }
         return;
     }
     switch (res->result) {
     case RR_ACQ_OK:
-        close_subs(r);
+        rr_waiter_stop(r->waiter);
+        r->slot = res->slot;
         r->acquired_at = rr_now_ms();
         r->valid_until = r->acquired_at + res->validity_ms;
         r->rep.fence = res->fence;
@@ -644,7 +627,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         r->rep.status = "busy";
         r->rep.wait_ms = rr_now_ms() - r->t_start;
         busy_message(r, res);
-        finish(r, r->cfg->conflict_exit_code);
+        give_up(r, r->cfg->conflict_exit_code);
         return;
     case RR_ACQ_DONE:
         r->rep.status = "skipped";
@@ -711,7 +694,7 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
                      : strstr(res->err, "CLUSTERDOWN")
                          ? "the cluster serves no master for the job's slot: check CLUSTER INFO, or give --wait"
                          : "check that Redis is up and -r/--redis is right");
-        finish(r, RR_EXIT_UNAVAILABLE);
+        give_up(r, RR_EXIT_UNAVAILABLE);
         return;
     }
     }
@@ -747,7 +730,10 @@ static void on_signal(uv_signal_t *h, int sig)
         r->abort_signal = sig;  /* on_acquired gives back what it got */
         break;
     case WAITING:
-        finish(r, 128 + sig);
+        if (r->leaving)
+            finish(r, 128 + sig);   /* a second signal: do not wait for Redis */
+        else
+            give_up(r, 128 + sig);
         break;
     case RELEASING:
     case DONE:
@@ -839,15 +825,27 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     lo.refuse_stale = cfg->on_stale == RR_STALE_REFUSE;
     lo.host = r->host;
     lo.pid = (long)getpid();
+    lo.limit = cfg->limit;
+    lo.queue_ttl_ms = rr_queue_entry_ttl(cfg->ttl_ms);
+    if (cfg->wait_ms != 0) {
+        struct rr_job_keys keys;
+        if (rr_job_keys(&keys, cfg->prefix, cfg->name, cfg->once_id) != 0) {
+            snprintf(err, errlen, "job name, prefix and --once ID are too long together");
+            return -1;
+        }
+        r->waiter = rr_waiter_new(r->loop, cfg, r->conns, r->n, &keys, on_wake, r, err, errlen);
+        if (!r->waiter)
+            return -1;
+        lo.waiter = rr_waiter_id(r->waiter);
+    }
     r->lock = rr_lock_new(r->conns, r->n, &lo, err, errlen);
     if (!r->lock)
         return -1;
 
-    uv_timer_init(r->loop, &r->wait_timer);
     uv_timer_init(r->loop, &r->renew_timer);
     uv_timer_init(r->loop, &r->lost_timer);
     uv_timer_init(r->loop, &r->timeout_timer);
-    r->wait_timer.data = r->renew_timer.data = r->lost_timer.data = r;
+    r->renew_timer.data = r->lost_timer.data = r;
     r->timeout_timer.data = r;
     for (size_t i = 0; i < N_SIGNALS; i++) {
         uv_signal_init(r->loop, &r->sigs[i]);
@@ -905,6 +903,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
             rr_log(RR_LOG_WARN, "metrics", NULL, "%s", err);
     }
     rr_lock_free(r.lock);
+    rr_waiter_free(r.waiter);
     rr_child_env_free(r.child_env);
     return r.exit_code;
 }

@@ -10,10 +10,12 @@
 static const char *const shas[RR_SCRIPT_COUNT] = {
     lua_acquire_sha, lua_renew_sha, lua_release_sha,
     lua_status_sha, lua_force_sha, lua_resolve_sha, lua_fence_sha, lua_abandon_sha,
+    lua_leave_sha, lua_qstatus_sha,
 };
 static const char *const srcs[RR_SCRIPT_COUNT] = {
     lua_acquire_src, lua_renew_src, lua_release_src,
     lua_status_src, lua_force_src, lua_resolve_src, lua_fence_src, lua_abandon_src,
+    lua_leave_src, lua_qstatus_src,
 };
 
 /* One call in flight: the argv is kept so a NOSCRIPT answer can be retried

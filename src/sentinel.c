@@ -42,6 +42,7 @@ struct sent {
     int asked, answered;
     bool fail_now;                     /* the round failed: fail parked requests */
     bool refused;                      /* a sentinel refused our credentials */
+    bool said_few;                     /* warned: --sync-replicas below the replica count */
     uint64_t ask_after;                /* no new round before (uv_now) */
     char why[RR_ERRLEN];               /* what the sentinels said, for the error */
     struct rr_sentinel_view views[RR_MAX_NODES];  /* this round's answers */
@@ -135,8 +136,22 @@ static void on_role(struct rr_conn *c, int status, redisReply *r, void *arg)
     if (s->closing || !t || status != RR_REPLY_OK)
         return;  /* a broken connection fails the requests behind it */
     if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-        r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0)
+        r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, "master") == 0) {
+        /* ROLE lists the master's replicas. Sentinel may promote any of
+         * them, also one that was cut off before our write: only WAIT for
+         * all of them closes the failover window (the chaos harness's
+         * sentinel-sync1 scenarios show overlaps; sync2 none). */
+        size_t nrep = r->elements >= 3 && r->element[2]->type == REDIS_REPLY_ARRAY
+                          ? r->element[2]->elements : 0;
+        if (s->o.sync_replicas > 0 && (size_t)s->o.sync_replicas < nrep && !t->said_few) {
+            t->said_few = true;
+            rr_log(RR_LOG_WARN, "sync_replicas", NULL,
+                   "--sync-replicas %d, but %s has %zu replicas: a failover may promote one "
+                   "that never saw the lock; use --sync-replicas %zu to keep the lock across "
+                   "any failover", s->o.sync_replicas, rr_conn_name(c), nrep, nrep);
+        }
         return;
+    }
     t->not_master = c;
     svc_error(s, "%s is not the master of '%s' (ROLE says %s); asking the sentinels again",
               rr_conn_name(c), s->ep.master,

@@ -215,8 +215,7 @@ static int print_status(struct op *op, const redisReply *r)
                 json_record(f, once, rec_fields, on_shown);
             }
         }
-        fputs("}\n", f);
-        return code;
+        return code;   /* on_qstatus adds the holders and the queue, and closes */
     }
 
     char d[32];
@@ -298,13 +297,86 @@ static void close_all(struct op *op)
 
 static void ask_status(struct op *op);
 
+/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}} (qstatus.lua):
+ * the --limit holders beyond slot 1, and the queue. */
+static void print_queue(struct op *op, const redisReply *r)
+{
+    FILE *f = op->out;
+    bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+              r->element[0]->type == REDIS_REPLY_ARRAY && r->element[1]->type == REDIS_REPLY_ARRAY;
+    const redisReply *hs = ok ? r->element[0] : NULL, *q = ok ? r->element[1] : NULL;
+    size_t nh = ok ? hs->elements : 0, nq = ok ? q->elements : 0;
+    char d[32];
+
+    for (size_t i = 0; i < nh; i++)
+        if (hs->element[i]->type != REDIS_REPLY_ARRAY || hs->element[i]->elements != 5)
+            nh = 0;
+    for (size_t i = 0; i < nq; i++)
+        if (q->element[i]->type != REDIS_REPLY_ARRAY || q->element[i]->elements != 3)
+            nq = 0;
+    if (op->cfg->json) {
+        fputs(",\"holders\":[", f);
+        for (size_t i = 0; i < nh; i++) {
+            redisReply **e = hs->element[i]->element;
+            fprintf(f, "%s{\"slot\":%lld,\"ttl_ms\":%lld,\"host\":", i ? "," : "",
+                    e[0]->integer, e[1]->integer);
+            json_str(f, str(e[2]));
+            fprintf(f, ",\"pid\":%s,\"fence\":%s}", *str(e[3]) ? str(e[3]) : "null",
+                    *str(e[4]) ? str(e[4]) : "null");
+        }
+        fputs("],\"queue\":[", f);
+        for (size_t i = 0; i < nq; i++) {
+            redisReply **e = q->element[i]->element;
+            fprintf(f, "%s{\"waiter\":", i ? "," : "");
+            json_str(f, str(e[0]));
+            fprintf(f, ",\"ticket\":%s,\"alive\":%s}", *str(e[1]) ? str(e[1]) : "null",
+                    e[2]->integer > 0 ? "true" : "false");
+        }
+        fputs("]}\n", f);
+        return;
+    }
+    for (size_t i = 0; i < nh; i++) {
+        redisReply **e = hs->element[i]->element;
+        if (e[0]->integer == 1)
+            continue;   /* print_status described the lock key */
+        rr_duration_format(e[1]->integer < 0 ? 0 : e[1]->integer, d, sizeof(d));
+        fprintf(f, "%-10s slot %lld held by %s pid %s (fence %s), %s left\n", "lock",
+                e[0]->integer, *str(e[2]) ? str(e[2]) : "?", *str(e[3]) ? str(e[3]) : "?",
+                *str(e[4]) ? str(e[4]) : "?", d);
+    }
+    if (nq > 0) {
+        fprintf(f, "%-10s %zu waiting%s:", "queue", nq, nq >= 100 ? " (first 100)" : "");
+        for (size_t i = 0; i < nq; i++) {
+            redisReply **e = q->element[i]->element;
+            fprintf(f, " %s%s", str(e[0]), e[2]->integer > 0 ? "" : " (dead)");
+        }
+        fputc('\n', f);
+    }
+}
+
+static void on_qstatus(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct op *op = arg;
+
+    (void)c;
+    print_queue(op, status == RR_REPLY_OK ? r : NULL);
+    close_all(op);
+}
+
 static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
 
     if (status == RR_REPLY_OK && status_shape(r)) {
+        const char *keys[3] = { op->keys.lock, op->keys.state, op->keys.queue };
+        char top[16];
+        const char *args[2] = { op->keys.q_prefix, top };
+        snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
         op->exit_code = print_status(op, r);
-        close_all(op);
+        if (rr_script_call(c, RR_SCRIPT_QSTATUS, 3, keys, 2, args, on_qstatus, op) != 0) {
+            print_queue(op, NULL);
+            close_all(op);
+        }
         return;
     }
     if (!op->err[0])

@@ -113,22 +113,43 @@ START_TEST(test_classify_ok)
 {
     struct rr_vote v;
 
-    vote("*4\r\n$2\r\nOK\r\n:7\r\n:1700000000000\r\n:0\r\n", RR_REPLY_OK, &v);
+    vote("*5\r\n$2\r\nOK\r\n:7\r\n:1700000000000\r\n:0\r\n:1\r\n", RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_OK);
     ck_assert_int_eq(v.fence, 7);
+    ck_assert_int_eq(v.slot, 1);
     ck_assert_int_eq(v.started_ms, 1700000000000LL);
     ck_assert(!v.abandoned);
-    vote("*4\r\n$2\r\nOK\r\n:8\r\n:1\r\n:1\r\n", RR_REPLY_OK, &v);
+    vote("*5\r\n$2\r\nOK\r\n:8\r\n:1\r\n:1\r\n:3\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.slot, 3);   /* --limit: the slot taken */
     ck_assert_int_eq(v.kind, RR_VOTE_OK);
     ck_assert(v.abandoned);
     ck_assert_int_eq(v.n_undo, 0);
     /* The ids of the 'abandoned' entries, for a give-back to delete. */
-    vote("*6\r\n$2\r\nOK\r\n:8\r\n:1\r\n:1\r\n$15\r\n1700000000000-0\r\n"
+    vote("*7\r\n$2\r\nOK\r\n:8\r\n:1\r\n:1\r\n:1\r\n$15\r\n1700000000000-0\r\n"
          "$15\r\n1700000000000-1\r\n", RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_OK);
     ck_assert_int_eq(v.n_undo, 2);
     ck_assert_str_eq(v.undo[0], "1700000000000-0");
     ck_assert_str_eq(v.undo[1], "1700000000000-1");
+}
+END_TEST
+
+START_TEST(test_classify_busy_queued)
+{
+    struct rr_vote v;
+
+    /* A waiter's BUSY carries its place in the queue and its ticket. */
+    vote("*7\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n:2\r\n:41\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
+    ck_assert_int_eq(v.pttl_ms, 900);
+    ck_assert_int_eq(v.rank, 2);
+    ck_assert_int_eq(v.ticket, 41);
+    /* --wait 0 is never queued. */
+    vote("*5\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
+    ck_assert_int_eq(v.rank, -1);
+    ck_assert_int_eq(v.ticket, 0);
 }
 END_TEST
 
@@ -194,9 +215,15 @@ static const char *const bad_replies[] = {
     "*2\r\n$4\r\nBUSY\r\n:5\r\n",
     "*4\r\n$4\r\nDONE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n",
     "*3\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n",
-    "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n:5\r\n",          /* id not a string */
-    "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n$0\r\n\r\n",     /* empty id */
-    "*7\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
+    "*6\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n:1\r\n:5\r\n",     /* id not a string */
+    "*6\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n:1\r\n$0\r\n\r\n",/* empty id */
+    "*8\r\n$2\r\nOK\r\n:1\r\n:2\r\n:1\r\n:1\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
+    "*4\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n",                 /* no slot */
+    "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n:0\r\n",         /* slot 0 */
+    "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n:101\r\n",       /* slot > --limit max */
+    "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n",   /* slot not a number */
+    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:3\r\n", /* rank < 0 */
+    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n$1\r\nx\r\n",
 };
 
 START_TEST(test_classify_malformed)
@@ -315,6 +342,7 @@ int main(void)
     tcase_add_test(tc, test_decide_exhaustive);
     tcase_add_test(tc, test_classify_ok);
     tcase_add_test(tc, test_classify_busy_done_stale);
+    tcase_add_test(tc, test_classify_busy_queued);
     tcase_add_loop_test(tc, test_classify_malformed, 0,
                         (int)(sizeof(bad_replies) / sizeof(bad_replies[0])));
     tcase_add_test(tc, test_classify_truncated_and_failures);

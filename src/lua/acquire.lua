@@ -1,13 +1,18 @@
 -- acquire: take the lock if it is free and the job's records allow a run.
 -- KEYS: lock, fence, state, history, void (the tombstone of this attempt's
---       token), [once]
+--       token), queue, qseq, our waiter key (q:WAITER), [once]
 -- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0),
 --       once_ttl_ms (--state-ttl + the lease: renew.lua keeps extending it,
 --       so the once record outlives the run), fence_floor (the acquiring
---       host's clock in ms)
+--       host's clock in ms), waiter id ('' = --wait 0: never queue),
+--       queue-entry ttl_ms, ticket (our best-known arrival ticket, 0 none),
+--       limit (holders at once), waiter-key prefix, keep (1: stay queued
+--       while holding -- several masters, a give-back must keep our place),
+--       wake-channel prefix, sharded (1: SPUBLISH, on a cluster)
 -- Returns {'VOID'} if this attempt was already given back
---      or {'OK', fence, started_ms, abandoned, history id...}
---      or {'BUSY', pttl_ms, host, pid, fence}
+--      or {'OK', fence, started_ms, abandoned, slot, history id...}
+--      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket]} (rank, ticket:
+--         our place in the queue, when we are queued)
 --      or {'DONE', host, pid, fence, finished_ms, stale (1/0)}
 --      or {'STALE', host, pid, fence, heartbeat_ms, key, stale (1/0)}
 -- A record still 'running' while this master has no lock belongs to a run
@@ -17,34 +22,132 @@
 -- (stale = 1; lock.c sends abandon.lua once no master has a holder), and OK
 -- adds its 'abandoned' history entries but keeps the record it replaces as
 -- it was and returns the entries' ids, so a give-back can undo both.
-local lock, fencek, statek, histk, voidk, oncek =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+-- Fair waiting: waiters queue in a ZSET by arrival ticket (INCR qseq), each
+-- with a key q:WAITER that it refreshes; an entry whose key expired is a
+-- dead waiter and is dropped when met at the head. A free lock goes to the
+-- head of the queue only; with --limit N, F free slots go to the first F
+-- live waiters. The state record's field 'queued' says whether the queue
+-- may be non-empty, so a run that does not wait reads the queue only then,
+-- and pays nothing for it otherwise (the field is read with the status).
+local lock, fencek, statek, histk, voidk = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local queuek, qseqk, qkey, oncek = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local token, ttl, host, pid = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local once, refuse, once_ttl = ARGV[5], ARGV[6] == '1', ARGV[7]
+local wid, qttl, ticket = ARGV[9] or '', ARGV[10], tonumber(ARGV[11]) or 0
+local limit, qpre, keep, wakepre = tonumber(ARGV[12]) or 1, ARGV[13], ARGV[14] == '1', ARGV[15]
+local publish = ARGV[16] == '1' and 'SPUBLISH' or 'PUBLISH'
+
+-- The first k live waiters (dead ones met on the way are dropped).
+local function heads(k)
+  local live = {}
+  local ids = redis.call('ZRANGE', queuek, 0, k + 9)
+  for _, id in ipairs(ids) do
+    if redis.call('EXISTS', qpre .. id) == 1 then
+      live[#live + 1] = id
+      if #live >= k + 1 then break end
+    else
+      redis.call('ZREM', queuek, id)
+    end
+  end
+  return live, #ids >= k + 10
+end
+
+-- A waiter takes or keeps its place in the queue and hears it is busy.
+local function busy(pttl, h2, h3, h4)
+  if wid == '' then return {'BUSY', pttl, h2, h3, h4} end
+  local sc = redis.call('ZSCORE', queuek, wid)
+  if not sc then
+    sc = redis.call('INCR', qseqk)
+    if ticket > sc then
+      sc = ticket
+      redis.call('SET', qseqk, sc)
+    end
+    redis.call('ZADD', queuek, sc, wid)
+  else
+    -- With several masters a waiter's ticket is the largest any master
+    -- gave it, so that every master orders the waiters alike.
+    sc = tonumber(sc)
+    if ticket > sc then
+      sc = ticket
+      redis.call('ZADD', queuek, 'XX', sc, wid)
+      if (tonumber(redis.call('GET', qseqk)) or 0) < sc then redis.call('SET', qseqk, sc) end
+    end
+  end
+  redis.call('SET', qkey, '1', 'PX', qttl)
+  if limit == 1 then redis.call('HSET', statek, 'queued', '1') end
+  return {'BUSY', pttl, h2, h3, h4, redis.call('ZRANK', queuek, wid), sc}
+end
+
+local function slotkey(k, i)
+  if i == 1 then return k end
+  return k .. ':' .. i
+end
 
 -- A request that reaches us after its client gave up on it (delayed or
 -- retransmitted in the network) must take nothing: the give-back, which
 -- came first, left a tombstone for this token.
 if redis.call('EXISTS', voidk) == 1 then return {'VOID'} end
 
-local pttl = redis.call('PTTL', lock)
-if pttl ~= -2 then
-  -- Report the holder only when the state record belongs to the lock's token.
-  local holder = redis.call('GET', lock)
-  local h = redis.call('HMGET', statek, 'token', 'host', 'pid', 'fence')
-  if h[1] ~= holder then h = {false, false, false, false} end
-  return {'BUSY', pttl, h[2] or '', h[3] or '', h[4] or ''}
+-- The first free slot (--limit 1: the one lock key), and how many are free.
+local slot, nfree, pttl, minslot = nil, 0, nil, 1
+for i = 1, limit do
+  local p = redis.call('PTTL', slotkey(lock, i))
+  if p == -2 then
+    nfree = nfree + 1
+    if not slot then slot = i end
+    if limit == 1 then break end
+  elseif not pttl or (p >= 0 and (pttl < 0 or p < pttl)) then
+    pttl, minslot = p, i
+  end
 end
+if not slot then
+  -- Report the holder only when the state record belongs to the lock's token.
+  local holder = redis.call('GET', slotkey(lock, minslot))
+  local h = redis.call('HMGET', slotkey(statek, minslot), 'token', 'host', 'pid', 'fence')
+  if h[1] ~= holder then h = {false, false, false, false} end
+  return busy(pttl, h[2] or '', h[3] or '', h[4] or '')
+end
+lock, statek = slotkey(lock, slot), slotkey(statek, slot)
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local function status_of(key)
-  local s = redis.call('HGET', key, 'status')
+local sr = redis.call('HMGET', statek, 'status', 'queued')
+local queued = ''
+if wid ~= '' or limit > 1 or sr[2] == '1' then
+  -- Free, but waiters may be queued: only they may take it, in order.
+  local live, more = heads(nfree)
+  local mine = false
+  for i = 1, math.min(nfree, #live) do
+    if live[i] == wid then mine = true end
+  end
+  if not mine and (#live > 0 or more) then
+    return busy(-1, '', '', '')
+  end
+  if wid ~= '' and not keep then
+    redis.call('ZREM', queuek, wid)
+    redis.call('DEL', qkey)
+  elseif wid ~= '' then
+    redis.call('PEXPIRE', qkey, qttl)
+  end
+  -- More free slots than we take: the next waiter in line may take one.
+  if nfree > 1 then
+    for _, id in ipairs(live) do
+      if id ~= wid then
+        redis.call(publish, wakepre .. id, '1')
+        break
+      end
+    end
+  end
+  if limit == 1 and redis.call('ZCARD', queuek) > 0 then queued = '1' end
+end
+
+local function status_of(key, s)
+  if s == nil then s = redis.call('HGET', key, 'status') end
   if s == 'running' then return 'abandoned', 1 end
   return s, 0
 end
-local st, stale = status_of(statek)
+local st, stale = status_of(statek, sr[1])
 local rec = statek
 if oncek then
   local s1, stale1 = status_of(oncek)
@@ -93,7 +196,8 @@ if fence < floor then
 end
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
-                'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once}
+                'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once,
+                'queued', queued}
 -- The record we replace is kept, serialised and unchanged, in field 'prev'
 -- until our run ends, so that giving back a partial acquisition can put it
 -- back.
@@ -109,4 +213,4 @@ if oncek then
   replace(oncek)
   redis.call('PEXPIRE', oncek, once_ttl)
 end
-return {'OK', fence, now, abandoned, unpack(ids)}
+return {'OK', fence, now, abandoned, slot, unpack(ids)}

@@ -1,10 +1,13 @@
 -- release: after the child was reaped. Deletes the lock only if it is ours
 -- (or shortens it to the rest of --min-hold), writes the final status only
 -- into records that still carry our token, appends history, wakes waiters.
--- KEYS: lock, state, history, void (our token's tombstone), [once]
+-- KEYS: lock, state, history, void (our token's tombstone), queue, [once]
 -- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
 --       host, pid, fence, once, started_ms, state_ttl_ms, void_ms,
---       stands (1/0), sharded (1: SPUBLISH, on a cluster), history id...
+--       stands (1/0), waiter id (''), waiter-key prefix, wake-channel
+--       prefix, limit, sharded (1: SPUBLISH, on a cluster), history id...
+-- A release that frees the lock wakes the next live waiter only (its own
+-- channel wake:WAITER), so a handoff costs O(1) whatever the queue's length.
 -- void_ms > 0: our acquire request to this master was never answered (it
 -- timed out or its connection broke), so it may still arrive; a tombstone
 -- kept void_ms makes acquire.lua refuse it then.
@@ -15,7 +18,12 @@
 -- restored record is marked abandoned to match; with 0 (no quorum: the run
 -- may be alive on other masters) the entries, by id, are deleted.
 -- Returns {released (1/0), state_written (1/0)}
-local lock, statek, histk, voidk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local lock, statek, histk, voidk, queuek, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local wid, qpre, wakepre, limit = ARGV[16] or '', ARGV[17], ARGV[18], tonumber(ARGV[19]) or 1
+-- On a cluster the channels are sharded (SPUBLISH): they live on the
+-- slot's owner only, where the waiters' SSUBSCRIBE is, not on every node.
+local publish = ARGV[20] == '1' and 'SPUBLISH' or 'PUBLISH'
+local queued = false
 local token, status, code, sig = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local hold, wait, channel = tonumber(ARGV[5]), ARGV[6], ARGV[7]
 
@@ -37,7 +45,14 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local started = tonumber(ARGV[12]) or now
 local written = 0
 for _, key in ipairs({statek, oncek}) do
-  if redis.call('HGET', key, 'token') == token then
+  local tok
+  if key == statek then
+    local r = redis.call('HMGET', key, 'token', 'queued')
+    tok, queued = r[1], r[2] == '1'
+  else
+    tok = redis.call('HGET', key, 'token')
+  end
+  if tok == token then
     local prev = redis.call('HGET', key, 'prev')
     if status == '' then
       -- An acquisition given back: the record we replaced comes back.
@@ -65,7 +80,30 @@ for _, key in ipairs({statek, oncek}) do
   end
 end
 if status == '' and ARGV[15] == '0' then
-  for i = 17, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
+  for i = 21, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
+end
+-- The queue: a finished run leaves it (with several masters a holder keeps
+-- its place until here, so that a give-back does not lose it); a freed
+-- lock wakes the first live waiter, and nobody else.
+if wid ~= '' and status ~= '' then
+  redis.call('ZREM', queuek, wid)
+  redis.call('DEL', qpre .. wid)
+end
+if status == '' and limit == 1 and redis.call('ZCARD', queuek) > 0 then
+  redis.call('HSET', statek, 'queued', '1')   -- a restored record lacks it
+end
+if released == 1 and (queued or limit > 1) then
+  local head
+  for _ = 1, 100 do
+    local h = redis.call('ZRANGE', queuek, 0, 0)[1]
+    if not h or redis.call('EXISTS', qpre .. h) == 1 then head = h break end
+    redis.call('ZREM', queuek, h)
+  end
+  if head then
+    redis.call(publish, wakepre .. head, '1')
+  elseif limit == 1 and redis.call('EXISTS', queuek) == 0 then
+    redis.call('HSET', statek, 'queued', '')
+  end
 end
 if status ~= '' then
   redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', status,
@@ -75,9 +113,5 @@ if status ~= '' then
 end
 -- The message only wakes waiters. It carries our fence, never the token:
 -- the token is what grants the lock, and any subscriber would learn it.
--- On a cluster the channel is sharded (SPUBLISH): it lives on the slot's
--- owner only, where the waiters' SSUBSCRIBE is, instead of every node.
-if released == 1 then
-  redis.call(ARGV[16] == '1' and 'SPUBLISH' or 'PUBLISH', channel, ARGV[10])
-end
+if released == 1 then redis.call(publish, channel, ARGV[10]) end
 return {released, written}

@@ -213,8 +213,9 @@ w=$(R "$OWNER" INFO commandstats | grep -o 'cmdstat_wait:calls=[0-9]*' | cut -d=
 rr -r "$(cl_url "$OTHER")" --sync-replicas 2 "$JOB" -- true
 assert_rc 69 "--sync-replicas 2 with one replica"
 
-# subscribed NODE JOB — a waiter's sharded subscription is on NODE.
-subscribed() { [ "$(R "$1" PUBSUB SHARDNUMSUB "redlock:{$2}:released" | tail -1)" = 1 ]; }
+# subscribed NODE JOB — a waiter's sharded subscription (its own wake
+# channel, redlock:{JOB}:wake:WAITER) is on NODE.
+subscribed() { [ -n "$(R "$1" PUBSUB SHARDCHANNELS "redlock:{$2}:*")" ]; }
 # asking_pttl NODE KEY — PTTL on an IMPORTING node (after ASKING).
 asking_pttl() { local pv="${1}_PORT"; printf 'ASKING\nPTTL %s\n' "$2" | timeout 10 redis-cli -p "${!pv}" | tail -1; }
 owner_is() { [ "$(cl_owner "$1")" = "$2" ]; }
@@ -247,7 +248,8 @@ wait_for 10 file_there "$TMP/wh.started" || fail "holder's child did not start"
 bg "$TMP/ww" "$RR_BIN" -r "$U" --wait 25s "$J" -- sh -c 'date +%s%3N > "$1"' sh "$TMP/ww.at"
 waiter=$BG
 wait_for 5 subscribed "$O" "$J" || fail "the waiter is not subscribed (SSUBSCRIBE) on the owner $O"
-assert_eq 0 "$(R "$T" PUBSUB SHARDNUMSUB "redlock:{$J}:released" | tail -1)" "subscribers on $T before"
+assert_eq "" "$(R "$T" PUBSUB SHARDCHANNELS "redlock:{$J}:*")" "sharded channels on $T before"
+assert_eq "" "$(R "$O" PUBSUB CHANNELS "redlock:{$J}:*")" "plain (broadcast) channels on the owner"
 cl_migrate_begin "$S" "$O" "$T" && cl_migrate_keys "$S" "$O" "$T" && cl_migrate_finish "$S" "$O" "$T" ||
     fail "resharding slot $S from $O to $T failed"
 wait_for 5 subscribed "$T" "$J" || fail "the waiter did not subscribe again on the new owner $T"

@@ -224,4 +224,25 @@ if [ "$have_yaml" = 1 ]; then
     end_test
 fi
 
+# --- rolling restart ---------------------------------------------------------------
+
+t "examples/rolling-restart.sh: 5 hosts, at most 2 restarting at once, all done"
+start_redis X
+mkdir -p "$TMP/rr-bin"
+ln -sf "$RR_BIN" "$TMP/rr-bin/redlock-run"
+printf '#!/bin/sh\necho "S $(date +%%s%%3N)" >> "%s"\n' "$TMP/restarts" > "$TMP/rr-bin/systemctl"
+chmod +x "$TMP/rr-bin/systemctl"
+pids=()
+for h in 1 2 3 4 5; do
+    PATH=$TMP/rr-bin:$PATH REDLOCK_URL=$X_URL SETTLE=0.4 \
+        bg "$TMP/host$h" sh "$EX/rolling-restart.sh"
+    pids+=("$BG")
+done
+fails=0
+for p in "${pids[@]}"; do wait_pid "$p" 30; [ "$RC" = 0 ] || fails=$((fails + 1)); done
+assert_eq 0 "$fails" "hosts that failed"
+assert_eq 5 "$(count_lines "$TMP/restarts")" "restarts"
+assert_eq 2 "$(cat "$TMP"/host*.out | grep -o 'slot [0-9]' | sort -u | wc -l | tr -d ' ')" "slots used"
+end_test
+
 done_testing

@@ -1,0 +1,249 @@
+/* queue.c — the waiter's side of fair waiting (see queue.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "log.h"
+#include "queue.h"
+#include "run.h"
+#include "scripts.h"
+
+int64_t rr_queue_entry_ttl(int64_t ttl_ms)
+{
+    int64_t t = ttl_ms / 2;
+
+    if (t < 200)
+        t = 200;
+    if (t > 10000)
+        t = 10000;
+    return t;
+}
+
+int64_t rr_queue_refresh_ms(int64_t entry_ttl_ms)
+{
+    int64_t r = entry_ttl_ms / 3;
+
+    return r < 1 ? 1 : r;
+}
+
+int64_t rr_queue_sleep_ms(long long rank, int64_t pttl, int64_t entry_ttl_ms,
+                          int64_t backoff, long rnd, int64_t left)
+{
+    int64_t s;
+
+    if (rank >= 0) {
+        /* Woken by message when our turn comes; the timer refreshes our
+         * entry and covers a lost message or a dead waiter ahead of us. */
+        s = rr_queue_refresh_ms(entry_ttl_ms);
+        if (rank == 0 && pttl >= 0 && pttl + 1 < s)
+            s = pttl + 1;
+    } else {
+        if (backoff < 2)
+            backoff = 2;
+        s = backoff / 2 + (rnd < 0 ? -(rnd + 1) : rnd) % (backoff / 2 + 1);
+        if (pttl >= 0 && pttl + 1 < s)
+            s = pttl + 1;
+    }
+    if (s > left)
+        s = left;
+    return s < 1 ? 1 : s;
+}
+
+struct rr_waiter {
+    uv_loop_t *loop;
+    const struct rr_config *cfg;
+    struct rr_svc **conns;
+    int n;
+    struct rr_svc *subs[RR_MAX_ENDPOINTS];
+    struct rr_job_keys keys;
+    char id[40];
+    char qkey[400];
+    char chan[400];
+    bool subscribed, queued, leaving, closed;
+    uv_timer_t timer;
+    rr_wake_fn wake;
+    void *wake_arg;
+    void (*retry)(void *);
+    void *retry_arg;
+    int leave_pending;
+    rr_left_fn left_cb;
+    void *left_arg;
+};
+
+struct rr_waiter *rr_waiter_new(uv_loop_t *loop, const struct rr_config *cfg,
+                                struct rr_svc **conns, int n,
+                                const struct rr_job_keys *keys, rr_wake_fn wake,
+                                void *arg, char *err, size_t errlen)
+{
+    struct rr_waiter *w = calloc(1, sizeof(*w));
+    unsigned char rnd[12];
+
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        snprintf(err, errlen, "cannot draw a random waiter id: %s", strerror(errno));
+        free(w);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(w->id + 2 * i, 3, "%02x", rnd[i]);
+    w->loop = loop;
+    w->cfg = cfg;
+    w->conns = conns;
+    w->n = n;
+    w->keys = *keys;
+    w->wake = wake;
+    w->wake_arg = arg;
+    snprintf(w->qkey, sizeof(w->qkey), "%s%s", keys->q_prefix, w->id);
+    snprintf(w->chan, sizeof(w->chan), "%s%s", keys->wake_prefix, w->id);
+    uv_timer_init(loop, &w->timer);
+    w->timer.data = w;
+    return w;
+}
+
+const char *rr_waiter_id(const struct rr_waiter *w)
+{
+    return w->id;
+}
+
+static void close_subs(struct rr_waiter *w)
+{
+    for (int i = 0; i < w->n; i++) {
+        if (w->subs[i])
+            rr_svc_close(w->subs[i]);
+        w->subs[i] = NULL;
+    }
+}
+
+static void on_message(struct rr_svc *c, redisReply *msg, void *arg)
+{
+    struct rr_waiter *w = arg;
+
+    (void)c;
+    /* Only our own channel is subscribed: a message is for us. msg NULL:
+     * subscribed again after the node went down; one may have been missed. */
+    (void)msg;
+    if (w->leaving || w->closed)
+        return;
+    /* The try this starts replaces the timer's: two at once would each
+     * draw a token, and the lock one took would be renewed with the other's. */
+    uv_timer_stop(&w->timer);
+    w->wake(w->wake_arg);
+}
+
+static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void *arg)
+{
+    struct rr_waiter *w = arg;
+
+    (void)c;
+    (void)reply;
+    /* A release between our try and the subscription sent its message to
+     * nobody: try once more now. (Without a subscription the timer polls.) */
+    if (status != RR_REPLY_OK || w->leaving || w->closed)
+        return;
+    uv_timer_stop(&w->timer);
+    w->wake(w->wake_arg);
+}
+
+static void subscribe(struct rr_waiter *w)
+{
+    const char *sub[] = { "SUBSCRIBE", w->chan, NULL };
+
+    w->subscribed = true;
+    for (int i = 0; i < w->n; i++) {
+        w->subs[i] = rr_run_svc_new(w->loop, w->cfg, i);
+        if (!w->subs[i])
+            continue;
+        rr_svc_on_message(w->subs[i], on_message, w);
+        rr_svc_commandv(w->subs[i], on_subscribed, w, sub);
+    }
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    struct rr_waiter *w = t->data;
+
+    if (!w->leaving && !w->closed && w->retry)
+        w->retry(w->retry_arg);
+}
+
+void rr_waiter_sleep(struct rr_waiter *w, int64_t sleep_ms, bool queued,
+                     void (*retry)(void *), void *arg)
+{
+    if (w->closed || w->leaving)
+        return;
+    w->queued |= queued;
+    w->retry = retry;
+    w->retry_arg = arg;
+    if (!w->subscribed)
+        subscribe(w);
+    uv_timer_start(&w->timer, on_timer, (uint64_t)(sleep_ms < 1 ? 1 : sleep_ms), 0);
+}
+
+void rr_waiter_stop(struct rr_waiter *w)
+{
+    if (!w)
+        return;
+    uv_timer_stop(&w->timer);
+    close_subs(w);
+}
+
+static void on_leave_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct rr_waiter *w = arg;
+
+    (void)c;
+    if (status != RR_REPLY_OK || r->type == REDIS_REPLY_ERROR)
+        rr_log(RR_LOG_DEBUG, "queue", NULL,
+               "could not leave the queue on one master; the place expires by itself");
+    if (--w->leave_pending == 0 && w->left_cb) {
+        rr_left_fn cb = w->left_cb;
+        w->left_cb = NULL;
+        cb(w->left_arg);
+    }
+}
+
+int rr_waiter_leave(struct rr_waiter *w, rr_left_fn cb, void *arg)
+{
+    if (!w || !w->queued || w->leaving || w->closed)
+        return -1;
+
+    const char *keys[2] = { w->keys.queue, w->qkey };
+    const char *args[4] = { w->id, w->keys.q_prefix, w->keys.wake_prefix, "0" };
+    w->leaving = true;
+    rr_waiter_stop(w);
+    w->left_cb = cb;
+    w->left_arg = arg;
+    w->leave_pending = 1;   /* held until every request is out */
+    for (int i = 0; i < w->n; i++) {
+        /* A cluster's waiters are on sharded channels (cluster.c). */
+        args[3] = rr_svc_sharded(w->conns[i]) ? "1" : "0";
+        if (rr_script_call(w->conns[i], RR_SCRIPT_LEAVE, 2, keys, 4, args, on_leave_reply,
+                           w) == 0)
+            w->leave_pending++;
+    }
+    if (--w->leave_pending == 0) {
+        w->left_cb = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void rr_waiter_close(struct rr_waiter *w)
+{
+    if (!w || w->closed)
+        return;
+    w->closed = true;
+    rr_waiter_stop(w);
+    if (!uv_is_closing((uv_handle_t *)&w->timer))
+        uv_close((uv_handle_t *)&w->timer, NULL);
+}
+
+void rr_waiter_free(struct rr_waiter *w)
+{
+    free(w);
+}

@@ -1,0 +1,179 @@
+/* votes.c — the pure part of the Redlock algorithm (lock.h): quorum,
+ * validity, the round's decision, and the classification of the scripts'
+ * replies into votes. No I/O; tested in tests/check_lock.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+
+bool rr_lock_synced(int want, long long acked)
+{
+    return want <= 0 || acked >= want;
+}
+
+int rr_lock_quorum(int n)
+{
+    return n / 2 + 1;
+}
+
+int64_t rr_lock_validity(int64_t ttl_ms, int64_t elapsed_ms)
+{
+    return ttl_ms - elapsed_ms - (ttl_ms / 100 + 2);
+}
+
+enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
+                           int err, int64_t validity_ms)
+{
+    int q = rr_lock_quorum(n);
+
+    if (done > 0)
+        return RR_ACQ_DONE;
+    /* A master that lost the lock key (paused or partitioned past the
+     * lease, restarted) sees a 'running' record with no lock and says
+     * STALE; if another master still has a holder, that run is alive. */
+    if (stale > 0 && busy == 0)
+        return RR_ACQ_STALE;
+    if (ok >= q && validity_ms > 0)
+        return RR_ACQ_OK;
+    if (err > n - q)
+        return RR_ACQ_ERROR;
+    if (ok >= q)  /* a quorum that took longer than the lease is worthless */
+        return RR_ACQ_ERROR;
+    return RR_ACQ_BUSY;
+}
+
+/* A string element as a C string; NULL if it is not one, or if it has a
+ * NUL byte inside (then it is not what the script sent). */
+static const char *str_of(const redisReply *e, char *buf, size_t len)
+{
+    if (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_STATUS)
+        return e->str && strlen(e->str) == e->len ? e->str : NULL;
+    if (e->type == REDIS_REPLY_INTEGER) {
+        snprintf(buf, len, "%lld", e->integer);
+        return buf;
+    }
+    return NULL;
+}
+
+/* An integer element, or a string that is entirely a decimal integer. */
+static bool int_of(const redisReply *e, long long *out)
+{
+    char *end;
+
+    if (e->type == REDIS_REPLY_INTEGER) {
+        *out = e->integer;
+        return true;
+    }
+    if (e->type != REDIS_REPLY_STRING || e->len == 0 || !e->str ||
+        !(e->str[0] == '-' || (e->str[0] >= '0' && e->str[0] <= '9')))
+        return false;
+    errno = 0;
+    *out = strtoll(e->str, &end, 10);
+    return errno == 0 && end == e->str + e->len;
+}
+
+static void holder_of(const redisReply *r, size_t first, struct rr_vote *v)
+{
+    char buf[32];
+    const char *h = str_of(r->element[first], buf, sizeof(buf));
+
+    snprintf(v->host, sizeof(v->host), "%s", h ? h : "");
+    if (!int_of(r->element[first + 1], &v->pid))
+        v->pid = 0;
+    if (!int_of(r->element[first + 2], &v->fence))
+        v->fence = 0;
+}
+
+void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
+{
+    char buf[64];
+    const char *tag;
+    long long flag;
+
+    memset(v, 0, sizeof(*v));
+    v->kind = RR_VOTE_ERR;
+    v->pttl_ms = -1;
+    v->rank = -1;
+    if (status == RR_REPLY_TIMEOUT) {
+        snprintf(v->detail, sizeof(v->detail), "no reply in time");
+        return;
+    }
+    if (status != RR_REPLY_OK || !r) {
+        snprintf(v->detail, sizeof(v->detail), "connection failed");
+        return;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(v->detail, sizeof(v->detail), "%s",
+                 r->str && r->str[0] ? r->str : "error reply");
+        return;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+        !(tag = str_of(r->element[0], buf, sizeof(buf)))) {
+        snprintf(v->detail, sizeof(v->detail), "unexpected reply to the acquire script");
+        return;
+    }
+    if (strcmp(tag, "OK") == 0 && r->elements >= 5 && r->elements <= 7) {
+        long long ab, slot;
+        if (!int_of(r->element[1], &v->fence) || v->fence <= 0 ||
+            !int_of(r->element[2], &v->started_ms) || !int_of(r->element[3], &ab) ||
+            !int_of(r->element[4], &slot) || slot < 1 || slot > RR_LIMIT_MAX)
+            goto malformed;
+        v->slot = (int)slot;
+        for (size_t i = 5; i < r->elements; i++) {
+            const char *id = r->element[i]->type == REDIS_REPLY_STRING
+                                 ? str_of(r->element[i], buf, sizeof(buf)) : NULL;
+            if (!id || !*id || strlen(id) >= sizeof(v->undo[0]))
+                goto malformed;
+            snprintf(v->undo[v->n_undo++], sizeof(v->undo[0]), "%s", id);
+        }
+        v->abandoned = ab != 0;
+        v->kind = RR_VOTE_OK;
+    } else if (strcmp(tag, "BUSY") == 0 && r->elements >= 5) {
+        if (!int_of(r->element[1], &v->pttl_ms))
+            goto malformed;
+        holder_of(r, 2, v);
+        if (r->elements >= 7 && (!int_of(r->element[5], &v->rank) || v->rank < 0 ||
+                                 !int_of(r->element[6], &v->ticket) || v->ticket < 0))
+            goto malformed;
+        v->kind = RR_VOTE_BUSY;
+    } else if (strcmp(tag, "DONE") == 0 && r->elements >= 5) {
+        holder_of(r, 1, v);
+        if (!int_of(r->element[4], &v->when_ms))
+            v->when_ms = 0;
+        v->stale = r->elements >= 6 && int_of(r->element[5], &flag) && flag == 1;
+        v->kind = RR_VOTE_DONE;
+    } else if (strcmp(tag, "VOID") == 0) {
+        /* Only a request that arrives after its own give-back sees this;
+         * it took nothing, and it is never a vote for us. */
+        snprintf(v->detail, sizeof(v->detail), "this attempt was already given back");
+        return;
+    } else if (strcmp(tag, "STALE") == 0 && r->elements >= 5) {
+        holder_of(r, 1, v);
+        if (!int_of(r->element[4], &v->when_ms))
+            v->when_ms = 0;
+        v->stale = r->elements >= 7 && int_of(r->element[6], &flag) && flag == 1;
+        v->kind = RR_VOTE_STALE;
+    } else {
+        goto malformed;
+    }
+    return;
+malformed:
+    memset(v, 0, sizeof(*v));
+    v->kind = RR_VOTE_ERR;
+    v->pttl_ms = -1;
+    v->rank = -1;
+    snprintf(v->detail, sizeof(v->detail), "malformed reply to the acquire script");
+}
+
+int rr_lock_classify_renew(int status, const redisReply *r)
+{
+    if (status != RR_REPLY_OK || !r || r->type != REDIS_REPLY_INTEGER)
+        return -1;
+    if (r->integer == 1)
+        return 1;
+    if (r->integer == 0)
+        return 0;
+    return -1;
+}

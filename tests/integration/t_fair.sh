@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# t_fair.sh — fair waiting (the queue beside the lock) and --limit N.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis F
+start_redis G
+start_redis H
+U=$F_URL
+
+k_queue() { printf 'redlock:{%s}:queue' "$1"; }
+qlen() { R F ZCARD "$(k_queue "$1")"; }
+qlen_is() { [ "$(qlen "$1")" = "$2" ]; }
+
+# Script calls (EVALSHA + EVAL) since the last CONFIG RESETSTAT.
+script_calls() {
+    R F INFO commandstats | tr -d '\r' |
+        sed -nE 's/^cmdstat_(evalsha|eval):calls=([0-9]+).*/\2/p' |
+        awk '{ s += $1 } END { print s + 0 }'
+}
+
+# fifo_round JOB N — a holder, then N waiters 60 ms apart; prints the order
+# in which they ran (their numbers, space-separated).
+fifo_round() {
+    local job=$1 n=$2 d=$TMP/$1 i pids=()
+    mkdir -p "$d"
+    bg "$d/h" "$RR_BIN" -r "$U" "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+    pids+=("$BG")
+    wait_for 10 file_there "$d/held" || fail "holder did not start"
+    for i in $(seq -w 1 "$n"); do
+        bg "$d/w$i" "$RR_BIN" -r "$U" -w 60s "$job" -- sh -c 'echo "$1" >> "$2"' sh "$i" "$d/order"
+        pids+=("$BG")
+        sleep 0.06
+    done
+    for p in "${pids[@]}"; do wait_pid "$p" 60; done
+    tr '\n' ' ' < "$d/order" | sed 's/ $//'
+}
+
+t "12 waiters 60 ms apart run in arrival order (3 rounds)"
+want=$(seq -w 1 12 | tr '\n' ' ' | sed 's/ $//')
+for round in 1 2 3; do
+    got=$(fifo_round "fifo$round" 12)
+    note "round $round: $got"
+    assert_eq "$want" "$got" "order of round $round"
+done
+assert_eq 0 "$(qlen fifo1)" "queue left behind"
+end_test
+
+t "script calls per completed run: 32 waiters cost at most 1.5x what 4 cost"
+# Each waiter: one try that queues it, one after its subscription, one when
+# woken (it gets the lock), its release: O(1) per handoff. Before the queue,
+# every release woke every waiter (4.7 calls per run with 4, 19.7 with 32).
+per_run() {
+    local n=$1 d=$TMP/cost$1 i pids=() calls
+    mkdir -p "$d"
+    R F CONFIG RESETSTAT >/dev/null
+    bg "$d/h" "$RR_BIN" -r "$U" "cost$n" -- sh -c 'touch "$1"; sleep 0.5' sh "$d/held"
+    pids+=("$BG")
+    wait_for 10 file_there "$d/held"
+    for i in $(seq 1 "$n"); do
+        bg "$d/w$i" "$RR_BIN" -r "$U" -w 120s "cost$n" -- sleep 0.02
+        pids+=("$BG")
+    done
+    for p in "${pids[@]}"; do wait_pid "$p" 120; done
+    calls=$(script_calls)
+    echo "$calls $((n + 1))"
+}
+read -r c4 r4 < <(per_run 4)
+read -r c32 r32 < <(per_run 32)
+note "4 waiters: $c4 script calls for $r4 runs; 32 waiters: $c32 for $r32 runs"
+# ratio = (c32/r32) / (c4/r4) <= 1.5  <=>  2 * c32 * r4 <= 3 * c4 * r32
+[ $((2 * c32 * r4)) -le $((3 * c4 * r32)) ] ||
+    fail "per-run cost grew: $c32/$r32 with 32 waiters vs $c4/$r4 with 4"
+end_test
+
+t "a plain run (no --wait) does no queue work and costs what it did before"
+R F FLUSHALL >/dev/null
+rr_direct -r "$U" plain -- true   # loads the scripts
+R F CONFIG RESETSTAT >/dev/null
+rr_direct -r "$U" plain -- true
+assert_rc 0
+stats=$(R F INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v -E 'cmdstat_(info|config)')
+note "$(echo "$stats" | sed -E 's/cmdstat_([a-z|]+):calls=([0-9]+).*/\1=\2/' | tr '\n' ' ')"
+total=$(echo "$stats" | sed -nE 's/.*:calls=([0-9]+).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+assert_eq 2 "$(script_calls)" "round trips (acquire and release EVALSHA)"
+assert_not_contains "$stats" "cmdstat_z" "queue commands on a plain run"
+# 25 commands in all (2 EVALSHA + 23 inside the scripts), measured on main
+# before the queue existed.
+[ "$total" -le 25 ] || fail "a plain run made $total commands, more than the 25 before the queue"
+end_test
+
+t "a waiter killed -9 in the middle of the queue delays the next by less than a lease"
+job=killmid d=$TMP/killmid
+mkdir -p "$d"
+# --ttl 3s: queue entries live 1.5s and are refreshed every 0.5s.
+bg "$d/h" "$RR_BIN" -r "$U" -t 3s "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+h=$BG
+wait_for 10 file_there "$d/held" || fail "holder did not start"
+bg "$d/a" "$RR_BIN" -r "$U" -t 3s -w 30s "$job" -- sh -c 'sleep 0.3; date +%s%3N > "$1"' sh "$d/a.end"
+a=$BG
+sleep 0.1
+bg "$d/b" "$RR_BIN" -r "$U" -t 3s -w 30s "$job" -- touch "$d/b.ran"
+b=$BG
+sleep 0.1
+bg "$d/c" "$RR_BIN" -r "$U" -t 3s -w 30s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/c.start"
+c=$BG
+wait_for 5 qlen_is "$job" 3 || fail "expected 3 queued, saw $(qlen "$job")"
+kill_wait KILL "$b" 5
+for p in "$h" "$a" "$c"; do wait_pid "$p" 30; done
+assert_rc 0 "the waiter behind the dead one"
+assert_no_file "$d/b.ran" "the killed waiter's command"
+if [ -s "$d/a.end" ] && [ -s "$d/c.start" ]; then
+    gap=$(( $(cat "$d/c.start") - $(cat "$d/a.end") ))
+    note "next ran ${gap} ms after the one before the dead waiter ended"
+    assert_lt "$gap" 3000 "delay behind a dead waiter (ms), lease 3000"
+else
+    fail "a or c did not run"
+fi
+wait_for 3 qlen_is "$job" 0 || fail "the dead waiter's entry is still queued"
+end_test
+
+t "a waiter whose --wait ran out, or that got SIGTERM, is gone from the queue at once"
+job=giveup d=$TMP/giveup
+mkdir -p "$d"
+bg "$d/h" "$RR_BIN" -r "$U" "$job" -- sh -c 'touch "$1"; sleep 3' sh "$d/held"
+h=$BG
+wait_for 10 file_there "$d/held" || fail "holder did not start"
+rr_direct -r "$U" -w 500ms "$job" -- touch "$d/ran"
+assert_rc 75 "wait ran out"
+assert_eq 0 "$(qlen "$job")" "queue entries after the wait ran out"
+assert_eq "" "$(R F --scan --pattern "redlock:{$job}:q:*")" "waiter keys left"
+# -E 0: the exit status of giving up is 0, and it still leaves the queue.
+rr_direct -r "$U" -w 300ms -E 0 "$job" -- touch "$d/ran"
+assert_rc 0 "wait ran out with -E 0"
+assert_eq 0 "$(qlen "$job")" "queue entries after the wait ran out (-E 0)"
+bg "$d/w" "$RR_BIN" -r "$U" -w 30s "$job" -- touch "$d/ran"
+w=$BG
+wait_for 5 qlen_is "$job" 1 || fail "waiter did not queue"
+kill_wait TERM "$w" 5
+assert_eq 143 "$RC" "waiter's status after SIGTERM"
+assert_eq 0 "$(qlen "$job")" "queue entries after SIGTERM"
+assert_no_file "$d/ran"
+wait_pid "$h" 10
+end_test
+
+t "--wait 0 does not jump ahead of a queued waiter"
+job=nojump d=$TMP/nojump
+mkdir -p "$d"
+bg "$d/h" "$RR_BIN" -r "$U" "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+h=$BG
+wait_for 10 file_there "$d/held" || fail "holder did not start"
+bg "$d/w" "$RR_BIN" -r "$U" -w 30s "$job" -- sleep 1
+w=$BG
+wait_for 5 qlen_is "$job" 1 || fail "waiter did not queue"
+# Take the holder's lock away by hand: the lock is free, a waiter is queued.
+R F DEL "$(k_lock "$job")" >/dev/null
+rr_direct -r "$U" "$job" -- touch "$d/jumped"
+assert_rc 75 "a newcomer with a waiter queued"
+assert_no_file "$d/jumped"
+for p in "$h" "$w"; do wait_pid "$p" 15; done
+end_test
+
+t "a wake-up while the refresh timer is armed starts one try, not two"
+# A release message woke the waiter while its refresh timer was still armed;
+# the timer then fired during that try and started a second acquisition
+# with a new token: the first one's lock was then renewed with the second's
+# token and lost (79), or the two answers crossed (the chaos harness saw a
+# crash). Here one transaction frees the lock, wakes the waiter and pauses
+# every client for 400 ms, so the woken try waits longer than the waiter's
+# refresh interval (200 ms with --ttl 1200ms).
+job=wake2 d=$TMP/wake2
+mkdir -p "$d"
+R F SET "$(k_lock "$job")" someone-else PX 60000 >/dev/null
+bg "$d/w" "$RR_BIN" -r "$U" -t 1200ms --redis-timeout 2s -w 20s "$job" -- sleep 1
+w=$BG
+wait_for 5 qlen_is "$job" 1 || fail "the waiter did not queue"
+wid=$(R F ZRANGE "$(k_queue "$job")" 0 0)
+sleep 0.3   # its subscription is confirmed and its first retry done
+printf 'MULTI\nDEL %s\nPUBLISH %s 1\nCLIENT PAUSE 400 ALL\nEXEC\n' "$(k_lock "$job")" \
+    "redlock:{$job}:wake:$wid" | timeout 10 redis-cli -p "$F_PORT" > "$d/multi.out"
+grep -q ERR "$d/multi.out" && fail "the transaction: $(tr '\n' ' ' < "$d/multi.out")"
+wait_pid "$w" 20
+assert_rc 0 "the woken waiter's run"
+assert_not_contains "$(cat "$d/w.err")" "lost" "the waiter's stderr"
+end_test
+
+t "--limit 3 with nine 1-second jobs: never more than 3 at once, done in about 3 s"
+job=lim3 d=$TMP/lim3
+mkdir -p "$d"
+pids=()
+t0=$(now_ms)
+for i in $(seq 1 9); do
+    bg "$d/j$i" "$RR_BIN" -r "$U" --limit 3 -w 60s "$job" -- sh -c \
+        'echo "S $(date +%s%3N) $REDLOCK_SLOT" >> "$1"; sleep 1; echo "E $(date +%s%3N) $REDLOCK_SLOT" >> "$1"' \
+        sh "$d/times"
+    pids+=("$BG")
+done
+fails=0
+for p in "${pids[@]}"; do wait_pid "$p" 60; [ "$RC" = 0 ] || fails=$((fails + 1)); done
+el=$(( $(now_ms) - t0 ))
+assert_eq 0 "$fails" "jobs that failed"
+read -r maxc starts slots < <($PY - "$d/times" <<'PY'
+import sys
+ev = []
+slots = set()
+for line in open(sys.argv[1]):
+    k, t, s = line.split()
+    ev.append((int(t), 0 if k == "E" else 1))   # an end before a start at the same ms
+    slots.add(s)
+cur = mx = n = 0
+for t, k in sorted(ev):
+    cur += 1 if k else -1
+    n += k
+    mx = max(mx, cur)
+print(mx, n, ",".join(sorted(slots)))
+PY
+)
+note "9 jobs in $el ms, at most $maxc at once, slots $slots"
+assert_eq 9 "$starts" "jobs that ran"
+[ "${maxc:-9}" -le 3 ] || fail "$maxc jobs ran at once with --limit 3"
+assert_eq "1,2,3" "$slots" "REDLOCK_SLOT values"
+[ "$el" -ge 3000 ] || fail "nine 1 s jobs, 3 at a time, took only $el ms"
+assert_lt "$el" 8000 "time for nine 1 s jobs, 3 at a time (ms)"
+end_test
+
+t "a --limit holder killed -9 frees its place within its TTL"
+job=limkill d=$TMP/limkill
+mkdir -p "$d"
+hs=()
+for i in 1 2; do
+    bg "$d/h$i" "$RR_BIN" -r "$U" --limit 2 -t 2s "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/held$i"
+    hs+=("$BG")
+    wait_for 10 file_there "$d/held$i" || fail "holder $i did not start"
+done
+bg "$d/w" "$RR_BIN" -r "$U" --limit 2 -t 2s -w 20s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w.start"
+w=$BG
+wait_for 5 qlen_is "$job" 1 || fail "the third did not queue"
+tk=$(now_ms)
+kill_wait KILL "${hs[0]}" 5
+wait_pid "$w" 20
+assert_rc 0 "the waiter"
+if [ -s "$d/w.start" ]; then
+    gap=$(( $(cat "$d/w.start") - tk ))
+    note "the waiter ran $gap ms after a holder was killed (TTL 2000 ms)"
+    assert_lt "$gap" 2600 "time to free a killed holder's place (ms)"
+else
+    fail "the waiter never ran"
+fi
+kill_wait TERM "${hs[1]}" 10
+end_test
+
+t "--status shows every --limit holder and the queue"
+job=limstat d=$TMP/limstat
+mkdir -p "$d"
+hs=()
+for i in 1 2; do
+    bg "$d/h$i" "$RR_BIN" -r "$U" --limit 2 "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/held$i"
+    hs+=("$BG")
+    wait_for 10 file_there "$d/held$i" || fail "holder $i did not start"
+done
+bg "$d/w" "$RR_BIN" -r "$U" --limit 2 -w 30s "$job" -- true
+w=$BG
+wait_for 5 qlen_is "$job" 1 || fail "the third did not queue"
+rr -r "$U" --status "$job"
+note "$(tr '\n' '|' < "$OUT")"
+assert_contains "$(cat "$OUT")" "slot 2" "--status"
+assert_contains "$(cat "$OUT")" "queue" "--status"
+assert_contains "$(cat "$OUT")" "1 waiting" "--status"
+rr -r "$U" --status --json "$job"
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["holders"]) == 2 and len(d["queue"]) == 1, d' "$OUT" ||
+    fail "--status --json: $(cat "$OUT")"
+kill_wait TERM "$w" 5
+for p in "${hs[@]}"; do kill_wait TERM "$p" 10; done
+end_test
+
+t "--limit with --once, and bad --limit values: 64 with a message"
+rr -r "$U" --limit 3 --once daily x -- true
+assert_rc 64 "--limit with --once"
+assert_contains "$(cat "$ERR")" "--limit cannot be used with --once"
+assert_eq 1 "$(grep -c '' "$ERR")" "lines of the message"
+for v in 0 -1 abc 99999999999999999999 101; do
+    rr -r "$U" --limit "$v" x -- true
+    assert_rc 64 "--limit $v"
+    assert_contains "$(cat "$ERR")" "--limit must be a number of holders from 1 to 100" "--limit $v"
+done
+rr -r "$U" -r "$G_URL" -r "$H_URL" --limit 2 x -- true
+assert_rc 64 "--limit with several masters"
+assert_contains "$(cat "$ERR")" "needs one lock service"
+end_test
+
+t "Redlock (3 masters): waiters still run in arrival order"
+job=fair3 d=$TMP/fair3
+mkdir -p "$d"
+M=(-r "$U" -r "$G_URL" -r "$H_URL")
+bg "$d/h" "$RR_BIN" "${M[@]}" "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+pids=("$BG")
+wait_for 10 file_there "$d/held" || fail "holder did not start"
+for i in 01 02 03 04 05 06; do
+    bg "$d/w$i" "$RR_BIN" "${M[@]}" -w 60s "$job" -- sh -c 'echo "$1" >> "$2"' sh "$i" "$d/order"
+    pids+=("$BG")
+    sleep 0.08
+done
+fails=0
+for p in "${pids[@]}"; do wait_pid "$p" 60; [ "$RC" = 0 ] || fails=$((fails + 1)); done
+got=$(tr '\n' ' ' < "$d/order" | sed 's/ $//')
+note "order: $got"
+assert_eq 0 "$fails" "runs that failed"
+assert_eq "01 02 03 04 05 06" "$got" "order over 3 masters"
+end_test
+
+t "Redlock (3 masters): a waiter killed in the queue does not stall the ones behind it"
+job=kill3 d=$TMP/kill3
+mkdir -p "$d"
+M=(-r "$U" -r "$G_URL" -r "$H_URL")
+bg "$d/h" "$RR_BIN" "${M[@]}" -t 3s "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+h=$BG
+wait_for 10 file_there "$d/held" || fail "holder did not start"
+bg "$d/a" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- sh -c 'sleep 0.3; date +%s%3N > "$1"' sh "$d/a.end"
+a=$BG
+sleep 0.1
+bg "$d/b" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- touch "$d/b.ran"
+b=$BG
+sleep 0.1
+bg "$d/c" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/c.start"
+c=$BG
+wait_for 5 qlen_is "$job" 3 || fail "expected 3 queued on the first master, saw $(qlen "$job")"
+kill_wait KILL "$b" 5
+for p in "$h" "$a" "$c"; do wait_pid "$p" 30; done
+assert_rc 0 "the waiter behind the dead one"
+assert_no_file "$d/b.ran" "the killed waiter's command"
+if [ -s "$d/a.end" ] && [ -s "$d/c.start" ]; then
+    gap=$(( $(cat "$d/c.start") - $(cat "$d/a.end") ))
+    note "next ran ${gap} ms after the one before the dead waiter ended"
+    assert_lt "$gap" 3000 "delay behind a dead waiter over 3 masters (ms), lease 3000"
+else
+    fail "a or c did not run"
+fi
+end_test
+
+done_testing
