@@ -43,6 +43,7 @@ struct sent {
     bool fail_now;                     /* the round failed: fail parked requests */
     bool refused;                      /* a sentinel refused our credentials */
     bool said_few;                     /* warned: --sync-replicas below the replica count */
+    bool cert_refused;                 /* this round: a sentinel's certificate did not verify */
     uint64_t ask_after;                /* no new round before (uv_now) */
     char why[RR_ERRLEN];               /* what the sentinels said, for the error */
     struct rr_sentinel_view views[RR_MAX_NODES];  /* this round's answers */
@@ -254,6 +255,8 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
         note(t, "%s refused our sentinel credentials: check --sentinel-password-file or "
              "$REDLOCK_SENTINEL_PASSWORD (and $REDLOCK_SENTINEL_USER)%s", rr_conn_name(c), "");
     } else if (status != RR_REPLY_OK) {
+        /* A certificate that does not verify is a refusal (78), not an outage. */
+        t->cert_refused |= rr_conn_refused(c);
         note(t, "%s%s", rr_conn_error(c), "");
     } else if (r->type == REDIS_REPLY_ERROR && (svc_is_error(r, "NOAUTH") || svc_is_error(r, "WRONGPASS"))) {
         t->refused = true;
@@ -305,6 +308,7 @@ static void decide(struct rr_svc *s)
         return;
     }
     svc_error(s, "no sentinel named the master of '%s': %s", s->ep.master, t->why);
+    s->refused = t->cert_refused;
     t->state = S_UNKNOWN;
     t->fail_now = true;
     svc_kick(s);
@@ -334,6 +338,7 @@ static void start_round(struct rr_svc *s)
     t->asked = t->answered = 0;
     t->n_views = 0;
     t->refused = false;
+    t->cert_refused = false;
     t->why[0] = '\0';
     for (int i = 0; i < t->n; i++) {
         struct ask *a = malloc(sizeof *a);
