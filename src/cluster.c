@@ -96,8 +96,13 @@ static int node_for(struct rr_svc *s, const char *host, int port)
 
     if (i >= 0)
         return i;
-    if (k->n == CL_MAX_NODES || strlen(host) >= sizeof k->nodes[0].host) {
-        svc_error(s, "%s: too many nodes to keep a connection to each", s->ep.display);
+    if (strlen(host) >= sizeof k->nodes[0].host) {
+        svc_error(s, "%s: a node's address is too long", s->ep.display);
+        return -1;
+    }
+    if (k->n == CL_MAX_NODES) {
+        svc_error(s, "%s: more than %d nodes to keep a connection to", s->ep.display,
+                  CL_MAX_NODES);
         return -1;
     }
     i = k->n;
