@@ -238,6 +238,46 @@ else
     fail "cannot start two plain redis-servers"
 fi
 
+t "--limit 2 and FIFO --wait through a non-owner seed: never more than 2 at once"
+J=jobM; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
+d=$TMP/lim
+mkdir -p "$d"
+resetstats
+pids=()
+for i in 1 2 3 4 5; do
+    bg "$d/j$i" "$RR_BIN" -r "$(cl_url "$T")" --limit 2 -w 20s "$J" -- sh -c \
+        'echo "S $(date +%s%3N) $REDLOCK_SLOT" >> "$1"; sleep 0.6; echo "E $(date +%s%3N) $REDLOCK_SLOT" >> "$1"' \
+        sh "$d/times"
+    pids+=("$BG")
+done
+fails=0
+for p in "${pids[@]}"; do wait_pid "$p" 30; [ "$RC" = 0 ] || fails=$((fails + 1)); done
+assert_eq 0 "$fails" "jobs that failed"
+read -r maxc starts slots < <("$PY" - "$d/times" <<'PY'
+import sys
+ev, slots = [], set()
+for line in open(sys.argv[1]):
+    k, t, s = line.split()
+    ev.append((int(t), 0 if k == "E" else 1))
+    slots.add(s)
+cur = mx = n = 0
+for t, k in sorted(ev):
+    cur += 1 if k else -1
+    n += k
+    mx = max(mx, cur)
+print(mx, n, ",".join(sorted(slots)))
+PY
+)
+assert_eq 5 "$starts" "jobs that ran"
+[ "${maxc:-9}" -le 2 ] || fail "$maxc jobs ran at once with --limit 2"
+assert_eq "1,2" "$slots" "REDLOCK_SLOT values"
+# Every wake-up and release message was sharded: no PUBLISH anywhere.
+st=$(R "$O" INFO commandstats)
+assert_contains "$st" "cmdstat_spublish:" "the owner's commands"
+for n in "${CL_NODES[@]}"; do
+    cl_alive "$n" && assert_not_contains "$(R "$n" INFO commandstats)" "cmdstat_publish:" "commands on $n"
+done
+
 t "a waiter follows its sharded channel across a resharding of the slot"
 J=jobW; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
 U=$(cl_url "$T")
