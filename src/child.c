@@ -262,6 +262,11 @@ static void finish_exit(struct rr_child *ch)
     ch->sweeping = false;
     /* Read before the guard goes: run.c asks after exit_cb. */
     ch->lease_ran_out = rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard);
+    if (rr_guard_tree_full(ch->guard))
+        rr_log(RR_LOG_WARN, "guard", NULL,
+               "the command had more than %d processes at once: had redlock-run been "
+               "SIGKILLed, the guard would not have known them all",
+               GUARD_TREE);
     rr_guard_stop(ch->guard);
     ch->guard = NULL;
     uv_signal_stop(&ch->sigchld);
