@@ -580,6 +580,7 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
         snprintf(err, errlen, "cannot start the guard process: %s", strerror(errno));
         goto fail;
     }
+    rr_guard_set_marks(ch->guard, envp);
 
     /* Block every signal across vfork: the child must not run one of our
      * handlers before it has reset them to default. */

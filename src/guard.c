@@ -70,6 +70,8 @@ struct rr_guard {
     int own_pgid;
     bool foreground;
     int tree_full;            /* a process of our tree was not held */
+    int nmarks;               /* 2 once marks are set (then read-only) */
+    char marks[2][512];       /* "REDLOCK_NAME=...", "REDLOCK_FENCE=..." */
     /* Ours only. */
     pid_t guard_pid;
     void *stack;
@@ -365,14 +367,13 @@ static int tree_scan(struct rr_guard *g, pid_t self, int sig)
     return added;
 }
 
-/* We are dead: stop everything held, walk down from it until nothing new
- * turns up (a stopped process forks no more; a fork under way when the stop
- * came is seen in a moment), then kill it all. */
-static void tree_kill_orphans(struct rr_guard *g, pid_t self)
+/* Walk down from everything held, stopping what is new, until two walks
+ * 2 ms apart find nothing (a stopped process forks no more; a fork under
+ * way when the stop came is seen in a moment). */
+static void tree_stop_all(struct rr_guard *g, pid_t self)
 {
     int quiet = 0;
 
-    tree_signal(g, SIGSTOP);
     for (int round = 0; round < 20 && quiet < 2; round++) {
         if (tree_scan(g, self, SIGSTOP) > 0) {
             quiet = 0;
@@ -382,6 +383,83 @@ static void tree_kill_orphans(struct rr_guard *g, pid_t self)
             SYS(SYS_nanosleep, &ts, 0, 0);
         }
     }
+}
+
+/* Does process pid have both of the run's marks in its environment? */
+static bool env_marked(struct rr_guard *g, pid_t pid)
+{
+    char path[48], buf[2048];
+    struct rr_guard_envmatch m[2] = { { g->marks[0], 0, 0 }, { g->marks[1], 0, 0 } };
+    long fd = SYS(SYS_openat, AT_FDCWD, proc_path(path, sizeof path, pid, "/environ"),
+                  O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;   /* gone, or not ours to read (another user's) */
+    for (int k = 0; k < 64; k++) {   /* at most 128 KB */
+        long r = SYS(SYS_read, fd, buf, sizeof buf);
+        if (r <= 0)
+            break;
+        rr_guard_env_match(&m[0], buf, (size_t)r);
+        rr_guard_env_match(&m[1], buf, (size_t)r);
+        if (m[0].found && m[1].found)
+            break;
+    }
+    SYS(SYS_close, fd, 0, 0);
+    return m[0].found && m[1].found;
+}
+
+/* The window a walk leaves: a process created after our last walk whose
+ * parent died with us (the command, by PR_SET_PDEATHSIG) before we could
+ * stop it went to init unseen. It got a pid after seen (pids are handed out
+ * in increasing order until they wrap) and, unless it cleared them, it has
+ * this run's REDLOCK_NAME and REDLOCK_FENCE in its environment, which no
+ * process outside our tree is given. Those are held and stopped. */
+static int take_marked(struct rr_guard *g, pid_t self, long seen)
+{
+    long lp = last_pid();
+    int added = 0;
+
+    if (lp < 0 || __atomic_load_n(&g->nmarks, __ATOMIC_ACQUIRE) != 2)
+        return 0;
+    long lo = seen + 1;
+    if (seen < 0 || lp < seen || lp - seen > 4096)
+        lo = lp - 4096;   /* wrapped, or a fork storm: the newest ones */
+    if (lo < 2)
+        lo = 2;
+    for (long p = lo; p <= lp && g->tree_n < GUARD_TREE; p++) {
+        bool known = p == self;
+        for (int i = 0; i < g->tree_n && !known; i++)
+            known = g->tree[i].pid == p;
+        if (known)
+            continue;
+        long fd = g->no_pidfd ? -1 : SYS(SYS_pidfd_open, p, 0, 0);
+        struct rr_guard_stat st;
+        /* Read while the pidfd's process still lives: that process's. */
+        if (env_marked(g, (pid_t)p) && read_stat((pid_t)p, &st) == 0 &&
+            (fd < 0 || fd_alive(fd))) {
+            struct tree_proc *e = &g->tree[g->tree_n++];
+            e->pid = (pid_t)p;
+            e->fd = fd >= 0 ? (int)fd : -1;
+            e->start = st.start;
+            if (e->fd >= 0)
+                SYS4(SYS_pidfd_send_signal, e->fd, SIGSTOP, 0, 0);
+            else
+                SYS(SYS_kill, p, SIGSTOP, 0);
+            added++;
+        } else if (fd >= 0) {
+            SYS(SYS_close, fd, 0, 0);
+        }
+    }
+    return added;
+}
+
+/* We are dead: stop everything held and what a walk down from it finds,
+ * then what the marks find, then kill it all. */
+static void tree_kill_orphans(struct rr_guard *g, pid_t self, long seen)
+{
+    tree_signal(g, SIGSTOP);
+    tree_stop_all(g, self);
+    if (take_marked(g, self, seen) > 0)
+        tree_stop_all(g, self);
     tree_signal(g, SIGKILL);
 }
 
@@ -500,7 +578,7 @@ static int guard_main(void *p)
             /* Stopped first, not killed: what a dying process leaves
              * goes to init, out of reach of a walk. */
             signal_all(g, self, SIGSTOP, false);
-            tree_kill_orphans(g, self);
+            tree_kill_orphans(g, self, seen_pid);
             signal_all(g, self, SIGKILL, false);
             break;
         }
@@ -620,6 +698,28 @@ void rr_guard_set_deadline(struct rr_guard *g, int64_t deadline_ms)
 bool rr_guard_termed(const struct rr_guard *g)
 {
     return g && load32(&g->termed);
+}
+
+void rr_guard_set_marks(struct rr_guard *g, char *const envp[])
+{
+    static const char *const want[2] = { "REDLOCK_NAME=", "REDLOCK_FENCE=" };
+    int got = 0;
+
+    if (!g || !envp)
+        return;
+    for (int k = 0; k < 2; k++) {
+        size_t wl = strlen(want[k]);
+        for (char *const *e = envp; *e; e++) {
+            if (strncmp(*e, want[k], wl) == 0 && strlen(*e) < sizeof g->marks[k]) {
+                memcpy(g->marks[k], *e, strlen(*e) + 1);
+                got++;
+                break;
+            }
+        }
+    }
+    /* Both, or the guard never looks: one alone could match strangers. */
+    if (got == 2)
+        __atomic_store_n(&g->nmarks, 2, __ATOMIC_RELEASE);
 }
 
 bool rr_guard_tree_full(const struct rr_guard *g)

@@ -99,6 +99,22 @@ int rr_guard_parse_stat(const char *buf, size_t len, struct rr_guard_stat *st);
  * Pure, async-signal-safe. */
 long rr_guard_parse_last_pid(const char *buf, size_t len);
 
+/* Looks for the exact entry mark ("NAME=value") in a /proc/PID/environ
+ * text (entries ending in NUL) fed in pieces: start with pos 0, found 0;
+ * found is 1 once an entry equal to mark has ended. Pure. */
+struct rr_guard_envmatch {
+    const char *mark;
+    long pos;    /* chars of mark matched in the current entry, -1: none */
+    int found;
+};
+void rr_guard_env_match(struct rr_guard_envmatch *m, const char *buf, size_t len);
+
+/* The run's REDLOCK_NAME= and REDLOCK_FENCE= entries of envp, for the
+ * guard: once we are dead, a process created since its last walk that has
+ * both in its environment is ours even if nothing leads to it any more
+ * (see guard.c). Call before the command is spawned. */
+void rr_guard_set_marks(struct rr_guard *g, char *const envp[]);
+
 /* The pids listed in a /proc/PID/task/TID/children text ("12 345 "), into
  * out (at most max); returns how many. Pure, async-signal-safe. */
 int rr_guard_parse_pids(const char *buf, size_t len, pid_t *out, int max);

@@ -107,3 +107,17 @@ long rr_guard_parse_last_pid(const char *buf, size_t len)
     long long v = number(buf, i, j);
     return v > 0x3fffffff ? -1 : (long)v;
 }
+
+void rr_guard_env_match(struct rr_guard_envmatch *m, const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (c == '\0') {
+            if (m->pos >= 0 && m->mark[m->pos] == '\0')
+                m->found = 1;
+            m->pos = 0;   /* the next entry starts */
+        } else if (m->pos >= 0) {
+            m->pos = m->mark[m->pos] == c ? m->pos + 1 : -1;
+        }
+    }
+}

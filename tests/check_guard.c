@@ -96,6 +96,36 @@ START_TEST(test_parse_last_pid)
 }
 END_TEST
 
+static int env_has(const char *env, size_t len, const char *mark, size_t piece)
+{
+    struct rr_guard_envmatch m = { mark, 0, 0 };
+    for (size_t i = 0; i < len; i += piece)
+        rr_guard_env_match(&m, env + i, len - i < piece ? len - i : piece);
+    return m.found;
+}
+
+START_TEST(test_env_match)
+{
+    static const char env[] = "PATH=/bin\0REDLOCK_NAME=job\0XREDLOCK_FENCE=7\0"
+                              "REDLOCK_FENCE=17\0REDLOCK_NAME=jobs\0";
+    size_t len = sizeof env - 1;
+
+    for (size_t piece = 1; piece <= len; piece++) {
+        ck_assert_int_eq(env_has(env, len, "REDLOCK_NAME=job", piece), 1);
+        ck_assert_int_eq(env_has(env, len, "REDLOCK_FENCE=17", piece), 1);
+        ck_assert_int_eq(env_has(env, len, "REDLOCK_NAME=jobs", piece), 1);
+        /* only whole entries, from their start */
+        ck_assert_int_eq(env_has(env, len, "REDLOCK_FENCE=7", piece), 0);
+        ck_assert_int_eq(env_has(env, len, "REDLOCK_FENCE=1", piece), 0);
+        ck_assert_int_eq(env_has(env, len, "REDLOCK_NAME=jo", piece), 0);
+        ck_assert_int_eq(env_has(env, len, "PATH=/bin/x", piece), 0);
+    }
+    /* an entry cut off (no final NUL) does not count */
+    ck_assert_int_eq(env_has("A=1\0B=2", 7, "B=2", 7), 0);
+    ck_assert_int_eq(env_has("", 0, "A=1", 1), 0);
+}
+END_TEST
+
 static int64_t mono(void)
 {
     struct timespec ts;
@@ -184,6 +214,7 @@ static Suite *guard_suite(void)
     tcase_add_test(tc, test_parse_stat_bad);
     tcase_add_test(tc, test_parse_stat_self);
     tcase_add_test(tc, test_parse_last_pid);
+    tcase_add_test(tc, test_env_match);
     suite_add_tcase(s, tc);
     tc = tcase_create("process");
     tcase_set_timeout(tc, 30);

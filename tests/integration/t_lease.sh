@@ -267,6 +267,31 @@ t "kill -9 of the wrapper while it stops such a straggler: it dies by the lease'
 setsid_kill skexit exit
 end_test
 
+t "kill -9 of the wrapper just after the command started a setsid'd straggler: it dies too"
+# Within the guard's walk interval (25 ms): the straggler's parent, the
+# command, dies with us before the guard saw the straggler; the run's
+# REDLOCK_NAME/REDLOCK_FENCE in its environment give it away.
+strag='trap "" TERM; echo $$ > "$2"; while :; do date +%s%3N >> "$1"; sleep 0.05; done'
+for i in 1 2 3 4 5; do
+    rm -f "$TMP/skfast.pid"
+    "$RR_BIN" -r "$U" -t 3s "skfast$i" -- \
+        sh -c 'setsid sh -c '"'$strag'"' sh "$1" "$2" & wait' sh "$TMP/skfast.a" "$TMP/skfast.pid" \
+        >/dev/null 2>&1 </dev/null &
+    w=$!
+    track_pid "$w"
+    # (Busy-waiting: wait_for's 20 ms ticks would leave the guard a walk.)
+    for ((n = 0; n < 3000000; n++)); do [ -s "$TMP/skfast.pid" ] && break; done
+    [ -s "$TMP/skfast.pid" ] || { fail "the straggler did not start"; break; }
+    kill -KILL "$w"
+    sp=$(cat "$TMP/skfast.pid")
+    track_pid "$sp"
+    if ! wait_for 1 gone "$sp"; then
+        fail "round $i: the straggler $sp outlived a kill -9 right after it started"
+        kill -KILL "$sp" 2>/dev/null
+    fi
+done
+end_test
+
 t "kill -9 of redlock-run's whole process group: the guard survives it and stops the command's"
 # (The guard has a process group of its own; it used to die with ours.)
 setsid "$RR_BIN" -r "$U" -t 2s pgkill -- sh -c 'sleep 1004 & echo $! > "$1"; wait' sh "$TMP/pg.pid" \
