@@ -262,6 +262,11 @@ static void finish_exit(struct rr_child *ch)
     ch->sweeping = false;
     /* Read before the guard goes: run.c asks after exit_cb. */
     ch->lease_ran_out = rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard);
+    if (rr_guard_tree_full(ch->guard))
+        rr_log(RR_LOG_WARN, "guard", NULL,
+               "the command had more than %d processes at once: had redlock-run been "
+               "SIGKILLed, the guard would not have known them all",
+               GUARD_TREE);
     rr_guard_stop(ch->guard);
     ch->guard = NULL;
     uv_signal_stop(&ch->sigchld);
@@ -575,6 +580,7 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
         snprintf(err, errlen, "cannot start the guard process: %s", strerror(errno));
         goto fail;
     }
+    rr_guard_set_marks(ch->guard, envp);
 
     /* Block every signal across vfork: the child must not run one of our
      * handlers before it has reset them to default. */

@@ -69,9 +69,20 @@ struct rr_guard {
     int rfd, wfd;
     int own_pgid;
     bool foreground;
+    int tree_full;            /* a process of our tree was not held */
+    int nmarks;               /* 2 once marks are set (then read-only) */
+    char marks[2][512];       /* "REDLOCK_NAME=...", "REDLOCK_FENCE=..." */
     /* Ours only. */
     pid_t guard_pid;
     void *stack;
+    /* The guard's only: what it knows of our process tree. */
+    int tree_n;
+    int no_pidfd;             /* pidfd_open is missing (or valgrind's) */
+    struct tree_proc {
+        pid_t pid;
+        int fd;                   /* its pidfd, or -1: then pid + start */
+        unsigned long long start;
+    } tree[GUARD_TREE];
 };
 
 /* ---- raw system calls: no errno, no libc state ---- */
@@ -118,6 +129,18 @@ static long sys6(long n, long a, long b, long c, long d, long e, long f)
 #endif
 
 #define SYS(n, a, b, c) sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SYS4(n, a, b, c, d) sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+/* The same number on every architecture (the syscall table is unified
+ * from 424 on); older headers lack them. */
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#define EPERM_RAW 1
+#define ENOSYS_RAW 38
 
 static int64_t mono_ms(void)
 {
@@ -130,27 +153,7 @@ static int64_t load64(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ
 static int load32(const int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static void store32(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 
-/* ---- pure helpers ---- */
-
-int rr_guard_parse_pids(const char *buf, size_t len, pid_t *out, int max)
-{
-    int n = 0;
-    long v = -1;
-
-    for (size_t i = 0; i <= len; i++) {
-        char c = i < len ? buf[i] : ' ';
-        if (c >= '0' && c <= '9') {
-            v = (v < 0 ? 0 : v) * 10 + (c - '0');
-            if (v > 0x3fffffff)
-                v = 0x3fffffff;   /* nonsense; kept out below */
-        } else {
-            if (v > 0 && v < 0x3fffffff && n < max)
-                out[n++] = (pid_t)v;
-            v = -1;
-        }
-    }
-    return n;
-}
+/* ---- /proc ---- */
 
 /* "/proc/" + number + suffix into buf; returns buf. */
 static char *proc_path(char *buf, size_t len, long pid, const char *suffix)
@@ -229,11 +232,242 @@ int rr_guard_children(pid_t pid, pid_t skip, pid_t *out, int max)
     return n;
 }
 
+/* ---- our process tree, as the guard knows it ----
+ *
+ * While we live, every process whose parent dies is re-parented to us (we
+ * are a subreaper), so a walk down from us finds every descendant. Once we
+ * are dead, those whose parent died go to init and nothing leads to them:
+ * the guard keeps what its walks found. A pidfd names a process for good,
+ * so a pid that is reused is never signalled; without pidfd_open (kernel
+ * < 5.3, a seccomp filter, no fds left) the start time read with the pid
+ * is checked again right before each signal. */
+
+static int read_stat(pid_t pid, struct rr_guard_stat *st)
+{
+    char path[48], buf[1024];
+    long fd = SYS(SYS_openat, AT_FDCWD, proc_path(path, sizeof path, pid, "/stat"),
+                  O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long r = SYS(SYS_read, fd, buf, sizeof buf);
+    SYS(SYS_close, fd, 0, 0);
+    return r > 0 ? rr_guard_parse_stat(buf, (size_t)r, st) : -1;
+}
+
+/* Is the process behind a pidfd alive (or a zombie)? One we may not
+ * signal (it became root: sudo) is alive too: its children are walked. */
+static bool fd_alive(long fd)
+{
+    long r = SYS4(SYS_pidfd_send_signal, fd, 0, 0, 0);
+    return r == 0 || r == -EPERM_RAW;
+}
+
+/* Is the process held in e still the one it was (alive or a zombie)? */
+static bool tree_same(const struct tree_proc *e)
+{
+    struct rr_guard_stat st;
+
+    if (e->fd >= 0)
+        return fd_alive(e->fd);
+    return read_stat(e->pid, &st) == 0 && st.start == e->start;
+}
+
+static void tree_signal(struct rr_guard *g, int sig)
+{
+    for (int i = 0; i < g->tree_n; i++) {
+        const struct tree_proc *e = &g->tree[i];
+        if (e->fd >= 0)
+            SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
+        else if (tree_same(e))
+            SYS(SYS_kill, e->pid, sig, 0);
+    }
+}
+
+static void tree_drop(struct rr_guard *g, int i)
+{
+    if (g->tree[i].fd >= 0)
+        SYS(SYS_close, g->tree[i].fd, 0, 0);
+    g->tree[i] = g->tree[--g->tree_n];
+}
+
+/* Hold pid, a child of parent (or of us, if its parent just died): 1 if it
+ * is new, 0 if known, gone or not held. New ones get sig if not 0. */
+static int tree_add(struct rr_guard *g, pid_t pid, pid_t parent, int sig)
+{
+    struct rr_guard_stat st;
+
+    for (int i = 0; i < g->tree_n; i++)
+        if (g->tree[i].pid == pid && tree_same(&g->tree[i]))
+            return 0;
+    if (g->tree_n >= GUARD_TREE) {
+        store32(&g->tree_full, 1);
+        return 0;
+    }
+    long fd = g->no_pidfd ? -1 : SYS(SYS_pidfd_open, pid, 0, 0);
+    if (fd == -ENOSYS_RAW)
+        g->no_pidfd = 1;   /* kernel < 5.3 or seccomp: not every time */
+    /* The stat read while the pidfd's process is still alive afterwards is
+     * that process's: its parent says whether it is the one listed. */
+    if (read_stat(pid, &st) != 0 || (st.ppid != parent && st.ppid != g->parent_pid) ||
+        (fd >= 0 && !fd_alive(fd))) {
+        if (fd >= 0)
+            SYS(SYS_close, fd, 0, 0);
+        return 0;
+    }
+    struct tree_proc *e = &g->tree[g->tree_n++];
+    e->pid = pid;
+    e->fd = fd >= 0 ? (int)fd : -1;
+    e->start = st.start;
+    if (sig) {
+        if (e->fd >= 0)
+            SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
+        else
+            SYS(SYS_kill, pid, sig, 0);
+    }
+    return 1;
+}
+
+/* The pid last handed out (/proc/loadavg), or -1. */
+static long last_pid(void)
+{
+    char buf[128];
+    long fd = SYS(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long r = SYS(SYS_read, fd, buf, sizeof buf);
+    SYS(SYS_close, fd, 0, 0);
+    return r > 0 ? rr_guard_parse_last_pid(buf, (size_t)r) : -1;
+}
+
+/* Walk the tree from us (if we still live) and from every process held,
+ * adding what is new (and sending it sig, if not 0), dropping the dead.
+ * Returns how many were added. */
+static int tree_scan(struct rr_guard *g, pid_t self, int sig)
+{
+    pid_t kids[GUARD_TREE];
+    int added = 0;
+    int n = rr_guard_children(g->parent_pid, self, kids, GUARD_TREE);
+
+    for (int k = 0; k < n; k++)
+        added += tree_add(g, kids[k], g->parent_pid, sig);
+    /* Each one once; what is added is appended and walked in its turn. */
+    for (int i = 0; i < g->tree_n;) {
+        struct tree_proc *e = &g->tree[i];
+        n = rr_guard_children(e->pid, self, kids, GUARD_TREE);
+        /* Still the same process after the walk: the children were its. */
+        if (!tree_same(e)) {
+            tree_drop(g, i);
+            continue;
+        }
+        pid_t parent = e->pid;
+        for (int k = 0; k < n; k++)
+            added += tree_add(g, kids[k], parent, sig);
+        i++;
+    }
+    return added;
+}
+
+/* Walk down from everything held, stopping what is new, until two walks
+ * 2 ms apart find nothing (a stopped process forks no more; a fork under
+ * way when the stop came is seen in a moment). */
+static void tree_stop_all(struct rr_guard *g, pid_t self)
+{
+    int quiet = 0;
+
+    for (int round = 0; round < 20 && quiet < 2; round++) {
+        if (tree_scan(g, self, SIGSTOP) > 0) {
+            quiet = 0;
+        } else {
+            quiet++;
+            struct timespec ts = { 0, 2 * 1000 * 1000 };
+            SYS(SYS_nanosleep, &ts, 0, 0);
+        }
+    }
+}
+
+/* Does process pid have both of the run's marks in its environment? */
+static bool env_marked(struct rr_guard *g, pid_t pid)
+{
+    char path[48], buf[2048];
+    struct rr_guard_envmatch m[2] = { { g->marks[0], 0, 0 }, { g->marks[1], 0, 0 } };
+    long fd = SYS(SYS_openat, AT_FDCWD, proc_path(path, sizeof path, pid, "/environ"),
+                  O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;   /* gone, or not ours to read (another user's) */
+    for (int k = 0; k < 64; k++) {   /* at most 128 KB */
+        long r = SYS(SYS_read, fd, buf, sizeof buf);
+        if (r <= 0)
+            break;
+        rr_guard_env_match(&m[0], buf, (size_t)r);
+        rr_guard_env_match(&m[1], buf, (size_t)r);
+        if (m[0].found && m[1].found)
+            break;
+    }
+    SYS(SYS_close, fd, 0, 0);
+    return m[0].found && m[1].found;
+}
+
+/* The window a walk leaves: a process created after our last walk whose
+ * parent died with us (the command, by PR_SET_PDEATHSIG) before we could
+ * stop it went to init unseen. It got a pid after seen (pids are handed out
+ * in increasing order until they wrap) and, unless it cleared them, it has
+ * this run's REDLOCK_NAME and REDLOCK_FENCE in its environment, which no
+ * process outside our tree is given. Those are held and stopped. */
+static int take_marked(struct rr_guard *g, pid_t self, long seen)
+{
+    long lp = last_pid();
+    int added = 0;
+
+    if (lp < 0 || __atomic_load_n(&g->nmarks, __ATOMIC_ACQUIRE) != 2)
+        return 0;
+    long lo = seen + 1;
+    if (seen < 0 || lp < seen || lp - seen > 4096)
+        lo = lp - 4096;   /* wrapped, or a fork storm: the newest ones */
+    if (lo < 2)
+        lo = 2;
+    for (long p = lo; p <= lp && g->tree_n < GUARD_TREE; p++) {
+        bool known = p == self;
+        for (int i = 0; i < g->tree_n && !known; i++)
+            known = g->tree[i].pid == p;
+        if (known)
+            continue;
+        long fd = g->no_pidfd ? -1 : SYS(SYS_pidfd_open, p, 0, 0);
+        struct rr_guard_stat st;
+        /* Read while the pidfd's process still lives: that process's. */
+        if (env_marked(g, (pid_t)p) && read_stat((pid_t)p, &st) == 0 &&
+            (fd < 0 || fd_alive(fd))) {
+            struct tree_proc *e = &g->tree[g->tree_n++];
+            e->pid = (pid_t)p;
+            e->fd = fd >= 0 ? (int)fd : -1;
+            e->start = st.start;
+            if (e->fd >= 0)
+                SYS4(SYS_pidfd_send_signal, e->fd, SIGSTOP, 0, 0);
+            else
+                SYS(SYS_kill, p, SIGSTOP, 0);
+            added++;
+        } else if (fd >= 0) {
+            SYS(SYS_close, fd, 0, 0);
+        }
+    }
+    return added;
+}
+
+/* We are dead: stop everything held and what a walk down from it finds,
+ * then what the marks find, then kill it all. */
+static void tree_kill_orphans(struct rr_guard *g, pid_t self, long seen)
+{
+    tree_signal(g, SIGSTOP);
+    tree_stop_all(g, self);
+    if (take_marked(g, self, seen) > 0)
+        tree_stop_all(g, self);
+    tree_signal(g, SIGKILL);
+}
+
 /* ---- the guard process ---- */
 
 /* sig to the command (its group, unless foreground) and, once the lease is
  * over, to every other child of the wrapper and that child's group. */
-static void signal_all(const struct rr_guard *g, pid_t self, int sig, bool stragglers)
+static void signal_all(struct rr_guard *g, pid_t self, int sig, bool stragglers)
 {
     pid_t c = load32(&g->child_pid);
 
@@ -245,6 +479,11 @@ static void signal_all(const struct rr_guard *g, pid_t self, int sig, bool strag
         SYS(SYS_kill, -c, sig, 0);
     if (!stragglers)
         return;
+    /* Every process of our tree, whatever its group or session (what is
+     * new since the last walk is found by this one); then, as before, our
+     * children's groups. */
+    tree_scan(g, self, 0);
+    tree_signal(g, sig);
     pid_t kids[MAX_KIDS];
     int n = rr_guard_children(g->parent_pid, self, kids, MAX_KIDS);
     for (int i = 0; i < n; i++) {
@@ -260,6 +499,8 @@ static int guard_main(void *p)
     struct rr_guard *g = p;
     pid_t self = (pid_t)SYS(SYS_getpid, 0, 0, 0);
     int rfd = g->rfd, wfd = g->wfd;
+    int64_t next_scan = 0;
+    long seen_pid = -1;
     char c;
 
     /* Hold nothing open but our pipe: not a socket, a terminal or an
@@ -303,6 +544,22 @@ static int guard_main(void *p)
         } else {
             wait = dl - g->grace_ms - now;
         }
+        /* Until the lease ends, keep what we know of our tree current. */
+        if (load32(&g->child_pid) > 0 && !load32(&g->fired)) {
+            if (now >= next_scan) {
+                /* No process created since the last walk (the usual case
+                 * on a quiet host), nothing new to find: a walk costs a
+                 * dozen system calls, this three. */
+                long lp = last_pid();
+                if (lp < 0 || lp != seen_pid) {
+                    tree_scan(g, self, 0);
+                    seen_pid = lp;
+                }
+                next_scan = now + GUARD_SCAN_MS;
+            }
+            if (wait > next_scan - now)
+                wait = next_scan - now;
+        }
         if (wait > 60000)
             wait = 60000;
         if (wait < 1)
@@ -318,6 +575,10 @@ static int guard_main(void *p)
         if (n <= 0) {
             /* We died, even by SIGKILL: the lease will lapse under the
              * command, so it goes now. */
+            /* Stopped first, not killed: what a dying process leaves
+             * goes to init, out of reach of a walk. */
+            signal_all(g, self, SIGSTOP, false);
+            tree_kill_orphans(g, self, seen_pid);
             signal_all(g, self, SIGKILL, false);
             break;
         }
@@ -330,7 +591,11 @@ static int guard_main(void *p)
  * guard on it; NULL with nothing left behind when that fails. */
 static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
 {
-    size_t len = clone_it ? GUARD_STACK : 4096;
+    /* The control block (with the tree) at the bottom; cloned, the stack
+     * above it, growing down from the top. */
+    size_t len = (sizeof(struct rr_guard) + 4095) & ~(size_t)4095;
+    if (clone_it)
+        len += GUARD_STACK;
     int fds[2];
     sigset_t all, old;
     pid_t pid = -1;
@@ -352,7 +617,7 @@ static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (clone_it) {
-        pid = clone(guard_main, (char *)g + GUARD_STACK, CLONE_VM | SIGCHLD, g);
+        pid = clone(guard_main, (char *)g + len, CLONE_VM | SIGCHLD, g);
     } else {
         pid = fork();
         if (pid == 0)
@@ -381,6 +646,8 @@ struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t gr
     init.parent_pid = getpid();
     init.own_pgid = getpgid(0);
     init.foreground = foreground;
+    /* valgrind does not know pidfd_open and says so on every call. */
+    init.no_pidfd = UNDER_VALGRIND() ? 1 : 0;
     if (GUARD_CLONE && RAW_OK && !UNDER_VALGRIND())
         g = launch(true, &init);
     if (!g)   /* not cloned, or clone(CLONE_VM) refused */
@@ -431,6 +698,33 @@ void rr_guard_set_deadline(struct rr_guard *g, int64_t deadline_ms)
 bool rr_guard_termed(const struct rr_guard *g)
 {
     return g && load32(&g->termed);
+}
+
+void rr_guard_set_marks(struct rr_guard *g, char *const envp[])
+{
+    static const char *const want[2] = { "REDLOCK_NAME=", "REDLOCK_FENCE=" };
+    int got = 0;
+
+    if (!g || !envp)
+        return;
+    for (int k = 0; k < 2; k++) {
+        size_t wl = strlen(want[k]);
+        for (char *const *e = envp; *e; e++) {
+            if (strncmp(*e, want[k], wl) == 0 && strlen(*e) < sizeof g->marks[k]) {
+                memcpy(g->marks[k], *e, strlen(*e) + 1);
+                got++;
+                break;
+            }
+        }
+    }
+    /* Both, or the guard never looks: one alone could match strangers. */
+    if (got == 2)
+        __atomic_store_n(&g->nmarks, 2, __ATOMIC_RELEASE);
+}
+
+bool rr_guard_tree_full(const struct rr_guard *g)
+{
+    return g && load32(&g->tree_full);
 }
 
 bool rr_guard_fired(const struct rr_guard *g)

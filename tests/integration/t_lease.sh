@@ -215,6 +215,83 @@ assert_eq "$HUNG" 0 "the wrapper waited forever for a stopped command"
 assert_rc 3
 end_test
 
+# setsid_kill NAME MODE: the command starts a straggler in a session of its
+# own that ignores SIGTERM (MODE wait: the command waits for it; exit: the
+# command ends at once and the wrapper is still stopping the straggler, in
+# its grace, when it is killed); then the wrapper is kill -9'd. The guard
+# must kill the straggler, re-parented to init, by the lease's end; a second
+# holder, once the lock expired, must not overlap it.
+setsid_kill() {
+    local name=$1 mode=$2 w sp end pttl last first tail
+    local strag='trap "" TERM; echo $$ > "$2"; while :; do date +%s%3N >> "$1"; sleep 0.05; done'
+    # (exit: once the straggler ignores TERM, or the sweep's TERM would do;
+    # the sweep's grace, 1 s, is at most a quarter of the lease.)
+    local ttl=1500ms pause=0.4
+    if [ "$mode" = wait ]; then
+        mode='wait'
+    else
+        mode='until [ -s "$2" ]; do sleep 0.01; done; exit 0'; ttl=4s; pause=0.3
+    fi
+    bg "$TMP/$name" "$RR_BIN" -r "$U" -t "$ttl" --kill-after 1s "$name" -- \
+        sh -c 'setsid sh -c '"'$strag'"' sh "$1" "$2" & '"$mode" sh "$TMP/$name.a" "$TMP/$name.pid"
+    w=$BG
+    wait_for 5 test -s "$TMP/$name.pid" || fail "the straggler did not start"
+    sp=$(cat "$TMP/$name.pid" 2>/dev/null)
+    [ -n "$sp" ] && track_pid "$sp"
+    sleep "$pause"
+    pttl=$(R S PTTL "$(k_lock "$name")")
+    kill -KILL "$w"
+    end=$(( $(now_ms) + ${pttl:-0} ))
+    assert_int "$pttl" "no lease left on the lock"
+    wait_for 6 lock_gone "$name" || fail "the lock never expired"
+    rr_direct -r "$U" -t 5s "$name" -- sh -c 'date +%s%3N >> "$1"; sleep 1; date +%s%3N >> "$1"' sh "$TMP/$name.b"
+    assert_rc 0
+    last=$(max_stamp "$TMP/$name.a"); first=$(min_stamp "$TMP/$name.b")
+    if [ -z "$last" ]; then fail "the straggler never wrote"; fi
+    if [ -n "$last" ] && [ "$last" -gt $(( end + 100 )) ]; then
+        fail "the straggler ran $(( last - end ))ms past the lease's end"
+    fi
+    if [ -n "$last" ] && [ -n "$first" ] && [ "$last" -gt "$first" ]; then
+        fail "overlap: the straggler still ran $(( last - first ))ms after the second holder started"
+    fi
+    if [ -n "$sp" ] && ! gone "$sp"; then
+        fail "the straggler $sp is still alive"; kill -KILL "$sp" 2>/dev/null
+    fi
+}
+
+t "kill -9 of the wrapper: a setsid'd, TERM-ignoring straggler dies by the lease's end"
+setsid_kill skwait wait
+end_test
+
+t "kill -9 of the wrapper while it stops such a straggler: it dies by the lease's end"
+setsid_kill skexit exit
+end_test
+
+t "kill -9 of the wrapper just after the command started a setsid'd straggler: it dies too"
+# Within the guard's walk interval (25 ms): the straggler's parent, the
+# command, dies with us before the guard saw the straggler; the run's
+# REDLOCK_NAME/REDLOCK_FENCE in its environment give it away.
+strag='trap "" TERM; echo $$ > "$2"; while :; do date +%s%3N >> "$1"; sleep 0.05; done'
+for i in 1 2 3 4 5; do
+    rm -f "$TMP/skfast.pid"
+    "$RR_BIN" -r "$U" -t 3s "skfast$i" -- \
+        sh -c 'setsid sh -c '"'$strag'"' sh "$1" "$2" & wait' sh "$TMP/skfast.a" "$TMP/skfast.pid" \
+        >/dev/null 2>&1 </dev/null &
+    w=$!
+    track_pid "$w"
+    # (Busy-waiting: wait_for's 20 ms ticks would leave the guard a walk.)
+    for ((n = 0; n < 3000000; n++)); do [ -s "$TMP/skfast.pid" ] && break; done
+    [ -s "$TMP/skfast.pid" ] || { fail "the straggler did not start"; break; }
+    kill -KILL "$w"
+    sp=$(cat "$TMP/skfast.pid")
+    track_pid "$sp"
+    if ! wait_for 1 gone "$sp"; then
+        fail "round $i: the straggler $sp outlived a kill -9 right after it started"
+        kill -KILL "$sp" 2>/dev/null
+    fi
+done
+end_test
+
 t "kill -9 of redlock-run's whole process group: the guard survives it and stops the command's"
 # (The guard has a process group of its own; it used to die with ours.)
 setsid "$RR_BIN" -r "$U" -t 2s pgkill -- sh -c 'sleep 1004 & echo $! > "$1"; wait' sh "$TMP/pg.pid" \
