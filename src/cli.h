@@ -66,6 +66,7 @@ struct rr_config {
     char sentinel_password[512];
     bool has_sentinel_user, has_sentinel_password;
     int sync_replicas;            /* --sync-replicas, default 0 */
+    const char *loose_secret_file;/* a password file others may read (warned) */
 
     const char *tls_ca, *tls_ca_dir, *tls_cert, *tls_key, *tls_sni;
     bool tls_insecure;

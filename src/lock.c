@@ -538,6 +538,14 @@ static void decide(struct op *op)
                      (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
         else
             snprintf(res->err, sizeof(res->err), "no quorum");
+    } else if (res->result == RR_ACQ_ERROR && lk->n > 1 && res->n_err > 1) {
+        /* The first error alone hides how many masters failed. The count
+         * goes last: diag.c reads the server from the message's start. */
+        size_t len = strlen(res->err);
+        if (len + 64 < sizeof(res->err))
+            snprintf(res->err + len, sizeof(res->err) - len,
+                     " (and %d more of the %d masters failed; a quorum needs %d)",
+                     res->n_err - 1, lk->n, rr_lock_quorum(lk->n));
     }
     if (res->n_ok + res->n_err == 0) {
         finish_acquire(op);

@@ -45,6 +45,12 @@ int main(int argc, char **argv)
     rr_log_init(cfg.name, cfg.verbosity, cfg.log_format == RR_LOGFMT_JSON, cfg.use_syslog);
     if (cfg.has_password)
         rr_log_secret(cfg.password);
+    if (cfg.has_sentinel_password)
+        rr_log_secret(cfg.sentinel_password);
+    if (cfg.loose_secret_file)
+        rr_log(RR_LOG_WARN, "secret_file", NULL,
+               "'%s' can be read by other users: chmod 600 it (the password is in it)",
+               cfg.loose_secret_file);
     for (int i = 0; i < cfg.n_endpoints; i++)
         if (cfg.endpoints[i].has_password)
             rr_log_secret(cfg.endpoints[i].password);

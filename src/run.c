@@ -396,6 +396,7 @@ static int build_env(struct run *r)
     extern char **environ;
     char name[300], fence[64], ttl[64], once[300], slot[40];
     const char *drop[] = { "REDLOCK_PASSWORD", "REDLOCK_USER", "REDISCLI_AUTH",
+                           "REDLOCK_SENTINEL_PASSWORD", "REDLOCK_SENTINEL_USER",
                            NULL, NULL };
     const char *add[6];
     int na = 0;
@@ -403,7 +404,7 @@ static int build_env(struct run *r)
 
     /* A URL with credentials in it is a password too. */
     if (url && strchr(url, '@'))
-        drop[3] = "REDLOCK_URL";
+        drop[5] = "REDLOCK_URL";
     snprintf(name, sizeof(name), "REDLOCK_NAME=%s", r->cfg->name);
     snprintf(fence, sizeof(fence), "REDLOCK_FENCE=%lld", r->rep.fence);
     snprintf(ttl, sizeof(ttl), "REDLOCK_TTL_MS=%lld", (long long)r->cfg->ttl_ms);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "secret.h"
@@ -11,10 +12,11 @@
 #define quote rr_cli_quote
 
 int rr_secret_read_file(const char *path, const char *what, char *buf, size_t buflen,
-                        char *err, size_t errlen)
+                        bool *loose, char *err, size_t errlen)
 {
     char line[1024];
     char q[72];
+    struct stat st;
     FILE *f;
     size_t n;
 
@@ -23,6 +25,8 @@ int rr_secret_read_file(const char *path, const char *what, char *buf, size_t bu
         snprintf(err, errlen, "cannot read %s '%s': %s", what, quote(path, q, sizeof q), strerror(errno));
         return -1;
     }
+    if (loose)
+        *loose = fstat(fileno(f), &st) == 0 && (st.st_mode & 077) != 0;
     if (fgets(line, sizeof line, f) == NULL) {
         if (ferror(f))
             snprintf(err, errlen, "cannot read %s '%s': %s", what, quote(path, q, sizeof q), strerror(errno));
@@ -62,7 +66,8 @@ fail:
 /* One user/password pair: the file wins over the environment. */
 static int resolve_pair(const char *uvar, const char *pvar, const char *pwfile, const char *what,
                         char *user, size_t ulen, bool *has_user,
-                        char *pw, size_t plen, bool *has_pw, char *err, size_t errlen)
+                        char *pw, size_t plen, bool *has_pw, const char **loose_file,
+                        char *err, size_t errlen)
 {
     const char *v;
 
@@ -75,9 +80,12 @@ static int resolve_pair(const char *uvar, const char *pvar, const char *pwfile, 
         *has_user = true;
     }
     if (pwfile) {
-        if (rr_secret_read_file(pwfile, what, pw, plen, err, errlen) < 0)
+        bool loose = false;
+        if (rr_secret_read_file(pwfile, what, pw, plen, &loose, err, errlen) < 0)
             return -1;
         *has_pw = true;
+        if (loose && !*loose_file)
+            *loose_file = pwfile;
     } else if ((v = getenv(pvar)) != NULL && *v) {
         if (strlen(v) >= plen) {
             snprintf(err, errlen, "$%s is longer than %zu bytes", pvar, plen - 1);
@@ -94,11 +102,12 @@ int rr_secret_resolve(struct rr_config *cfg, const char *pwfile, const char *sen
 {
     if (resolve_pair("REDLOCK_USER", "REDLOCK_PASSWORD", pwfile, "password file",
                      cfg->user, sizeof cfg->user, &cfg->has_user,
-                     cfg->password, sizeof cfg->password, &cfg->has_password, err, errlen) < 0)
+                     cfg->password, sizeof cfg->password, &cfg->has_password,
+                     &cfg->loose_secret_file, err, errlen) < 0)
         return -1;
     return resolve_pair("REDLOCK_SENTINEL_USER", "REDLOCK_SENTINEL_PASSWORD", sentinel_pwfile,
                         "sentinel password file",
                         cfg->sentinel_user, sizeof cfg->sentinel_user, &cfg->has_sentinel_user,
                         cfg->sentinel_password, sizeof cfg->sentinel_password,
-                        &cfg->has_sentinel_password, err, errlen);
+                        &cfg->has_sentinel_password, &cfg->loose_secret_file, err, errlen);
 }

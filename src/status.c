@@ -379,10 +379,15 @@ static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
         }
         return;
     }
-    if (!op->err[0])
-        snprintf(op->err, sizeof(op->err), "%s",
-                 status == RR_REPLY_OK ? (r->type == REDIS_REPLY_ERROR ? r->str
-                                          : "unexpected reply") : rr_svc_error(c));
+    if (!op->err[0]) {
+        /* A server's own answer gets the server's name in front, as conn
+         * errors have it: diag.c names the server from it. */
+        if (status == RR_REPLY_OK)
+            snprintf(op->err, sizeof(op->err), "%s: %s", rr_svc_name(c),
+                     r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        else
+            snprintf(op->err, sizeof(op->err), "%s", rr_svc_error(c));
+    }
     ask_status(op);
 }
 
@@ -435,10 +440,15 @@ static void ask_status(struct op *op)
 static void tally_error(struct op *op, struct rr_svc *c, int status, const redisReply *r)
 {
     op->errors++;
-    if (!op->err[0])
-        snprintf(op->err, sizeof(op->err), "%s",
-                 status == RR_REPLY_OK ? (r->type == REDIS_REPLY_ERROR ? r->str
-                                          : "unexpected reply") : rr_svc_error(c));
+    if (!op->err[0]) {
+        /* A server's own answer gets the server's name in front, as conn
+         * errors have it: diag.c names the server from it. */
+        if (status == RR_REPLY_OK)
+            snprintf(op->err, sizeof(op->err), "%s: %s", rr_svc_name(c),
+                     r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+        else
+            snprintf(op->err, sizeof(op->err), "%s", rr_svc_error(c));
+    }
 }
 
 static void on_force(struct rr_svc *c, int status, redisReply *r, void *arg)

@@ -86,6 +86,8 @@ t "--status --json without the password: a JSON error object, 78"
 REDLOCK_USER= REDLOCK_PASSWORD= rr -r "$P_URL" --status --json cfg4
 assert_rc 78
 assert_contains "$(cat "$OUT")" '"exit_code":78'
+# The server is named, as a run's message names it.
+assert_contains "$(cat "$OUT")" "Redis at 127.0.0.1:$P_PORT requires a password"
 end_test
 
 done_testing

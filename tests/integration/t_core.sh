@@ -266,6 +266,14 @@ rr -r "redis://127.0.0.1:$PORT_SEC" --password-file "$TMP/pwfile" pwfile -- touc
 assert_rc 0
 assert_file_exists "$TMP/pwfile.ran" "marker"
 assert_hash SEC "$(k_state pwfile)" status succeeded
+assert_not_contains "$(cat "$ERR")" "can be read by other users" "stderr (mode 600)"
+
+t "--password-file that others may read: runs, and says to chmod 600 it"
+chmod 644 "$TMP/pwfile"
+rr -r "redis://127.0.0.1:$PORT_SEC" --password-file "$TMP/pwfile" pwfile2 -- true
+assert_rc 0
+assert_contains "$(cat "$ERR")" "/pwfile' can be read by other users: chmod 600 it"
+chmod 600 "$TMP/pwfile"
 
 # ---------------------------------------------------------------------------
 t "child environment: REDLOCK_NAME, REDLOCK_FENCE (increasing), REDLOCK_TTL_MS"

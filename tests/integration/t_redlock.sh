@@ -115,6 +115,7 @@ t "5 masters, 3 killed: 69, child never ran"
 stop_redis M4
 rr "${ropts[@]}" rl5down3 -- touch "$TMP/rl5down3.ran"
 assert_rc 69
+assert_contains "$(cat "$ERR")" "(and 2 more of the 5 masters failed; a quorum needs 3)" "the message"
 assert_no_file "$TMP/rl5down3.ran" "marker"
 for m in M1 M3; do assert_key_gone "$m" "$(k_lock rl5down3)"; done
 restart_redis M2 || fail "cannot restart M2"

@@ -229,8 +229,12 @@ echo "$MASTER_PASS" > "$TMP/master.pw"
 t "sentinel authentication: both passwords given: runs"
 rr -r "$SENT_URL" --password-file "$TMP/master.pw" --sentinel-password-file "$TMP/sent.pw" s-auth -- true
 assert_rc 0
-REDLOCK_SENTINEL_PASSWORD=$SENT_PASS rr -r "$SENT_URL" --password-file "$TMP/master.pw" s-auth-env -- true
+REDLOCK_SENTINEL_PASSWORD=$SENT_PASS rr -r "$SENT_URL" --password-file "$TMP/master.pw" s-auth-env -- \
+    sh -c "env > '$TMP/auth.env'"
 assert_rc 0 "with \$REDLOCK_SENTINEL_PASSWORD"
+# (lib_topo.sh exports SENT_PASS itself; that one is the test's, not ours.)
+assert_not_contains "$(grep -v '^SENT_PASS=\|^SENT_URL_AUTH=\|^MASTER_PASS=' "$TMP/auth.env")" "$SENT_PASS" "the command's environment"
+assert_not_contains "$(cat "$TMP/auth.env")" REDLOCK_SENTINEL_PASSWORD "the command's environment"
 
 t "sentinel authentication: no sentinel password: 78, says which password to set"
 rr -r "$SENT_URL" --password-file "$TMP/master.pw" s-auth-none -- touch "$TMP/auth-none"
