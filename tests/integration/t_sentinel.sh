@@ -206,12 +206,15 @@ else
     if ! wait_for 10 tls_up; then
         fail "the TLS sentinel did not come up: $(tail -1 "$TMP/tls-s.log" 2>/dev/null)"
     else
-        rr -r "rediss-sentinel://127.0.0.1:$TS/tm" --tls-ca "$PKI/ca.crt" s-tls -- touch "$TMP/tls-ran"
+        # Generous timeouts: TLS handshakes under valgrind take long.
+        rr -r "rediss-sentinel://127.0.0.1:$TS/tm" --tls-ca "$PKI/ca.crt" --connect-timeout 5s \
+            --redis-timeout 5s s-tls -- touch "$TMP/tls-ran"
         assert_rc 0
         assert_file_exists "$TMP/tls-ran" "the command"
         assert_eq 0 "$(tls_cli "$TM" EXISTS 'redlock:{s-tls}:lock')" "lock left on the TLS master"
         assert_eq succeeded "$(tls_cli "$TM" HGET 'redlock:{s-tls}:state' status)" "status on the TLS master"
-        rr -r "rediss-sentinel://127.0.0.1:$TS/tm" --tls-ca "$PKI/other.crt" s-tls2 -- touch "$TMP/tls-bad"
+        rr -r "rediss-sentinel://127.0.0.1:$TS/tm" --tls-ca "$PKI/other.crt" --connect-timeout 5s \
+            --redis-timeout 5s s-tls2 -- touch "$TMP/tls-bad"
         assert_rc 78 "a CA that signed neither"
         assert_no_file "$TMP/tls-bad" "the command with the wrong CA"
     fi
