@@ -613,7 +613,6 @@ static void dispatch(struct rr_conn *c, redisReply *reply)
     }
     if (r->nconfirm > 1 && is_confirm(reply))
         c->skip_confirms += r->nconfirm - 1;
-    c->keep = false;
     r->cb(c, RR_REPLY_OK, reply, r->arg);
     free_req(r);
     if (c->state != CS_CLOSING)

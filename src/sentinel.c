@@ -41,7 +41,6 @@ struct sent {
     unsigned round;                    /* which round of questions is current */
     int asked, answered;
     bool fail_now;                     /* the round failed: fail parked requests */
-    bool refused;                      /* a sentinel refused our credentials */
     bool said_few;                     /* warned: --sync-replicas below the replica count */
     bool cert_refused;                 /* this round: a sentinel's certificate did not verify */
     uint64_t ask_after;                /* no new round before (uv_now) */
@@ -104,7 +103,6 @@ static struct sent *container_of_grace(uv_handle_t *h)
 struct ask {
     struct rr_svc *s;
     unsigned round;
-    int idx;
 };
 
 static void note(struct sent *t, const char *fmt, const char *a, const char *b)
@@ -251,7 +249,6 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
         return;
     t->answered++;
     if (status != RR_REPLY_OK && strstr(rr_conn_error(c), "authentication failed")) {
-        t->refused = true;
         note(t, "%s refused our sentinel credentials: check --sentinel-password-file or "
              "$REDLOCK_SENTINEL_PASSWORD (and $REDLOCK_SENTINEL_USER)%s", rr_conn_name(c), "");
     } else if (status != RR_REPLY_OK) {
@@ -259,7 +256,6 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
         t->cert_refused |= rr_conn_refused(c);
         note(t, "%s%s", rr_conn_error(c), "");
     } else if (r->type == REDIS_REPLY_ERROR && (svc_is_error(r, "NOAUTH") || svc_is_error(r, "WRONGPASS"))) {
-        t->refused = true;
         note(t, "%s requires a password: set --sentinel-password-file or "
              "$REDLOCK_SENTINEL_PASSWORD%s", rr_conn_name(c), "");
     } else if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "unknown command")) {
@@ -337,14 +333,13 @@ static void start_round(struct rr_svc *s)
     t->round++;
     t->asked = t->answered = 0;
     t->n_views = 0;
-    t->refused = false;
     t->cert_refused = false;
     t->why[0] = '\0';
     for (int i = 0; i < t->n; i++) {
         struct ask *a = malloc(sizeof *a);
         if (!a)
             continue;
-        *a = (struct ask){ .s = s, .round = t->round, .idx = i };
+        *a = (struct ask){ .s = s, .round = t->round };
         if (rr_conn_commandv(t->sc[i], on_answer, a, argv) != 0) {
             free(a);
             continue;
