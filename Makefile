@@ -83,8 +83,12 @@ $(BUILD)/scripts.o: $(BUILD)/scripts_gen.h
 $(BUILD)/%.o: src/%.c | $(BUILD)
 	$(CC) $(RR_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/check_%: tests/check_%.c $(LIB) | $(BUILD)/tests
-	$(CC) $(RR_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) $(RR_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(CHECK_LIBS)
+# Every Check suite shares one main() (tests/unit_main.c, see tests/unit.h).
+$(BUILD)/tests/unit_main.o: tests/unit_main.c | $(BUILD)/tests
+	$(CC) $(RR_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/check_%: tests/check_%.c $(BUILD)/tests/unit_main.o $(LIB) | $(BUILD)/tests
+	$(CC) $(RR_CFLAGS) $(CHECK_CFLAGS) $(CFLAGS) $(LDFLAGS) $(RR_LDFLAGS) -o $@ $< $(BUILD)/tests/unit_main.o $(LIB) $(PKG_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/tests/%: tests/helpers/%.c | $(BUILD)/tests
 	$(CC) $(RR_CFLAGS) $(CFLAGS) $(LDFLAGS) $(RR_LDFLAGS) -o $@ $<

@@ -21,6 +21,7 @@
 static const struct rr_child_opts BG = { .foreground = false, .deadline_ms = RR_INF, .grace_ms = 0 };
 static const struct rr_child_opts FG = { .foreground = true, .deadline_ms = RR_INF, .grace_ms = 0 };
 #include "rr.h"
+#include "unit.h"
 
 extern char **environ;
 
@@ -815,11 +816,4 @@ static Suite *child_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(child_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "child", child_suite, NULL, NULL };

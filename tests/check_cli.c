@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "rr.h"
+#include "unit.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define MAXARGS 64
@@ -801,13 +802,4 @@ static Suite *cli_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(cli_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "cli", cli_suite, NULL, NULL };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "slot.h"
+#include "unit.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -112,13 +113,4 @@ static Suite *cluster_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(cluster_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "cluster", cluster_suite, NULL, NULL };

@@ -29,6 +29,7 @@
 #include "conn.h"
 
 #include "servers.h"
+#include "unit.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -1096,7 +1097,4 @@ static Suite *conn_suite(void)
     return s;
 }
 
-int main(void)
-{
-    return servers_main("check_conn", conn_suite());
-}
+const struct rr_unit rr_unit = { "conn", conn_suite, servers_begin, servers_end };

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "unit.h"
 
 static const char *diag(const char *msg)
 {
@@ -71,20 +72,16 @@ START_TEST(test_outages_are_not_config)
 }
 END_TEST
 
-int main(void)
+static Suite *diag_suite(void)
 {
     Suite *s = suite_create("diag");
     TCase *tc = tcase_create("pure");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_config_refusals);
     tcase_add_test(tc, test_outages_are_not_config);
     tcase_add_test(tc, test_sentinel_and_nopass_refusals);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+const struct rr_unit rr_unit = { "diag", diag_suite, NULL, NULL };

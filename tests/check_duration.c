@@ -5,6 +5,7 @@
 
 #include "duration.h"
 #include "rr.h"
+#include "unit.h"
 
 struct good {
     const char *in;
@@ -232,13 +233,4 @@ static Suite *duration_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(duration_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "duration", duration_suite, NULL, NULL };

@@ -13,6 +13,7 @@
 
 #include "guard.h"
 #include "rr.h"
+#include "unit.h"
 
 #define S(x) x, sizeof(x) - 1
 
@@ -223,11 +224,4 @@ static Suite *guard_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(guard_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "guard", guard_suite, NULL, NULL };

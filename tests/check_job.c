@@ -4,8 +4,9 @@
 #include <stdlib.h>
 
 #include "job.h"
-#include "resp.h"
+#include "replies.h"
 #include "status.h"
+#include "unit.h"
 
 START_TEST(test_keys)
 {
@@ -135,12 +136,10 @@ START_TEST(test_status_exit)
 }
 END_TEST
 
-int main(void)
+static Suite *job_suite(void)
 {
     Suite *s = suite_create("job");
     TCase *tc = tcase_create("pure");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_keys);
     tcase_add_test(tc, test_keys_too_long);
@@ -149,9 +148,7 @@ int main(void)
     tcase_add_test(tc, test_decide);
     tcase_add_test(tc, test_status_exit);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+const struct rr_unit rr_unit = { "job", job_suite, NULL, NULL };

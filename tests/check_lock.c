@@ -5,7 +5,8 @@
 
 #include "conn.h"
 #include "lock.h"
-#include "resp.h"
+#include "replies.h"
+#include "unit.h"
 
 START_TEST(test_quorum)
 {
@@ -327,12 +328,10 @@ START_TEST(test_classify_renew)
 }
 END_TEST
 
-int main(void)
+static Suite *lock_suite(void)
 {
     Suite *s = suite_create("lock");
     TCase *tc = tcase_create("pure");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_quorum);
     tcase_add_test(tc, test_synced);
@@ -350,9 +349,7 @@ int main(void)
     tcase_add_test(tc, test_classify_huge_bulk);
     tcase_add_test(tc, test_classify_renew);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+const struct rr_unit rr_unit = { "lock", lock_suite, NULL, NULL };

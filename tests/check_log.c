@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "unit.h"
 
 #define LINE_CAP 4096
 
@@ -858,11 +859,4 @@ static Suite *log_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(log_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "log", log_suite, NULL, NULL };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "unit.h"
 
 static char *format(const char *lock, const struct rr_metrics *m)
 {
@@ -90,19 +91,15 @@ START_TEST(test_other_lock_and_garbage)
 }
 END_TEST
 
-int main(void)
+static Suite *metrics_suite(void)
 {
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("pure");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_roundtrip);
     tcase_add_test(tc, test_other_lock_and_garbage);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+const struct rr_unit rr_unit = { "metrics", metrics_suite, NULL, NULL };

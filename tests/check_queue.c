@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "queue.h"
+#include "unit.h"
 
 START_TEST(test_entry_ttl)
 {
@@ -111,12 +112,10 @@ START_TEST(test_limit_options)
 }
 END_TEST
 
-int main(void)
+static Suite *queue_suite(void)
 {
     Suite *s = suite_create("queue");
     TCase *tc = tcase_create("pure");
-    SRunner *sr;
-    int failed;
 
     tcase_add_test(tc, test_entry_ttl);
     tcase_add_test(tc, test_sleep_queued);
@@ -124,9 +123,7 @@ int main(void)
     tcase_add_test(tc, test_parse_limit);
     tcase_add_test(tc, test_limit_options);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return s;
 }
+
+const struct rr_unit rr_unit = { "queue", queue_suite, NULL, NULL };

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 
 #include "sentinel.h"
-#include "resp.h"
+#include "replies.h"
+#include "unit.h"
 
 START_TEST(test_parse_master)
 {
@@ -75,13 +76,4 @@ static Suite *sentinel_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(sentinel_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "sentinel", sentinel_suite, NULL, NULL };

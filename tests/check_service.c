@@ -12,6 +12,7 @@
 #include "service.h"
 
 #include "servers.h"
+#include "unit.h"
 
 static struct rr_endpoint ep_direct(int port)
 {
@@ -271,7 +272,4 @@ static Suite *service_suite(void)
     return s;
 }
 
-int main(void)
-{
-    return servers_main("check_service", service_suite());
-}
+const struct rr_unit rr_unit = { "service", service_suite, servers_begin, servers_end };

@@ -6,6 +6,7 @@
 
 #include "rr.h"
 #include "url.h"
+#include "unit.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -340,13 +341,4 @@ static Suite *url_suite(void)
     return s;
 }
 
-int main(void)
-{
-    SRunner *sr = srunner_create(url_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+const struct rr_unit rr_unit = { "url", url_suite, NULL, NULL };

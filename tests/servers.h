@@ -35,7 +35,7 @@ struct server {
 
 #define MAX_SERVERS 4
 static struct server *servers[MAX_SERVERS];
-/* Made by main(): server dirs live below it, so the parent can remove what
+/* Made by servers_begin(): server dirs live below it, so the parent can remove what
  * a test that died on an assertion (skipping its teardown) left behind. */
 static char basedir[32];
 
@@ -192,24 +192,23 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 /* A test program's main: the servers' base directory, the suite, the
  * clean-up of whatever a test that died left behind. */
-static int servers_main(const char *name, Suite *suite)
+/* The suite's begin hook (unit.h): the directory the servers live below. */
+static int servers_begin(const char *name)
 {
-    SRunner *sr;
-    int failed;
-
-    snprintf(basedir, sizeof basedir, "/tmp/%s.XXXXXX", name);
+    snprintf(basedir, sizeof basedir, "/tmp/check_%s.XXXXXX", name);
     if (!mkdtemp(basedir)) {
         perror("mkdtemp");
-        return EXIT_FAILURE;
+        return -1;
     }
-    /* Servers are killed by teardown; if a test dies first, PDEATHSIG. */
-    sr = srunner_create(suite);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    return 0;
+}
+
+/* The suite's end hook: servers are killed by each test's teardown (or by
+ * PDEATHSIG when a test dies first); remove what is left of their files. */
+static void servers_end(void)
+{
     teardown();
     nftw(basedir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 #endif

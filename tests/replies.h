@@ -1,7 +1,7 @@
-/* resp.h — build hiredis replies from RESP text in unit tests, through the
+/* replies.h — build hiredis replies from RESP text in unit tests, through the
  * same redisReader the program uses, so tests see real reply shapes. */
-#ifndef RR_TEST_RESP_H
-#define RR_TEST_RESP_H
+#ifndef RR_TEST_REPLIES_H
+#define RR_TEST_REPLIES_H
 
 #include <string.h>
 #include <hiredis/hiredis.h>
