@@ -30,26 +30,15 @@ static const struct unit units[] = {
 };
 #define N_UNITS (sizeof units / sizeof units[0])
 
-/* Copy s for an error message: printable ASCII only, at most 40 bytes, so a
- * message stays one readable line whatever the user typed. */
-static void quote(const char *s, char *out, size_t outlen)
-{
-    size_t i, o = 0;
-
-    for (i = 0; s[i] && o + 4 < outlen && i < 40; i++)
-        out[o++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-    if (s[i] && o + 4 < outlen) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
-}
+/* At most this many bytes of the input in a message: shorter than
+ * elsewhere, as the message also prints the hint. */
+#define QUOTE_MAX 40
 
 static int fail(const char *s, char *err, size_t errlen, const char *why)
 {
     char q[48];
 
-    quote(s, q, sizeof q);
+    rr_quote(s, SIZE_MAX, QUOTE_MAX, q, sizeof q);
     snprintf(err, errlen, "invalid duration '%s': %s", q, why);
     return -1;
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <hiredis/hiredis.h>
 
-#include "cli.h"
+#include "rr.h"
 
 /* Every key of one job shares the hash tag {NAME}, so one script may touch
  * them all (and one cluster slot holds them). */

@@ -11,6 +11,17 @@
 /* A duration that never ends (`inf`). */
 #define RR_INF INT64_MAX
 
+/* Limits shared by the command line and the modules below it. */
+#define RR_MAX_ENDPOINTS 15     /* -r URLs: Redlock masters */
+#define RR_NAME_MAX 200         /* bytes of a job NAME */
+#define RR_ONCE_MAX 200         /* bytes of an expanded --once ID */
+#define RR_LIMIT_MAX 100        /* --limit N: holders at once */
+
+/* The connection defaults (--connect-timeout, --redis-timeout); here rather
+ * than in config.h because the connection layer falls back to them too. */
+#define RR_DEFAULT_CONNECT_TIMEOUT_MS 1000
+#define RR_DEFAULT_REDIS_TIMEOUT_MS 500
+
 /* Exit statuses (documented in the man page, EXIT STATUS). */
 enum rr_exit {
     RR_EXIT_OK = 0,
@@ -29,5 +40,17 @@ enum rr_exit {
 
 /* Monotonic clock in milliseconds (uv_hrtime based, for deadlines). */
 int64_t rr_now_ms(void);
+
+/* Copy at most n bytes of s (up to its NUL; SIZE_MAX: all of it) into out
+ * for an error message: printable ASCII only (anything else shows as '?'),
+ * at most max bytes, then "..." if s went on, so a message stays one line
+ * whatever the user typed. out may be s itself. Returns out. */
+#define RR_QUOTE_MAX 60         /* max for rr_quote, unless a message needs room */
+const char *rr_quote(const char *s, size_t n, size_t max, char *out, size_t outlen);
+
+/* Parse the n bytes of s as a decimal number in [lo, hi]: digits only, no
+ * sign or space, at least one digit; any number of leading zeros. Returns 0
+ * with *out set, or -1 (also on overflow). hi < LONG_MAX. Pure. */
+int rr_parse_decimal(const char *s, size_t n, long lo, long hi, long *out);
 
 #endif

@@ -1,11 +1,10 @@
-/* secret.h — credentials from files and the environment, never argv. */
+/* secret.h — a password from a file, never from argv. Knows nothing of
+ * the configuration; cli_check.c decides what fills which credential. */
 #ifndef RR_SECRET_H
 #define RR_SECRET_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-struct rr_config;
 
 /* Read the first line of path (without its line ending) into buf. what
  * names it in messages ("password file"). *loose (if not NULL) tells
@@ -14,12 +13,5 @@ struct rr_config;
  * wiped on failure. */
 int rr_secret_read_file(const char *path, const char *what, char *buf, size_t buflen,
                         bool *loose, char *err, size_t errlen);
-
-/* Fill cfg's credentials: the data nodes' from pwfile or $REDLOCK_PASSWORD
- * (user: $REDLOCK_USER), the sentinels' from sentinel_pwfile or
- * $REDLOCK_SENTINEL_PASSWORD (user: $REDLOCK_SENTINEL_USER). A file wins
- * over the environment. Returns 0, or -1 with a message (exit 64). */
-int rr_secret_resolve(struct rr_config *cfg, const char *pwfile, const char *sentinel_pwfile,
-                      char *err, size_t errlen);
 
 #endif

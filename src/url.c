@@ -11,26 +11,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "rr.h"
 #include "url.h"
 
 #define DEFAULT_PORT 6379
 #define DEFAULT_SENTINEL_PORT 26379
 #define MAX_DB 10000
-
-/* Copy n bytes of s for an error message: printable ASCII only, at most 60
- * bytes, so the message stays one line. Never used on userinfo. */
-static void quote(const char *s, size_t n, char *out, size_t outlen)
-{
-    size_t i, o = 0;
-
-    for (i = 0; i < n && s[i] && o + 4 < outlen && i < 60; i++)
-        out[o++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-    if (i < n && s[i] && o + 4 < outlen) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = '\0';
-}
 
 /* " (got '70000')" for a port or database that is a short number, else
  * nothing: "redis://user:secret" without a host puts the password where the
@@ -87,23 +73,11 @@ static int pct_decode(const char *s, size_t n, char *out, size_t outlen)
     return (int)o;
 }
 
-/* Parse a decimal number of n bytes in [lo, hi]; digits only. */
+/* A decimal number of n bytes in [lo, hi]; digits only, and at most 9 of
+ * them (a port or a database never needs more). */
 static int parse_int(const char *s, size_t n, long lo, long hi, long *out)
 {
-    long v = 0;
-    size_t i;
-
-    if (n == 0 || n > 9)
-        return -1;
-    for (i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
+    return n > 9 ? -1 : rr_parse_decimal(s, n, lo, hi, out);
 }
 
 static int parse_db(const char *s, size_t n, struct rr_endpoint *ep, char *err, size_t errlen)
@@ -185,13 +159,13 @@ static int parse_hostport(const char *s, size_t n, int defport, struct rr_endpoi
         memcpy(ep->host, s + 1, hlen);
         ep->host[hlen] = '\0';
         if (inet_pton(AF_INET6, ep->host, addr) != 1) {
-            quote(ep->host, hlen, q, sizeof q);
+            rr_quote(ep->host, hlen, RR_QUOTE_MAX, q, sizeof q);
             snprintf(err, errlen, "invalid Redis URL: '%s' is not an IPv6 address", q);
             return -1;
         }
         p++;
         if (p < end && *p != ':') {
-            quote(p, (size_t)(end - p), q, sizeof q);
+            rr_quote(p, (size_t)(end - p), RR_QUOTE_MAX, q, sizeof q);
             snprintf(err, errlen, "invalid Redis URL: unexpected '%s' after the IPv6 address", q);
             return -1;
         }
@@ -210,7 +184,7 @@ static int parse_hostport(const char *s, size_t n, int defport, struct rr_endpoi
         }
         for (i = 0; i < hlen; i++) {
             if (!host_char(s[i])) {
-                quote(s, hlen, q, sizeof q);
+                rr_quote(s, hlen, RR_QUOTE_MAX, q, sizeof q);
                 snprintf(err, errlen, "invalid Redis URL: bad host '%s'%s", q,
                          s[i] == ':' || memchr(s, ':', hlen) ? "; put an IPv6 address in brackets" : "");
                 return -1;
@@ -410,7 +384,7 @@ static int parse_tcp(const char *rest, struct rr_endpoint *ep, char *err, size_t
         return -1;
     if (slash && slash + 1 < end) {
         if (memchr(slash + 1, '/', (size_t)(end - slash - 1))) {
-            quote(slash, (size_t)(end - slash), q, sizeof q);
+            rr_quote(slash, (size_t)(end - slash), RR_QUOTE_MAX, q, sizeof q);
             snprintf(err, errlen, "invalid Redis URL: unexpected path '%s'; the path is only the database number, as in /2", q);
             return -1;
         }
@@ -459,7 +433,7 @@ int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errl
     } else {
         /* Show only the scheme: whatever follows may hold a password. */
         n = strcspn(url, ":/@");
-        quote(url, n, q, sizeof q);
+        rr_quote(url, n, RR_QUOTE_MAX, q, sizeof q);
         if (url[n] == ':')
             snprintf(err, errlen, "invalid Redis URL: unknown scheme '%s:'; use redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://", q);
         else
