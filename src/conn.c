@@ -1115,17 +1115,14 @@ struct rr_conn *rr_conn_new(uv_loop_t *loop, const struct rr_endpoint *ep,
         return NULL;
     c->loop = loop;
     c->ep = *ep;
-    c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 1000;
-    c->request_timeout_ms = opts->request_timeout_ms > 0 ? opts->request_timeout_ms : 500;
+    c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : RR_DEFAULT_CONNECT_TIMEOUT_MS;
+    c->request_timeout_ms = opts->request_timeout_ms > 0 ? opts->request_timeout_ms : RR_DEFAULT_REDIS_TIMEOUT_MS;
     c->tls = opts->tls;
-    /* Explicit options win over credentials carried by the URL. */
-    if (opts->password) {
-        password = opts->password;
-        user = opts->user;
-    } else if (ep->has_password) {
-        password = ep->password;
-        user = ep->has_user && ep->user[0] ? ep->user : NULL;
-    }
+    /* The caller chose the credentials (for the lock services: svc_config.c,
+     * where a URL's own win); the URL's copy in ep is not looked at here. A
+     * user without a password sends no AUTH. */
+    password = opts->password;
+    user = password ? opts->user : NULL;
     if (password && !(c->password = strdup(password)))
         goto fail;
     if (user && !(c->user = strdup(user)))

@@ -7,8 +7,8 @@
 
 #include "log.h"
 #include "queue.h"
-#include "run.h"
 #include "scripts.h"
+#include "svc_config.h"
 
 int64_t rr_queue_entry_ttl(int64_t ttl_ms)
 {
@@ -155,7 +155,7 @@ static void subscribe(struct rr_waiter *w)
 
     w->subscribed = true;
     for (int i = 0; i < w->n; i++) {
-        w->subs[i] = rr_run_svc_new(w->loop, w->cfg, i);
+        w->subs[i] = rr_svc_config_new(w->loop, w->cfg, i);
         if (!w->subs[i])
             continue;
         rr_svc_on_message(w->subs[i], on_message, w);

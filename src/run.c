@@ -18,6 +18,7 @@
 #include "log.h"
 #include "queue.h"
 #include "run.h"
+#include "svc_config.h"
 
 enum state { ACQUIRING, WAITING, RUNNING, STOPPING, RELEASING, DONE };
 
@@ -785,33 +786,13 @@ static void on_sigcont(uv_signal_t *h, int sig)
 
 /* ---- setup ---- */
 
-struct rr_svc *rr_run_svc_new(uv_loop_t *loop, const struct rr_config *cfg, int i)
-{
-    const struct rr_endpoint *ep = &cfg->endpoints[i];
-    struct rr_svc_opts o = { 0 };
-
-    o.conn.connect_timeout_ms = cfg->connect_timeout_ms;
-    o.conn.request_timeout_ms = cfg->redis_timeout_ms;
-    /* A password written in the URL wins for that server. */
-    o.conn.password = ep->has_password ? ep->password : cfg->has_password ? cfg->password : NULL;
-    o.conn.user = ep->has_user ? ep->user : cfg->has_user ? cfg->user : NULL;
-    o.conn.tls = (struct rr_tls_opts){ .ca_file = cfg->tls_ca, .ca_dir = cfg->tls_ca_dir,
-                                       .cert = cfg->tls_cert, .key = cfg->tls_key,
-                                       .sni = cfg->tls_sni, .insecure = cfg->tls_insecure };
-    o.sentinel_user = cfg->has_sentinel_user ? cfg->sentinel_user : NULL;
-    o.sentinel_password = cfg->has_sentinel_password ? cfg->sentinel_password : NULL;
-    o.sync_replicas = cfg->sync_replicas;
-    snprintf(o.route_key, sizeof o.route_key, "{%s}", cfg->name ? cfg->name : "");
-    return rr_svc_new(loop, ep, &o);
-}
-
 static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
     struct rr_lock_opts lo = { 0 };
 
     r->n = cfg->n_endpoints;
     for (int i = 0; i < r->n; i++) {
-        if (!(r->conns[i] = rr_run_svc_new(r->loop, cfg, i))) {
+        if (!(r->conns[i] = rr_svc_config_new(r->loop, cfg, i))) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }

@@ -19,8 +19,4 @@
  * status for main (see rr.h and the man page). */
 int rr_run(uv_loop_t *loop, const struct rr_config *cfg);
 
-/* A connection (not yet open) to endpoint i of cfg, with cfg's timeouts and
- * credentials. NULL when out of memory. */
-struct rr_svc *rr_run_svc_new(uv_loop_t *loop, const struct rr_config *cfg, int i);
-
 #endif

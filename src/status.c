@@ -8,8 +8,8 @@
 #include "service.h"
 #include "duration.h"
 #include "log.h"
-#include "run.h"
 #include "scripts.h"
+#include "svc_config.h"
 #include "status.h"
 #include "diag.h"
 
@@ -544,7 +544,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         snprintf(op.host, sizeof(op.host), "unknown");
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
     for (int i = 0; i < op.n; i++) {
-        if (!(op.conns[i] = rr_run_svc_new(loop, cfg, i))) {
+        if (!(op.conns[i] = rr_svc_config_new(loop, cfg, i))) {
             close_all(&op);
             uv_run(loop, UV_RUN_DEFAULT);
             return RR_EXIT_SOFTWARE;

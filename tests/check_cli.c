@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_impl.h"
 #include "rr.h"
 #include "unit.h"
 
@@ -764,6 +765,38 @@ START_TEST(usage_lists_every_option)
 }
 END_TEST
 
+/* --help is written by hand: each row of the option table must have its
+ * line, with the short form where the row has one, and the refused
+ * --timeout none. */
+START_TEST(usage_matches_table)
+{
+    const char *h = help_text();
+
+    for (size_t i = 0; i < rr_cli_n_opts; i++) {
+        const struct rr_cli_opt *o = &rr_cli_opts[i];
+        char want[80];
+        const char *at;
+
+        if (o->kind == RR_CLI_REFUSED) {
+            snprintf(want, sizeof want, " --%s ", o->name);
+            ck_assert_msg(strstr(h, want) == NULL, "--help lists the refused --%s", o->name);
+            continue;
+        }
+        if (o->letter)
+            snprintf(want, sizeof want, "\n  -%c, --%s", o->letter, o->name);
+        else
+            snprintf(want, sizeof want, "\n      --%s", o->name);
+        at = strstr(h, want);
+        ck_assert_msg(at != NULL, "--help has no line '%s'", want + 1);
+        at += strlen(want);
+        ck_assert_msg(*at == ' ' || *at == '\n', "--help has no line for --%s", o->name);
+        /* "--ttl DUR": one space, then what the value is. */
+        ck_assert_msg(rr_cli_takes_value(o->kind) == (at[0] == ' ' && at[1] != ' '),
+                      "--help's line for --%s does not show whether it takes a value", o->name);
+    }
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -798,6 +831,7 @@ static Suite *cli_suite(void)
     tcase_add_checked_fixture(tc, clean_env, NULL);
     tcase_add_test(tc, usage_shape);
     tcase_add_loop_test(tc, usage_lists_every_option, 0, N(long_options));
+    tcase_add_test(tc, usage_matches_table);
     suite_add_tcase(s, tc);
     return s;
 }
