@@ -10,10 +10,10 @@ MAN=$TOP/man/redlock-run.1
 README=$TOP/README.md
 
 help_opts() { "$RR_BIN" --help | grep -o -- '--[a-z][a-z-]*' | sort -u; }
-# The options the source actually accepts, from the getopt_long table.
+# The options the source actually accepts, from the option table.
 src_opts() {
-    grep -o '{ *"[a-z][a-z-]*", *\(no\|required\|optional\)_argument' "$TOP/src/cli.c" |
-        sed 's/{ *"\([a-z-]*\)".*/--\1/' | sort -u |
+    grep -o '{ *\.name = "[a-z][a-z-]*"' "$TOP/src/cli.c" |
+        sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u |
         grep -vx -- --timeout   # accepted only to be refused with a hint
 }
 
