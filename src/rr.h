@@ -1,4 +1,5 @@
-/* rr.h — things every module shares: error-buffer size, exit statuses. */
+/* rr.h — what every module shares: error-buffer size, exit statuses, the
+ * shared limits and connection defaults, and small helpers (util.c). */
 #ifndef RR_H
 #define RR_H
 
@@ -41,11 +42,14 @@ enum rr_exit {
 /* Monotonic clock in milliseconds (uv_hrtime based, for deadlines). */
 int64_t rr_now_ms(void);
 
+/* The usual max for rr_quote. */
+#define RR_QUOTE_MAX 60
+
 /* Copy at most n bytes of s (up to its NUL; SIZE_MAX: all of it) into out
  * for an error message: printable ASCII only (anything else shows as '?'),
- * at most max bytes, then "..." if s went on, so a message stays one line
- * whatever the user typed. out may be s itself. Returns out. */
-#define RR_QUOTE_MAX 60         /* max for rr_quote, unless a message needs room */
+ * at most max bytes and fewer than outlen - 4, then "..." if s went on and
+ * out has room, so a message stays one line whatever the user typed. out
+ * may be s itself. Returns out. */
 const char *rr_quote(const char *s, size_t n, size_t max, char *out, size_t outlen);
 
 /* Parse the n bytes of s as a decimal number in [lo, hi]: digits only, no

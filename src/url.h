@@ -49,7 +49,7 @@ struct rr_endpoint {
  *   redis-cluster://[[user]:password@]host:port[,host2:port...]  (seed nodes)
  *   rediss-cluster://...
  * The credentials of a sentinel or cluster URL are the data nodes' (the
- * master's), as for redis://; sentinels have their own (cli.h).
+ * master's), as for redis://; sentinels have their own (config.h).
  * An IPv6 host is written in brackets: redis://[::1]:6380. User and password
  * are percent-decoded. Returns 0, or -1 with a one-line reason in err that
  * never contains the password. */
