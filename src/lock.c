@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "lock.h"
+#include "rand.h"
 #include "scripts.h"
 
 struct rr_lock {
@@ -66,12 +66,8 @@ struct op {
  * getrandom blocks only before the pool is seeded. */
 static int new_token(struct rr_lock *lk)
 {
-    unsigned char rnd[16];
-
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+    if (rr_random_hex(lk->token, (sizeof(lk->token) - 1) / 2) != 0)
         return -1;
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(lk->token + 2 * i, 3, "%02x", rnd[i]);
     snprintf(lk->void_key, sizeof(lk->void_key), "%s%s", lk->keys.void_prefix, lk->token);
     return 0;
 }

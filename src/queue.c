@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "log.h"
 #include "queue.h"
+#include "rand.h"
 #include "run.h"
 #include "scripts.h"
 
@@ -78,19 +78,17 @@ struct rr_waiter *rr_waiter_new(uv_loop_t *loop, const struct rr_config *cfg,
                                 void *arg, char *err, size_t errlen)
 {
     struct rr_waiter *w = calloc(1, sizeof(*w));
-    unsigned char rnd[12];
 
     if (!w) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    /* 96 bits: two waiters of one job do not draw the same id. */
+    if (rr_random_hex(w->id, 12) != 0) {
         snprintf(err, errlen, "cannot draw a random waiter id: %s", strerror(errno));
         free(w);
         return NULL;
     }
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(w->id + 2 * i, 3, "%02x", rnd[i]);
     w->loop = loop;
     w->cfg = cfg;
     w->conns = conns;
