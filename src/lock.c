@@ -151,6 +151,17 @@ const struct rr_job_keys *rr_lock_keys(const struct rr_lock *lk)
     return &lk->keys;
 }
 
+void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
+{
+    rr_vote_acquire(status == RR_REPLY_OK ? r : NULL,
+                    status == RR_REPLY_TIMEOUT ? "no reply in time" : "connection failed", v);
+}
+
+int rr_lock_classify_renew(int status, const redisReply *r)
+{
+    return rr_vote_renew(status == RR_REPLY_OK ? r : NULL);
+}
+
 static struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
 {
     struct op *op = calloc(1, sizeof(*op));
