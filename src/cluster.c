@@ -230,7 +230,7 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
 
     if (rr_parse_redirect(r->str, r->len, &rd) != 0) {
         svc_error(s, "%s: a redirection that is not SLOT HOST:PORT: %.*s",
-                  rr_conn_name(q->on), (int)(r->len > 200 ? 200 : r->len), r->str);
+                  rr_conn_name(q->on), svc_excerpt(r), r->str);
         return SVC_DELIVER;
     }
     /* An empty host: the node does not know its own address; it is the
@@ -241,7 +241,7 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
         return SVC_DELIVER;
     if (to == from) {
         svc_error(s, "%s: redirected to itself: %.*s", rr_conn_name(q->on),
-                  (int)(r->len > 200 ? 200 : r->len), r->str);
+                  svc_excerpt(r), r->str);
         return SVC_DELIVER;
     }
     svc_error(s, "%s: %s %d %s:%d", rr_conn_name(q->on), rd.ask ? "ASK" : "MOVED", rd.slot,
@@ -281,8 +281,7 @@ static enum svc_verdict cl_judge(struct rr_svc *s, struct svc_req *q)
             return follow(s, q, r);
         if (svc_is_error(r, "TRYAGAIN") || svc_is_error(r, "CLUSTERDOWN") ||
             svc_is_error(r, "LOADING")) {
-            svc_error(s, "%s: %.*s", rr_conn_name(q->on), (int)(r->len > 200 ? 200 : r->len),
-                      r->str);
+            svc_error_reply(s, q);
             backoff(s, q);
             return SVC_RESEND;
         }

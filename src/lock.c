@@ -213,6 +213,14 @@ static void note_error(struct op *op, int idx, int status, const char *what)
                  rr_svc_name(op->lk->conns[idx]), what);
 }
 
+/* Inside a write's callback on c, which WAIT did not confirm enough. */
+static void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
+{
+    snprintf(buf, len, "only %lld of %d replicas confirmed the %s on %s",
+             rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c), what,
+             rr_svc_name(c));
+}
+
 /* Send one script to every master; returns how many sends were accepted.
  * sharded_arg: the script's argument that says SPUBLISH, or -1. */
 static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
@@ -223,9 +231,8 @@ static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
 
     op->pending = op->lk->n;
     for (int i = 0; i < op->lk->n; i++) {
-        /* A cluster's waiters are on sharded channels (cluster.c). */
         if (sharded_arg >= 0)
-            args[sharded_arg] = rr_svc_sharded(op->lk->conns[i]) ? "1" : "0";
+            args[sharded_arg] = rr_script_sharded(op->lk->conns[i]);
         if (rr_script_call(op->lk->conns[i], s, nkeys, keys, nargs, args, cb,
                            &op->slots[i]) == 0)
             sent++;
@@ -292,8 +299,7 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
         /* Where our acquire was never answered it may still arrive, after
          * this release: that master also gets a tombstone for our token. */
         args[RR_RELEASE_ARG_VOID_MS] = lk->unsure[i] ? lk->void_ms : "0";
-        /* A cluster's waiters are on sharded channels (cluster.c). */
-        args[RR_RELEASE_ARG_SHARDED] = rr_svc_sharded(lk->conns[i]) ? "1" : "0";
+        args[RR_RELEASE_ARG_SHARDED] = rr_script_sharded(lk->conns[i]);
         for (int u = 0; !stands && u < v->n_undo; u++)
             args[nargs++] = v->undo[u];
         if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, nargs, args,
@@ -602,9 +608,7 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
         /* Taken, but a failover could promote a replica that never saw it:
          * it does not count, and give_back or the release takes it back. */
         v->kind = RR_VOTE_ERR;
-        snprintf(v->detail, sizeof v->detail, "only %lld of %d replicas confirmed the lock on %s",
-                 rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c),
-                 rr_svc_name(c));
+        not_synced(c, "lock", v->detail, sizeof v->detail);
         if (!op->errmsg[0])
             snprintf(op->errmsg, sizeof op->errmsg, "%s", v->detail);
     }
@@ -676,9 +680,7 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
             /* Extended here, but not where a failover would look: do not
              * vouch for the longer lease. */
             char why[RR_ERRLEN];
-            snprintf(why, sizeof why, "only %lld of %d replicas confirmed the renewal on %s",
-                     rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c),
-                     rr_svc_name(c));
+            not_synced(c, "renewal", why, sizeof why);
             op->err++;
             if (!op->errmsg[0])
                 snprintf(op->errmsg, sizeof op->errmsg, "%s", why);

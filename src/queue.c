@@ -223,8 +223,7 @@ int rr_waiter_leave(struct rr_waiter *w, rr_left_fn cb, void *arg)
     w->left_arg = arg;
     w->leave_pending = 1;   /* held until every request is out */
     for (int i = 0; i < w->n; i++) {
-        /* A cluster's waiters are on sharded channels (cluster.c). */
-        args[RR_LEAVE_ARG_SHARDED] = rr_svc_sharded(w->conns[i]) ? "1" : "0";
+        args[RR_LEAVE_ARG_SHARDED] = rr_script_sharded(w->conns[i]);
         if (rr_script_call(w->conns[i], RR_SCRIPT_LEAVE, RR_LEAVE_NKEYS, keys, RR_LEAVE_NARGS,
                            args, on_leave_reply, w) == 0)
             w->leave_pending++;

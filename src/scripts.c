@@ -41,6 +41,11 @@ const char *rr_script_src(enum rr_script s)
     return lua_scripts[s].src;
 }
 
+const char *rr_script_sharded(const struct rr_svc *c)
+{
+    return rr_svc_sharded(c) ? "1" : "0";
+}
+
 bool rr_script_is_noscript(const redisReply *reply)
 {
     return reply && reply->type == REDIS_REPLY_ERROR && reply->str &&

@@ -18,6 +18,11 @@
 const char *rr_script_sha(enum rr_script s);
 const char *rr_script_src(enum rr_script s);
 
+/* The "sharded" argument of the scripts that wake waiters: "1" (SPUBLISH)
+ * where waiters are on sharded channels (a cluster, rr_svc_sharded), else
+ * "0". Static storage. */
+const char *rr_script_sharded(const struct rr_svc *c);
+
 /* Is reply a NOSCRIPT error? Pure. */
 bool rr_script_is_noscript(const redisReply *reply);
 

@@ -424,8 +424,7 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
             svc_is_error(r, "MASTERDOWN")) {
             /* Refused unrun: a replica, a restarting node, a master that
              * lost its own master. Find the master again. */
-            svc_error(s, "%s: %.*s", rr_conn_name(q->on), (int)(r->len > 200 ? 200 : r->len),
-                      r->str);
+            svc_error_reply(s, q);
             forget_master(s, q->on, ASK_PAUSE_MS);
             uv_update_time(s->loop);
             q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;

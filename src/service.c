@@ -20,6 +20,16 @@ void svc_error(struct rr_svc *s, const char *fmt, ...)
     va_end(ap);
 }
 
+int svc_excerpt(const redisReply *r)
+{
+    return (int)(r->len > 200 ? 200 : r->len);
+}
+
+void svc_error_reply(struct rr_svc *s, const struct svc_req *q)
+{
+    svc_error(s, "%s: %.*s", rr_conn_name(q->on), svc_excerpt(q->reply), q->reply->str);
+}
+
 bool svc_is_error(const redisReply *r, const char *word)
 {
     size_t n = strlen(word);

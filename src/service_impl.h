@@ -113,6 +113,13 @@ void svc_kick(struct rr_svc *s);
 /* Set s->err, one line. */
 void svc_error(struct rr_svc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* How much of r's text our messages quote: at most 200 bytes, so that one
+ * server's long error cannot fill the line. */
+int svc_excerpt(const redisReply *r);
+
+/* Set s->err to "NODE: ERROR TEXT" (the excerpt) for q's reply. */
+void svc_error_reply(struct rr_svc *s, const struct svc_req *q);
+
 /* Is r an error reply starting with word (e.g. "READONLY")? */
 bool svc_is_error(const redisReply *r, const char *word);
 

@@ -574,7 +574,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
             [RR_FORCE_ARG_PID] = op.pid, [RR_FORCE_ARG_SHARDED] = "0",
         };
         for (int i = 0; i < op.n; i++) {
-            args[RR_FORCE_ARG_SHARDED] = rr_svc_sharded(op.conns[i]) ? "1" : "0";
+            args[RR_FORCE_ARG_SHARDED] = rr_script_sharded(op.conns[i]);
             if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, RR_FORCE_NKEYS, keys, RR_FORCE_NARGS,
                                args, on_force, &op) == 0)
                 op.pending++;
