@@ -74,11 +74,13 @@ $(BIN): $(BUILD)/main.o $(LIB)
 $(LIB): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
-# The Lua scripts are embedded with their SHA1, computed here once.
+# The Lua scripts are embedded with their SHA1, computed here once, and
+# the names of their KEYS and ARGV, which every user of scripts.h reads.
 $(BUILD)/scripts_gen.h: scripts/gen-lua.sh $(wildcard src/lua/*.lua) | $(BUILD)
 	scripts/gen-lua.sh $@ $(sort $(wildcard src/lua/*.lua))
 
 $(BUILD)/scripts.o: $(BUILD)/scripts_gen.h
+$(LIB_OBJS) $(BUILD)/main.o: | $(BUILD)/scripts_gen.h
 
 $(BUILD)/%.o: src/%.c | $(BUILD)
 	$(CC) $(RR_CFLAGS) $(CFLAGS) -c -o $@ $<

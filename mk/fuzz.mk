@@ -37,6 +37,7 @@ $(FUZZ_BUILD)/scripts_gen.h: scripts/gen-lua.sh $(wildcard src/lua/*.lua) | $(FU
 	scripts/gen-lua.sh $@ $(sort $(wildcard src/lua/*.lua))
 
 $(FUZZ_BUILD)/obj/scripts.o: $(FUZZ_BUILD)/scripts_gen.h
+$(FUZZ_OBJS): | $(FUZZ_BUILD)/scripts_gen.h
 
 $(FUZZ_BUILD)/obj/%.o: src/%.c | $(FUZZ_BUILD)/obj
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<

@@ -51,9 +51,15 @@
 #define CL_DEAD_PAUSE_MS 100    /* ...is sent to again after this pause only */
 #define CL_MIN_BACKOFF_MS 20
 
-/* q->tag: bit 0, the request's deadline was extended once; the rest, 1 +
- * the index of the node whose MOVED sent it on last (0: none). */
+/* q->tag, what we note on a request:
+ *   bit 0       its deadline was extended once (a send never written)
+ *   bits 1..8   1 + the node whose MOVED sent it on last (0: none)
+ *   bits 9..16  1 + the node an ASK sends it to next, after ASKING (0: none)
+ * A node's index never changes (nodes are only added, CL_MAX_NODES < 255). */
 #define TAG_EXTENDED 1u
+#define TAG_FROM 1
+#define TAG_ASK 9
+#define TAG_MASK 0xffu
 
 struct cnode {
     char host[256];
@@ -71,6 +77,16 @@ struct clus {
     int failed;                        /* nodes failed in a row (unsent) */
     char why[RR_ERRLEN];               /* what those failures said */
 };
+
+static int tag_node(const struct svc_req *q, int field)
+{
+    return (int)((q->tag >> field) & TAG_MASK) - 1;
+}
+
+static void set_tag_node(struct svc_req *q, int field, int node)
+{
+    q->tag = (q->tag & ~((uintptr_t)TAG_MASK << field)) | ((uintptr_t)(node + 1) << field);
+}
 
 static int find_node(struct clus *k, const char *host, int port)
 {
@@ -149,8 +165,14 @@ static void shard_subscribe(struct svc_req *q)
 static enum svc_route cl_route(struct rr_svc *s, struct svc_req *q, struct rr_conn **c)
 {
     struct clus *k = s->impl;
+    int ask = tag_node(q, TAG_ASK);
 
     shard_subscribe(q);
+    /* The slot is migrating and our keys are there: once, ASKING first. */
+    if (ask >= 0) {
+        *c = k->nodes[ask].c;
+        return SVC_ROUTED;
+    }
     if (k->owner >= 0) {
         *c = k->nodes[k->owner].c;
         return SVC_ROUTED;
@@ -159,6 +181,17 @@ static enum svc_route cl_route(struct rr_svc *s, struct svc_req *q, struct rr_co
         k->probe = 0;
     *c = k->nodes[k->probe].c;
     return SVC_ROUTED;
+}
+
+static const char *const *cl_preamble(struct rr_svc *s, struct svc_req *q)
+{
+    static const char *const asking[] = { "ASKING", NULL };
+
+    (void)s;
+    if (tag_node(q, TAG_ASK) < 0)
+        return NULL;
+    set_tag_node(q, TAG_ASK, -1);
+    return asking;
 }
 
 static uint64_t now_ms(struct rr_svc *s)
@@ -197,7 +230,7 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
 
     if (rr_parse_redirect(r->str, r->len, &rd) != 0) {
         svc_error(s, "%s: a redirection that is not SLOT HOST:PORT: %.*s",
-                  rr_conn_name(q->on), (int)(r->len > 200 ? 200 : r->len), r->str);
+                  rr_conn_name(q->on), svc_excerpt(r), r->str);
         return SVC_DELIVER;
     }
     /* An empty host: the node does not know its own address; it is the
@@ -208,13 +241,13 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
         return SVC_DELIVER;
     if (to == from) {
         svc_error(s, "%s: redirected to itself: %.*s", rr_conn_name(q->on),
-                  (int)(r->len > 200 ? 200 : r->len), r->str);
+                  svc_excerpt(r), r->str);
         return SVC_DELIVER;
     }
     svc_error(s, "%s: %s %d %s:%d", rr_conn_name(q->on), rd.ask ? "ASK" : "MOVED", rd.slot,
               rd.host, rd.port);
     if (rd.ask) {
-        q->ask = k->nodes[to].c;
+        set_tag_node(q, TAG_ASK, to);
         return SVC_RESEND;
     }
     /* The slot is the one of all our keys (a --prefix with a hash tag of
@@ -227,9 +260,9 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
     /* Sent back to the node that redirected us last time: the two disagree
      * for a moment (SETSLOT NODE reached one of them first). Wait, spread
      * over the time left, rather than spend every send in a millisecond. */
-    if ((int)((uintptr_t)q->tag >> 1) - 1 == to)
+    if (tag_node(q, TAG_FROM) == to)
         backoff(s, q);
-    q->tag = (void *)(((uintptr_t)q->tag & TAG_EXTENDED) | ((uintptr_t)(from + 1) << 1));
+    set_tag_node(q, TAG_FROM, from);
     return SVC_RESEND;
 }
 
@@ -248,8 +281,7 @@ static enum svc_verdict cl_judge(struct rr_svc *s, struct svc_req *q)
             return follow(s, q, r);
         if (svc_is_error(r, "TRYAGAIN") || svc_is_error(r, "CLUSTERDOWN") ||
             svc_is_error(r, "LOADING")) {
-            svc_error(s, "%s: %.*s", rr_conn_name(q->on), (int)(r->len > 200 ? 200 : r->len),
-                      r->str);
+            svc_error_reply(s, q);
             backoff(s, q);
             return SVC_RESEND;
         }
@@ -274,9 +306,9 @@ static enum svc_verdict cl_judge(struct rr_svc *s, struct svc_req *q)
     svc_error(s, "%s: %s", s->ep.display, k->why);
     /* Never written, so it never ran: one fresh timeout for the next node,
      * so a dead (or silent) first seed costs at most one. */
-    if (!((uintptr_t)q->tag & TAG_EXTENDED)) {
+    if (!(q->tag & TAG_EXTENDED)) {
         uint64_t until = now_ms(s) + (uint64_t)s->o.conn.request_timeout_ms;
-        q->tag = (void *)((uintptr_t)q->tag | TAG_EXTENDED);
+        q->tag |= TAG_EXTENDED;
         if (until > q->deadline)
             q->deadline = until;
     }
@@ -306,9 +338,12 @@ static void cl_close(struct rr_svc *s)
 
 const struct rr_svc_backend svc_cluster = {
     .kind = "cluster",
+    .ep_kind = RR_EP_CLUSTER,
+    .sharded = true,
     .init = cl_init,
     .route = cl_route,
     .judge = cl_judge,
     .close = cl_close,
     .down = cl_down,
+    .preamble = cl_preamble,
 };

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "lock.h"
+#include "rand.h"
 #include "scripts.h"
 
 struct rr_lock {
@@ -66,12 +66,8 @@ struct op {
  * getrandom blocks only before the pool is seeded. */
 static int new_token(struct rr_lock *lk)
 {
-    unsigned char rnd[16];
-
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+    if (rr_random_hex(lk->token, (sizeof(lk->token) - 1) / 2) != 0)
         return -1;
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(lk->token + 2 * i, 3, "%02x", rnd[i]);
     snprintf(lk->void_key, sizeof(lk->void_key), "%s%s", lk->keys.void_prefix, lk->token);
     return 0;
 }
@@ -155,6 +151,17 @@ const struct rr_job_keys *rr_lock_keys(const struct rr_lock *lk)
     return &lk->keys;
 }
 
+void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
+{
+    rr_vote_acquire(status == RR_REPLY_OK ? r : NULL,
+                    status == RR_REPLY_TIMEOUT ? "no reply in time" : "connection failed", v);
+}
+
+int rr_lock_classify_renew(int status, const redisReply *r)
+{
+    return rr_vote_renew(status == RR_REPLY_OK ? r : NULL);
+}
+
 static struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
 {
     struct op *op = calloc(1, sizeof(*op));
@@ -206,7 +213,16 @@ static void note_error(struct op *op, int idx, int status, const char *what)
                  rr_svc_name(op->lk->conns[idx]), what);
 }
 
-/* Send one script to every master; returns how many sends were accepted. */
+/* Inside a write's callback on c, which WAIT did not confirm enough. */
+static void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
+{
+    snprintf(buf, len, "only %lld of %d replicas confirmed the %s on %s",
+             rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c), what,
+             rr_svc_name(c));
+}
+
+/* Send one script to every master; returns how many sends were accepted.
+ * sharded_arg: the script's argument that says SPUBLISH, or -1. */
 static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
                     int nkeys, const char *const *keys, int nargs,
                     const char **args, int sharded_arg)
@@ -215,9 +231,8 @@ static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
 
     op->pending = op->lk->n;
     for (int i = 0; i < op->lk->n; i++) {
-        /* A cluster's waiters are on sharded channels (cluster.c). */
         if (sharded_arg >= 0)
-            args[sharded_arg] = rr_svc_sharded(op->lk->conns[i]) ? "1" : "0";
+            args[sharded_arg] = rr_script_sharded(op->lk->conns[i]);
         if (rr_script_call(op->lk->conns[i], s, nkeys, keys, nargs, args, cb,
                            &op->slots[i]) == 0)
             sent++;
@@ -234,9 +249,12 @@ static void on_release_reply(struct rr_svc *c, int status, redisReply *r, void *
 static int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
 {
     char code[16], sig[16], hold[24], wait[24], fence[24], started[24];
-    const char *keys[6] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->void_key,
-                            lk->keys.queue, lk->keys.once };
-    int nkeys = lk->keys.once[0] ? 6 : 5;
+    const char *keys[RR_RELEASE_NKEYS] = {
+        [RR_RELEASE_KEY_LOCK] = lk->keys.lock, [RR_RELEASE_KEY_STATE] = lk->keys.state,
+        [RR_RELEASE_KEY_HISTORY] = lk->keys.history, [RR_RELEASE_KEY_VOID] = lk->void_key,
+        [RR_RELEASE_KEY_QUEUE] = lk->keys.queue, [RR_RELEASE_KEY_ONCE] = lk->keys.once,
+    };
+    int nkeys = lk->keys.once[0] ? RR_RELEASE_NKEYS : RR_RELEASE_KEY_ONCE;
 
     snprintf(code, sizeof(code), "%d", ri->exit_code);
     if (ri->exit_code < 0)
@@ -258,22 +276,30 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
     /* A round without a quorum may have met a live run that this master
      * lost the key of: the 'abandoned' entries it added do not stand. */
     bool stands = op->kind != OP_ACQUIRE || op->decided_ok;
-    const char *args[22] = { lk->token, ri->status, code, sig, hold, wait,
-                             lk->keys.channel, lk->host, lk->pid, fence,
-                             lk->once_id, started, lk->state_ttl, "0",
-                             stands ? "1" : "0", lk->waiter, lk->keys.q_prefix,
-                             lk->keys.wake_prefix, lk->limit, "0" };
+    /* The fixed arguments, then a vote's history entries to undo. */
+    const char *args[RR_RELEASE_NARGS + sizeof op->votes[0].undo / sizeof op->votes[0].undo[0]] = {
+        [RR_RELEASE_ARG_TOKEN] = lk->token, [RR_RELEASE_ARG_STATUS] = ri->status,
+        [RR_RELEASE_ARG_EXIT_CODE] = code, [RR_RELEASE_ARG_SIGNAL] = sig,
+        [RR_RELEASE_ARG_HOLD_MS] = hold, [RR_RELEASE_ARG_WAIT_MS] = wait,
+        [RR_RELEASE_ARG_CHANNEL] = lk->keys.channel, [RR_RELEASE_ARG_HOST] = lk->host,
+        [RR_RELEASE_ARG_PID] = lk->pid, [RR_RELEASE_ARG_FENCE] = fence,
+        [RR_RELEASE_ARG_ONCE] = lk->once_id, [RR_RELEASE_ARG_STARTED_MS] = started,
+        [RR_RELEASE_ARG_STATE_TTL_MS] = lk->state_ttl, [RR_RELEASE_ARG_VOID_MS] = "0",
+        [RR_RELEASE_ARG_STANDS] = stands ? "1" : "0", [RR_RELEASE_ARG_WAITER] = lk->waiter,
+        [RR_RELEASE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
+        [RR_RELEASE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix,
+        [RR_RELEASE_ARG_LIMIT] = lk->limit, [RR_RELEASE_ARG_SHARDED] = "0",
+    };
     int sent = 0;
 
     op->pending = lk->n;
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
-        int nargs = 20;
+        int nargs = RR_RELEASE_NARGS;
         /* Where our acquire was never answered it may still arrive, after
          * this release: that master also gets a tombstone for our token. */
-        args[13] = lk->unsure[i] ? lk->void_ms : "0";
-        /* A cluster's waiters are on sharded channels (cluster.c). */
-        args[19] = rr_svc_sharded(lk->conns[i]) ? "1" : "0";
+        args[RR_RELEASE_ARG_VOID_MS] = lk->unsure[i] ? lk->void_ms : "0";
+        args[RR_RELEASE_ARG_SHARDED] = rr_script_sharded(lk->conns[i]);
         for (int u = 0; !stands && u < v->n_undo; u++)
             args[nargs++] = v->undo[u];
         if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, nargs, args,
@@ -352,7 +378,11 @@ static void on_abandon_reply(struct rr_svc *c, int status, redisReply *r, void *
 static bool mark_abandoned(struct op *op)
 {
     struct rr_lock *lk = op->lk;
-    const char *keys[4] = { lk->keys.lock, lk->keys.state, lk->keys.history, lk->keys.once };
+    const char *keys[RR_ABANDON_NKEYS] = {
+        [RR_ABANDON_KEY_LOCK] = lk->keys.lock, [RR_ABANDON_KEY_STATE] = lk->keys.state,
+        [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_ONCE] = lk->keys.once,
+    };
+    int nkeys = lk->keys.once[0] ? RR_ABANDON_NKEYS : RR_ABANDON_KEY_ONCE;
 
     op->marked = true;
     if ((op->res.result != RR_ACQ_STALE && op->res.result != RR_ACQ_DONE) || op->res.n_busy)
@@ -363,8 +393,8 @@ static bool mark_abandoned(struct op *op)
         if (!v->stale && !(v->kind == RR_VOTE_OK && v->abandoned))
             continue;
         op->pending++;
-        if (rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON, lk->keys.once[0] ? 4 : 3, keys,
-                           0, NULL, on_abandon_reply, &op->slots[i]) != 0)
+        if (rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON, nkeys, keys, RR_ABANDON_NARGS,
+                           NULL, on_abandon_reply, &op->slots[i]) != 0)
             op->pending--;
     }
     return op->pending > 0;
@@ -414,8 +444,8 @@ static int sync_fences(struct op *op)
 {
     struct rr_lock *lk = op->lk;
     char fence[24];
-    const char *keys[1] = { lk->keys.fence };
-    const char *args[1] = { fence };
+    const char *keys[RR_FENCE_NKEYS] = { [RR_FENCE_KEY_FENCE] = lk->keys.fence };
+    const char *args[RR_FENCE_NARGS] = { [RR_FENCE_ARG_FENCE] = fence };
     int lagging = 0;
 
     snprintf(fence, sizeof(fence), "%lld", lk->fence);
@@ -437,8 +467,8 @@ static int sync_fences(struct op *op)
         if (op->votes[i].kind != RR_VOTE_OK || op->votes[i].fence >= lk->fence)
             continue;
         op->pending++;
-        if (rr_script_call(lk->conns[i], RR_SCRIPT_FENCE, 1, keys, 1, args, on_fence_reply,
-                           &op->slots[i]) != 0)
+        if (rr_script_call(lk->conns[i], RR_SCRIPT_FENCE, RR_FENCE_NKEYS, keys, RR_FENCE_NARGS,
+                           args, on_fence_reply, &op->slots[i]) != 0)
             op->pending--;
     }
     if (op->pending > 0)
@@ -578,9 +608,7 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
         /* Taken, but a failover could promote a replica that never saw it:
          * it does not count, and give_back or the release takes it back. */
         v->kind = RR_VOTE_ERR;
-        snprintf(v->detail, sizeof v->detail, "only %lld of %d replicas confirmed the lock on %s",
-                 rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c),
-                 rr_svc_name(c));
+        not_synced(c, "lock", v->detail, sizeof v->detail);
         if (!op->errmsg[0])
             snprintf(op->errmsg, sizeof op->errmsg, "%s", v->detail);
     }
@@ -593,19 +621,30 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 {
     struct op *op = op_new(lk, OP_ACQUIRE, (void *)cb, arg);
-    const char *keys[9] = { lk->base_lock, lk->keys.fence, lk->base_state,
-                            lk->keys.history, lk->void_key, lk->keys.queue,
-                            lk->keys.qseq, lk->waiter_key, lk->keys.once };
+    const char *keys[RR_ACQUIRE_NKEYS] = {
+        [RR_ACQUIRE_KEY_LOCK] = lk->base_lock, [RR_ACQUIRE_KEY_FENCE] = lk->keys.fence,
+        [RR_ACQUIRE_KEY_STATE] = lk->base_state, [RR_ACQUIRE_KEY_HISTORY] = lk->keys.history,
+        [RR_ACQUIRE_KEY_VOID] = lk->void_key, [RR_ACQUIRE_KEY_QUEUE] = lk->keys.queue,
+        [RR_ACQUIRE_KEY_QSEQ] = lk->keys.qseq, [RR_ACQUIRE_KEY_WAITER_KEY] = lk->waiter_key,
+        [RR_ACQUIRE_KEY_ONCE] = lk->keys.once,
+    };
     char floor[24];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     snprintf(floor, sizeof(floor), "%lld",
              (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-    const char *args[16] = { lk->token, lk->ttl, lk->host, lk->pid, lk->once_id,
-                             lk->o.refuse_stale ? "1" : "0", lk->once_ttl, floor,
-                             lk->waiter, lk->qttl, lk->ticket_s, lk->limit,
-                             lk->keys.q_prefix, lk->n > 1 ? "1" : "0",
-                             lk->keys.wake_prefix, "0" };
+    const char *args[RR_ACQUIRE_NARGS] = {
+        [RR_ACQUIRE_ARG_TOKEN] = lk->token, [RR_ACQUIRE_ARG_TTL_MS] = lk->ttl,
+        [RR_ACQUIRE_ARG_HOST] = lk->host, [RR_ACQUIRE_ARG_PID] = lk->pid,
+        [RR_ACQUIRE_ARG_ONCE_ID] = lk->once_id,
+        [RR_ACQUIRE_ARG_REFUSE_STALE] = lk->o.refuse_stale ? "1" : "0",
+        [RR_ACQUIRE_ARG_ONCE_TTL_MS] = lk->once_ttl, [RR_ACQUIRE_ARG_FENCE_FLOOR] = floor,
+        [RR_ACQUIRE_ARG_WAITER] = lk->waiter, [RR_ACQUIRE_ARG_QUEUE_TTL_MS] = lk->qttl,
+        [RR_ACQUIRE_ARG_TICKET] = lk->ticket_s, [RR_ACQUIRE_ARG_LIMIT] = lk->limit,
+        [RR_ACQUIRE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
+        [RR_ACQUIRE_ARG_KEEP] = lk->n > 1 ? "1" : "0",
+        [RR_ACQUIRE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix, [RR_ACQUIRE_ARG_SHARDED] = "0",
+    };
 
     if (!op)
         return -1;
@@ -618,8 +657,9 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     snprintf(lk->keys.lock, sizeof(lk->keys.lock), "%s", lk->base_lock);
     snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
     snprintf(lk->ticket_s, sizeof(lk->ticket_s), "%lld", lk->ticket);
-    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply, lk->keys.once[0] ? 9 : 8,
-                 keys, 16, args, 15) == 0) {
+    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply,
+                 lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
+                 RR_ACQUIRE_NARGS, args, RR_ACQUIRE_ARG_SHARDED) == 0) {
         op_free(op);
         return -1;
     }
@@ -640,9 +680,7 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
             /* Extended here, but not where a failover would look: do not
              * vouch for the longer lease. */
             char why[RR_ERRLEN];
-            snprintf(why, sizeof why, "only %lld of %d replicas confirmed the renewal on %s",
-                     rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c),
-                     rr_svc_name(c));
+            not_synced(c, "renewal", why, sizeof why);
             op->err++;
             if (!op->errmsg[0])
                 snprintf(op->errmsg, sizeof op->errmsg, "%s", why);
@@ -691,13 +729,20 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
 int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
 {
     struct op *op = op_new(lk, OP_EXTEND, (void *)cb, arg);
-    const char *keys[3] = { lk->keys.lock, lk->keys.state, lk->keys.once };
-    const char *args[3] = { lk->token, lk->ttl, lk->once_ttl };
+    const char *keys[RR_RENEW_NKEYS] = {
+        [RR_RENEW_KEY_LOCK] = lk->keys.lock, [RR_RENEW_KEY_STATE] = lk->keys.state,
+        [RR_RENEW_KEY_ONCE] = lk->keys.once,
+    };
+    const char *args[RR_RENEW_NARGS] = {
+        [RR_RENEW_ARG_TOKEN] = lk->token, [RR_RENEW_ARG_TTL_MS] = lk->ttl,
+        [RR_RENEW_ARG_ONCE_TTL_MS] = lk->once_ttl,
+    };
 
     if (!op)
         return -1;
-    if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply, lk->keys.once[0] ? 3 : 2,
-                 keys, 3, args, -1) == 0) {
+    if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply,
+                 lk->keys.once[0] ? RR_RENEW_NKEYS : RR_RENEW_KEY_ONCE, keys,
+                 RR_RENEW_NARGS, args, -1) == 0) {
         op_free(op);
         return -1;
     }

@@ -14,9 +14,10 @@
 #include <hiredis/hiredis.h>
 #include <uv.h>
 
-#include "service.h"
 #include "job.h"
 #include "rr.h"
+#include "service.h"
+#include "votes.h"
 
 struct rr_lock;
 
@@ -34,56 +35,10 @@ struct rr_lock_opts {
     int limit;                /* --limit: holders at once (1 = one lock key) */
 };
 
-/* One master's answer to the acquire script. */
-enum rr_vote_kind { RR_VOTE_OK, RR_VOTE_BUSY, RR_VOTE_DONE, RR_VOTE_STALE, RR_VOTE_ERR };
-
-struct rr_vote {
-    enum rr_vote_kind kind;
-    long long fence;          /* OK: the new fencing token; others: holder's (0 unknown) */
-    long long started_ms;     /* OK: Redis TIME at acquisition */
-    long long pttl_ms;        /* BUSY: the holder's remaining lease (-1 no expiry) */
-    long long when_ms;        /* DONE: finished_ms; STALE: last heartbeat */
-    int slot;                 /* OK: the --limit slot we took, 1..N */
-    long long rank;           /* BUSY: our place in the queue (0 first), -1 not queued */
-    long long ticket;         /* BUSY: our arrival ticket, 0 not queued */
-    bool abandoned;           /* OK: an abandoned previous run was recorded */
-    int n_undo;               /* OK: the ids of those history entries, */
-    char undo[2][48];         /*     deleted again if the round fails */
-    bool stale;               /* DONE, STALE: a 'running' record with no lock
-                               * here, not marked yet (abandon.lua) */
-    char host[128];           /* holder / previous run host, if known */
-    long long pid;
-    char detail[RR_ERRLEN];   /* ERR: why */
-};
-
-/* Classify one acquire reply (status as in rr_reply_fn). Anything that is
- * not exactly a well-formed script answer — nil, an error, a wrong type, a
- * short array, a non-numeric fence — is an ERR vote, never OK. Pure. */
+/* rr_vote_acquire and rr_vote_renew (votes.h) for a reply callback's
+ * status and reply: a timeout or a failed connection is an ERR vote. Pure. */
 void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v);
-
-/* Classify one renew reply: 1 extended, 0 token mismatch, -1 error. Pure. */
 int rr_lock_classify_renew(int status, const redisReply *r);
-
-/* Did a write reach enough replicas? want is --sync-replicas (0: always
- * yes), acked WAIT's answer (-1: none came). Pure. */
-bool rr_lock_synced(int want, long long acked);
-
-/* N/2+1. Pure. */
-int rr_lock_quorum(int n);
-
-/* Remaining validity after acquiring with a lease of ttl_ms, elapsed_ms
- * after the first send: ttl - elapsed - (ttl/100 + 2). Pure. */
-int64_t rr_lock_validity(int64_t ttl_ms, int64_t elapsed_ms);
-
-enum rr_acq { RR_ACQ_OK, RR_ACQ_BUSY, RR_ACQ_DONE, RR_ACQ_STALE, RR_ACQ_ERROR };
-
-/* The outcome of one acquisition round from the vote counts (n masters)
- * and the validity left. DONE on any master wins (success is recorded only
- * after a real success), then STALE on any master if no master has a
- * holder (BUSY), then OK with a quorum and positive validity; else ERROR if
- * errors alone make a quorum impossible, else BUSY. Pure. */
-enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
-                           int err, int64_t validity_ms);
 
 struct rr_acquire_result {
     enum rr_acq result;

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "log.h"
 #include "queue.h"
+#include "rand.h"
 #include "scripts.h"
 #include "svc_config.h"
 
@@ -78,19 +78,17 @@ struct rr_waiter *rr_waiter_new(uv_loop_t *loop, const struct rr_config *cfg,
                                 void *arg, char *err, size_t errlen)
 {
     struct rr_waiter *w = calloc(1, sizeof(*w));
-    unsigned char rnd[12];
 
     if (!w) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    /* 96 bits: two waiters of one job do not draw the same id. */
+    if (rr_random_hex(w->id, 12) != 0) {
         snprintf(err, errlen, "cannot draw a random waiter id: %s", strerror(errno));
         free(w);
         return NULL;
     }
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(w->id + 2 * i, 3, "%02x", rnd[i]);
     w->loop = loop;
     w->cfg = cfg;
     w->conns = conns;
@@ -212,18 +210,22 @@ int rr_waiter_leave(struct rr_waiter *w, rr_left_fn cb, void *arg)
     if (!w || !w->queued || w->leaving || w->closed)
         return -1;
 
-    const char *keys[2] = { w->keys.queue, w->qkey };
-    const char *args[4] = { w->id, w->keys.q_prefix, w->keys.wake_prefix, "0" };
+    const char *keys[RR_LEAVE_NKEYS] = {
+        [RR_LEAVE_KEY_QUEUE] = w->keys.queue, [RR_LEAVE_KEY_WAITER_KEY] = w->qkey,
+    };
+    const char *args[RR_LEAVE_NARGS] = {
+        [RR_LEAVE_ARG_WAITER] = w->id, [RR_LEAVE_ARG_WAITER_PREFIX] = w->keys.q_prefix,
+        [RR_LEAVE_ARG_WAKE_PREFIX] = w->keys.wake_prefix, [RR_LEAVE_ARG_SHARDED] = "0",
+    };
     w->leaving = true;
     rr_waiter_stop(w);
     w->left_cb = cb;
     w->left_arg = arg;
     w->leave_pending = 1;   /* held until every request is out */
     for (int i = 0; i < w->n; i++) {
-        /* A cluster's waiters are on sharded channels (cluster.c). */
-        args[3] = rr_svc_sharded(w->conns[i]) ? "1" : "0";
-        if (rr_script_call(w->conns[i], RR_SCRIPT_LEAVE, 2, keys, 4, args, on_leave_reply,
-                           w) == 0)
+        args[RR_LEAVE_ARG_SHARDED] = rr_script_sharded(w->conns[i]);
+        if (rr_script_call(w->conns[i], RR_SCRIPT_LEAVE, RR_LEAVE_NKEYS, keys, RR_LEAVE_NARGS,
+                           args, on_leave_reply, w) == 0)
             w->leave_pending++;
     }
     if (--w->leave_pending == 0) {

@@ -5,18 +5,19 @@
 #include <strings.h>
 
 #include "scripts.h"
-#include "scripts_gen.h"
 
-static const char *const shas[RR_SCRIPT_COUNT] = {
-    lua_acquire_sha, lua_renew_sha, lua_release_sha,
-    lua_status_sha, lua_force_sha, lua_resolve_sha, lua_fence_sha, lua_abandon_sha,
-    lua_leave_sha, lua_qstatus_sha,
+/* One script as scripts/gen-lua.sh saw it: keys min_keys..max_keys (the
+ * last ones optional), nargs fixed arguments, and any number more if rest. */
+struct lua_script {
+    const char *sha;
+    const char *src;
+    int min_keys, max_keys;
+    int nargs;
+    int rest;
 };
-static const char *const srcs[RR_SCRIPT_COUNT] = {
-    lua_acquire_src, lua_renew_src, lua_release_src,
-    lua_status_src, lua_force_src, lua_resolve_src, lua_fence_src, lua_abandon_src,
-    lua_leave_src, lua_qstatus_src,
-};
+
+#define RR_SCRIPTS_SOURCES
+#include "scripts_gen.h"
 
 /* One call in flight: the argv is kept so a NOSCRIPT answer can be retried
  * with EVAL and the same keys and arguments. */
@@ -32,12 +33,17 @@ struct call {
 
 const char *rr_script_sha(enum rr_script s)
 {
-    return shas[s];
+    return lua_scripts[s].sha;
 }
 
 const char *rr_script_src(enum rr_script s)
 {
-    return srcs[s];
+    return lua_scripts[s].src;
+}
+
+const char *rr_script_sharded(const struct rr_svc *c)
+{
+    return rr_svc_sharded(c) ? "1" : "0";
 }
 
 bool rr_script_is_noscript(const redisReply *reply)
@@ -74,9 +80,9 @@ static void on_reply(struct rr_svc *c, int status, redisReply *reply, void *arg)
     if (status == RR_REPLY_OK && !k->retried && rr_script_is_noscript(reply)) {
         k->retried = true;
         k->argv[0] = "EVAL";
-        k->argv[1] = srcs[k->script];
+        k->argv[1] = lua_scripts[k->script].src;
         k->argvlen[0] = 4;
-        k->argvlen[1] = strlen(srcs[k->script]);
+        k->argvlen[1] = strlen(k->argv[1]);
         if (send_call(c, k) == 0)
             return;
         /* The connection is closing: report the NOSCRIPT reply as is. */
@@ -90,10 +96,14 @@ int rr_script_call(struct rr_svc *c, enum rr_script s,
                    int nargs, const char *const *args,
                    rr_svc_reply_fn cb, void *arg)
 {
-    struct call *k = calloc(1, sizeof(*k));
+    const struct lua_script *ls = &lua_scripts[s];
+    struct call *k;
     char nk[16];
 
-    if (!k)
+    if (nkeys < ls->min_keys || nkeys > ls->max_keys || nargs < ls->nargs ||
+        (!ls->rest && nargs > ls->nargs))
+        return -1;
+    if (!(k = calloc(1, sizeof(*k))))
         return -1;
     k->cb = cb;
     k->arg = arg;
@@ -105,7 +115,7 @@ int rr_script_call(struct rr_svc *c, enum rr_script s,
         goto fail;
     snprintf(nk, sizeof(nk), "%d", nkeys);
     k->argv[0] = "EVALSHA";
-    k->argv[1] = shas[s];
+    k->argv[1] = ls->sha;
     k->argv[2] = strdup(nk);
     for (int i = 0; i < nkeys; i++)
         k->argv[3 + i] = strdup(keys[i]);

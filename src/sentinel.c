@@ -179,6 +179,25 @@ static void on_hint(struct rr_conn *c, redisReply *msg, void *arg)
     forget_master(s, NULL, 0);
 }
 
+/* A connection to a sentinel. It has no databases and credentials of its
+ * own (--sentinel-user, --sentinel-password), never the data nodes'; its
+ * pushes are ours (on_hint), not the service's subscribers'. */
+static struct rr_conn *sentinel_conn(struct rr_svc *s, const char *host, int port)
+{
+    struct rr_endpoint ep;
+    struct rr_conn_opts o = s->o.conn;
+    struct rr_conn *c;
+
+    svc_endpoint(s, host, port, &ep);
+    ep.db = 0;
+    ep.has_user = ep.has_password = false;
+    o.user = s->o.sentinel_user;
+    o.password = s->o.sentinel_password;
+    c = rr_conn_new(s->loop, &ep, &o);
+    explicit_bzero(&ep, sizeof ep);
+    return c;
+}
+
 static void on_hint_subscribed(struct rr_conn *c, int status, redisReply *r, void *arg)
 {
     (void)c;
@@ -195,7 +214,7 @@ static void subscribe_hints(struct rr_svc *s)
     for (int i = 0; i < t->n; i++) {
         if (t->hint[i])
             continue;
-        if (!(t->hint[i] = svc_sentinel_conn(s, s->ep.nodes[i].host, s->ep.nodes[i].port)))
+        if (!(t->hint[i] = sentinel_conn(s, s->ep.nodes[i].host, s->ep.nodes[i].port)))
             return;
         rr_conn_on_message(t->hint[i], on_hint, s);
         rr_conn_commandv(t->hint[i], on_hint_subscribed, NULL, (const char **)sub);
@@ -363,7 +382,7 @@ static int sent_init(struct rr_svc *s)
     uv_timer_init(s->loop, &t->grace);
     t->grace.data = s;
     for (int i = 0; i < s->ep.n_nodes; i++) {
-        if (!(t->sc[i] = svc_sentinel_conn(s, s->ep.nodes[i].host, s->ep.nodes[i].port)))
+        if (!(t->sc[i] = sentinel_conn(s, s->ep.nodes[i].host, s->ep.nodes[i].port)))
             return -1;
         t->n++;
     }
@@ -405,8 +424,7 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
             svc_is_error(r, "MASTERDOWN")) {
             /* Refused unrun: a replica, a restarting node, a master that
              * lost its own master. Find the master again. */
-            svc_error(s, "%s: %.*s", rr_conn_name(q->on), (int)(r->len > 200 ? 200 : r->len),
-                      r->str);
+            svc_error_reply(s, q);
             forget_master(s, q->on, ASK_PAUSE_MS);
             uv_update_time(s->loop);
             q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;
@@ -463,6 +481,7 @@ static void sent_close(struct rr_svc *s)
 
 const struct rr_svc_backend svc_sentinel = {
     .kind = "sentinel",
+    .ep_kind = RR_EP_SENTINEL,
     .init = sent_init,
     .route = sent_route,
     .judge = sent_judge,

@@ -1,5 +1,6 @@
 /* service.c — the lock-service seam (service.h): requests, resends, WAIT
- * for --sync-replicas, and the direct kind (one fixed server). */
+ * for --sync-replicas, subscribing again; the kinds are backends
+ * (service_impl.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,16 @@ void svc_error(struct rr_svc *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->err, sizeof s->err, fmt, ap);
     va_end(ap);
+}
+
+int svc_excerpt(const redisReply *r)
+{
+    return (int)(r->len > 200 ? 200 : r->len);
+}
+
+void svc_error_reply(struct rr_svc *s, const struct svc_req *q)
+{
+    svc_error(s, "%s: %.*s", rr_conn_name(q->on), svc_excerpt(q->reply), q->reply->str);
 }
 
 bool svc_is_error(const redisReply *r, const char *word)
@@ -52,46 +63,34 @@ static void on_node_down(struct rr_conn *c, void *arg)
     }
 }
 
-static struct rr_conn *new_conn(struct rr_svc *s, const char *host, int port, bool sentinel)
+void svc_endpoint(const struct rr_svc *s, const char *host, int port, struct rr_endpoint *out)
 {
-    struct rr_endpoint ep = s->ep;
-    struct rr_conn_opts o = s->o.conn;
-    struct rr_conn *c;
-
+    *out = s->ep;
     if (host) {
-        ep.transport = RR_TRANSPORT_TCP;
-        snprintf(ep.host, sizeof ep.host, "%s", host);
-        ep.port = port;
+        out->transport = RR_TRANSPORT_TCP;
+        snprintf(out->host, sizeof out->host, "%s", host);
+        out->port = port;
         if (strchr(host, ':'))
-            snprintf(ep.display, sizeof ep.display, "[%s]:%d", host, port);
+            snprintf(out->display, sizeof out->display, "[%s]:%d", host, port);
         else
-            snprintf(ep.display, sizeof ep.display, "%s:%d", host, port);
+            snprintf(out->display, sizeof out->display, "%s:%d", host, port);
     }
-    ep.kind = RR_EP_DIRECT;
-    if (sentinel) {
-        /* A sentinel has no databases and its own credentials. */
-        ep.db = 0;
-        ep.has_user = ep.has_password = false;
-        o.user = s->o.sentinel_user;
-        o.password = s->o.sentinel_password;
-    }
-    c = rr_conn_new(s->loop, &ep, &o);
-    explicit_bzero(&ep, sizeof ep);
-    if (c && !sentinel) {
-        rr_conn_on_message(c, on_conn_message, s);
-        rr_conn_on_down(c, on_node_down, s);
-    }
-    return c;
+    out->kind = RR_EP_DIRECT;
 }
 
 struct rr_conn *svc_node_conn(struct rr_svc *s, const char *host, int port)
 {
-    return new_conn(s, host, port, false);
-}
+    struct rr_endpoint ep;
+    struct rr_conn *c;
 
-struct rr_conn *svc_sentinel_conn(struct rr_svc *s, const char *host, int port)
-{
-    return new_conn(s, host, port, true);
+    svc_endpoint(s, host, port, &ep);
+    c = rr_conn_new(s->loop, &ep, &s->o.conn);
+    explicit_bzero(&ep, sizeof ep);
+    if (c) {
+        rr_conn_on_message(c, on_conn_message, s);
+        rr_conn_on_down(c, on_node_down, s);
+    }
+    return c;
 }
 
 /* ---- requests ---- */
@@ -243,7 +242,7 @@ static void on_wait(struct rr_conn *c, int status, redisReply *reply, void *arg)
     on_part(q);
 }
 
-static void on_asking(struct rr_conn *c, int status, redisReply *reply, void *arg)
+static void on_preamble(struct rr_conn *c, int status, redisReply *reply, void *arg)
 {
     (void)c;
     (void)status;
@@ -255,17 +254,13 @@ static void send_req(struct svc_req *q)
 {
     struct rr_svc *s = q->s;
     struct rr_conn *c = NULL;
+    const char *const *pre;
     enum svc_route rt;
 
     q->status = RR_REPLY_IOERR;
     q->unsent = false;
     q->acked = -1;
-    if (q->ask) {
-        c = q->ask;
-        rt = SVC_ROUTED;
-    } else {
-        rt = s->be->route(s, q, &c);
-    }
+    rt = s->be->route(s, q, &c);
     if (rt == SVC_PARKED) {
         park(q);
         return;
@@ -277,17 +272,14 @@ static void send_req(struct svc_req *q)
     q->on = c;
     q->sends++;
     q->due = 1;
-    if (q->ask) {
-        static const char *const asking[] = { "ASKING", NULL };
-        q->ask = NULL;
-        if (rr_conn_commandv(c, on_asking, q, (const char **)asking) == 0)
-            q->due++;
-    }
+    if (s->be->preamble && (pre = s->be->preamble(s, q)) != NULL &&
+        rr_conn_commandv(c, on_preamble, q, (const char **)pre) == 0)
+        q->due++;
     if (rr_conn_command(c, on_cmd, q, q->argc, (const char **)q->argv, q->argvlen) != 0) {
         q->due--;
         if (q->due == 0)
             deliver(q, RR_REPLY_IOERR);
-        /* else the ASKING's callback ends this send as IOERR */
+        /* else the preamble's callback ends this send as IOERR */
         return;
     }
     if (q->write && s->o.sync_replicas > 0) {
@@ -461,6 +453,8 @@ fail:
 
 /* ---- the API ---- */
 
+static const struct rr_svc_backend *const backends[] = { &svc_direct, &svc_sentinel, &svc_cluster };
+
 struct rr_svc *rr_svc_new(uv_loop_t *loop, const struct rr_endpoint *ep,
                           const struct rr_svc_opts *o)
 {
@@ -472,8 +466,10 @@ struct rr_svc *rr_svc_new(uv_loop_t *loop, const struct rr_endpoint *ep,
     s->ep = *ep;
     s->o = *o;
     s->acked = -1;
-    s->be = ep->kind == RR_EP_SENTINEL ? &svc_sentinel
-          : ep->kind == RR_EP_CLUSTER ? &svc_cluster : &svc_direct;
+    s->be = backends[0];   /* redis://: one fixed server */
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (backends[i]->ep_kind == ep->kind)
+            s->be = backends[i];
     snprintf(s->node, sizeof s->node, "%s", ep->display);
     uv_timer_init(loop, &s->timer);
     uv_timer_init(loop, &s->resub_timer);
@@ -539,7 +535,7 @@ void rr_svc_close(struct rr_svc *s)
     s->closing = true;
     s->msg_fn = NULL;
     /* Pending sends are answered CLOSED by the connections, parked ones here. */
-    if (s->impl || s->be == &svc_direct)
+    if (s->impl)
         s->be->close(s);
     svc_kick(s);
     for (int i = 0; i < s->n_subs; i++) {
@@ -573,47 +569,10 @@ bool rr_svc_refused(const struct rr_svc *s)
 
 bool rr_svc_sharded(const struct rr_svc *s)
 {
-    return s->be == &svc_cluster;
+    return s->be->sharded;
 }
 
 const char *rr_svc_kind(const struct rr_svc *s)
 {
     return s->be->kind;
 }
-
-/* ---- the direct kind: one fixed server ---- */
-
-static int direct_init(struct rr_svc *s)
-{
-    s->impl = svc_node_conn(s, NULL, 0);
-    return s->impl ? 0 : -1;
-}
-
-static enum svc_route direct_route(struct rr_svc *s, struct svc_req *q, struct rr_conn **c)
-{
-    (void)q;
-    *c = s->impl;
-    return SVC_ROUTED;
-}
-
-static enum svc_verdict direct_judge(struct rr_svc *s, struct svc_req *q)
-{
-    (void)s;
-    (void)q;
-    return SVC_DELIVER;
-}
-
-static void direct_close(struct rr_svc *s)
-{
-    if (s->impl)
-        rr_conn_close(s->impl);
-    s->impl = NULL;
-}
-
-const struct rr_svc_backend svc_direct = {
-    .kind = "redis",
-    .init = direct_init,
-    .route = direct_route,
-    .judge = direct_judge,
-    .close = direct_close,
-};

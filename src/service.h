@@ -17,7 +17,7 @@
  * rr_svc_replicas how many replicas confirmed it.
  *
  * The kinds live in their own files behind struct rr_svc_backend
- * (service_impl.h): svc_direct in service.c, sentinel.c, cluster.c.
+ * (service_impl.h): direct.c, sentinel.c, cluster.c.
  */
 #ifndef RR_SERVICE_H
 #define RR_SERVICE_H

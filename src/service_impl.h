@@ -7,6 +7,8 @@
  * did not run. Backends call svc_node_conn for their connections, so every
  * connection gets the service's options and pub/sub handler, and
  * svc_kick when a route they were looking up is known (or has failed).
+ * service.c knows no kind: what is particular to one (a cluster's ASKING,
+ * a sentinel's credentials) stays in its backend, behind these hooks.
  */
 #ifndef RR_SERVICE_IMPL_H
 #define RR_SERVICE_IMPL_H
@@ -33,17 +35,18 @@ struct svc_req {
     bool unsent;                     /* status is an error and it was never written */
     redisReply *reply;               /* the command's, kept until the send ends */
     long long acked;                 /* WAIT's answer, -1 none */
-    struct rr_conn *ask;             /* cluster ASK: send ASKING + command here once */
     bool resub;                      /* our own re-subscription after a node went down */
     int fail_status;                 /* parked only to be answered with this, later */
-    void *tag;                       /* backend's note about this send */
+    uintptr_t tag;                   /* the backend's notes about this request, 0 at first */
 };
 
 enum svc_verdict { SVC_DELIVER, SVC_RESEND };
 enum svc_route { SVC_ROUTED, SVC_PARKED, SVC_FAILED };
 
 struct rr_svc_backend {
-    const char *kind;
+    const char *kind;                /* rr_svc_kind */
+    enum rr_ep_kind ep_kind;         /* the URLs it serves */
+    bool sharded;                    /* rr_svc_sharded */
     int (*init)(struct rr_svc *s);
     /* Pick the connection for q (*c), or park q until svc_kick, or fail it
      * (s->err set; it is answered RR_REPLY_IOERR). */
@@ -55,6 +58,10 @@ struct rr_svc_backend {
     void (*close)(struct rr_svc *s);
     /* Optional: an established connection of ours went down. */
     void (*down)(struct rr_svc *s, struct rr_conn *c);
+    /* Optional, called after route for each send: a command to write just
+     * before q on the same connection, its answer ignored (a cluster's
+     * ASKING), as a NULL-terminated argv in static storage; or NULL. */
+    const char *const *(*preamble)(struct rr_svc *s, struct svc_req *q);
 };
 
 #define SVC_MAX_SUBS 4
@@ -91,18 +98,27 @@ struct rr_svc {
     char err[RR_ERRLEN];
 };
 
+/* The service's endpoint pointed at host:port (ep itself when host is
+ * NULL), as one direct server: TLS and credentials as the URL has them.
+ * The caller wipes *out (explicit_bzero) when done with it. */
+void svc_endpoint(const struct rr_svc *s, const char *host, int port, struct rr_endpoint *out);
+
 /* A connection to host:port (or ep itself when host is NULL) with the
  * service's options, TLS and pub/sub handler. NULL when out of memory. */
 struct rr_conn *svc_node_conn(struct rr_svc *s, const char *host, int port);
-
-/* A connection to a sentinel: the sentinels' credentials, no db. */
-struct rr_conn *svc_sentinel_conn(struct rr_svc *s, const char *host, int port);
 
 /* Try again to route every parked request (call when a lookup ended). */
 void svc_kick(struct rr_svc *s);
 
 /* Set s->err, one line. */
 void svc_error(struct rr_svc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* How much of r's text our messages quote: at most 200 bytes, so that one
+ * server's long error cannot fill the line. */
+int svc_excerpt(const redisReply *r);
+
+/* Set s->err to "NODE: ERROR TEXT" (the excerpt) for q's reply. */
+void svc_error_reply(struct rr_svc *s, const struct svc_req *q);
 
 /* Is r an error reply starting with word (e.g. "READONLY")? */
 bool svc_is_error(const redisReply *r, const char *word);

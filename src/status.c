@@ -368,12 +368,18 @@ static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
     struct op *op = arg;
 
     if (status == RR_REPLY_OK && status_shape(r)) {
-        const char *keys[3] = { op->keys.lock, op->keys.state, op->keys.queue };
+        const char *keys[RR_QSTATUS_NKEYS] = {
+            [RR_QSTATUS_KEY_LOCK] = op->keys.lock, [RR_QSTATUS_KEY_STATE] = op->keys.state,
+            [RR_QSTATUS_KEY_QUEUE] = op->keys.queue,
+        };
         char top[16];
-        const char *args[2] = { op->keys.q_prefix, top };
+        const char *args[RR_QSTATUS_NARGS] = {
+            [RR_QSTATUS_ARG_WAITER_PREFIX] = op->keys.q_prefix, [RR_QSTATUS_ARG_MAX_SLOT] = top,
+        };
         snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
         op->exit_code = print_status(op, r);
-        if (rr_script_call(c, RR_SCRIPT_QSTATUS, 3, keys, 2, args, on_qstatus, op) != 0) {
+        if (rr_script_call(c, RR_SCRIPT_QSTATUS, RR_QSTATUS_NKEYS, keys, RR_QSTATUS_NARGS, args,
+                           on_qstatus, op) != 0) {
             print_queue(op, NULL);
             close_all(op);
         }
@@ -416,13 +422,19 @@ static int unavailable(struct op *op, const char *what)
 /* --status reads the first master that answers. */
 static void ask_status(struct op *op)
 {
-    const char *keys[4] = { op->keys.lock, op->keys.state, op->keys.history, op->keys.once };
-    const char *args[2] = { op->keys.once_pattern, "10" };
+    const char *keys[RR_STATUS_NKEYS] = {
+        [RR_STATUS_KEY_LOCK] = op->keys.lock, [RR_STATUS_KEY_STATE] = op->keys.state,
+        [RR_STATUS_KEY_HISTORY] = op->keys.history, [RR_STATUS_KEY_ONCE] = op->keys.once,
+    };
+    const char *args[RR_STATUS_NARGS] = {
+        [RR_STATUS_ARG_ONCE_PATTERN] = op->keys.once_pattern, [RR_STATUS_ARG_HISTORY_COUNT] = "10",
+    };
 
     while (op->next < op->n) {
         int i = op->next++;
-        if (rr_script_call(op->conns[i], RR_SCRIPT_STATUS, op->keys.once[0] ? 4 : 3, keys,
-                           2, args, on_status, op) == 0)
+        if (rr_script_call(op->conns[i], RR_SCRIPT_STATUS,
+                           op->keys.once[0] ? RR_STATUS_NKEYS : RR_STATUS_KEY_ONCE, keys,
+                           RR_STATUS_NARGS, args, on_status, op) == 0)
             return;
     }
     op->exit_code = unavailable(op, "cannot read the job's state");
@@ -553,22 +565,34 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
     if (cfg->mode == RR_MODE_STATUS) {
         ask_status(&op);
     } else if (cfg->mode == RR_MODE_RELEASE) {
-        const char *keys[3] = { op.keys.lock, op.keys.state, op.keys.history };
-        const char *args[4] = { op.keys.channel, op.host, op.pid, "0" };
+        const char *keys[RR_FORCE_NKEYS] = {
+            [RR_FORCE_KEY_LOCK] = op.keys.lock, [RR_FORCE_KEY_STATE] = op.keys.state,
+            [RR_FORCE_KEY_HISTORY] = op.keys.history,
+        };
+        const char *args[RR_FORCE_NARGS] = {
+            [RR_FORCE_ARG_CHANNEL] = op.keys.channel, [RR_FORCE_ARG_HOST] = op.host,
+            [RR_FORCE_ARG_PID] = op.pid, [RR_FORCE_ARG_SHARDED] = "0",
+        };
         for (int i = 0; i < op.n; i++) {
-            args[3] = rr_svc_sharded(op.conns[i]) ? "1" : "0";
-            if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, 3, keys, 4, args, on_force,
-                               &op) == 0)
+            args[RR_FORCE_ARG_SHARDED] = rr_script_sharded(op.conns[i]);
+            if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, RR_FORCE_NKEYS, keys, RR_FORCE_NARGS,
+                               args, on_force, &op) == 0)
                 op.pending++;
         }
     } else {
-        const char *keys[3] = { op.keys.lock, op.keys.once[0] ? op.keys.once : op.keys.state,
-                                op.keys.history };
-        const char *args[4] = { cfg->resolve == RR_RESOLVE_CLEAR ? "clear" : "succeeded",
-                                op.host, op.pid, cfg->once_id };
+        const char *keys[RR_RESOLVE_NKEYS] = {
+            [RR_RESOLVE_KEY_LOCK] = op.keys.lock,
+            [RR_RESOLVE_KEY_RECORD] = op.keys.once[0] ? op.keys.once : op.keys.state,
+            [RR_RESOLVE_KEY_HISTORY] = op.keys.history,
+        };
+        const char *args[RR_RESOLVE_NARGS] = {
+            [RR_RESOLVE_ARG_ACTION] = cfg->resolve == RR_RESOLVE_CLEAR ? "clear" : "succeeded",
+            [RR_RESOLVE_ARG_HOST] = op.host, [RR_RESOLVE_ARG_PID] = op.pid,
+            [RR_RESOLVE_ARG_ONCE] = cfg->once_id,
+        };
         for (int i = 0; i < op.n; i++)
-            if (rr_script_call(op.conns[i], RR_SCRIPT_RESOLVE, 3, keys, 4, args, on_resolve,
-                               &op) == 0)
+            if (rr_script_call(op.conns[i], RR_SCRIPT_RESOLVE, RR_RESOLVE_NKEYS, keys,
+                               RR_RESOLVE_NARGS, args, on_resolve, &op) == 0)
                 op.pending++;
     }
     uv_run(loop, UV_RUN_DEFAULT);

@@ -1,12 +1,12 @@
-/* votes.c — the pure part of the Redlock algorithm (lock.h): quorum,
- * validity, the round's decision, and the classification of the scripts'
- * replies into votes. No I/O; tested in tests/check_lock.c. */
+/* votes.c — the pure part of the Redlock algorithm (votes.h): quorum,
+ * validity, the round's decision, and the scripts' replies as votes.
+ * Tested in tests/check_lock.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock.h"
+#include "votes.h"
 
 bool rr_lock_synced(int want, long long acked)
 {
@@ -86,7 +86,7 @@ static void holder_of(const redisReply *r, size_t first, struct rr_vote *v)
         v->fence = 0;
 }
 
-void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
+void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *v)
 {
     char buf[64];
     const char *tag;
@@ -96,12 +96,8 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
     v->kind = RR_VOTE_ERR;
     v->pttl_ms = -1;
     v->rank = -1;
-    if (status == RR_REPLY_TIMEOUT) {
-        snprintf(v->detail, sizeof(v->detail), "no reply in time");
-        return;
-    }
-    if (status != RR_REPLY_OK || !r) {
-        snprintf(v->detail, sizeof(v->detail), "connection failed");
+    if (!r) {
+        snprintf(v->detail, sizeof(v->detail), "%s", no_reply ? no_reply : "no reply");
         return;
     }
     if (r->type == REDIS_REPLY_ERROR) {
@@ -167,9 +163,9 @@ malformed:
     snprintf(v->detail, sizeof(v->detail), "malformed reply to the acquire script");
 }
 
-int rr_lock_classify_renew(int status, const redisReply *r)
+int rr_vote_renew(const redisReply *r)
 {
-    if (status != RR_REPLY_OK || !r || r->type != REDIS_REPLY_INTEGER)
+    if (!r || r->type != REDIS_REPLY_INTEGER)
         return -1;
     if (r->integer == 1)
         return 1;

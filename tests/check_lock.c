@@ -2,9 +2,11 @@
  * decision: the pure parts of the Redlock algorithm. */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conn.h"
 #include "lock.h"
+#include "rand.h"
 #include "replies.h"
 #include "unit.h"
 
@@ -328,6 +330,21 @@ START_TEST(test_classify_renew)
 }
 END_TEST
 
+/* The tokens and waiter ids (rand.c). */
+START_TEST(test_random_hex)
+{
+    char a[33], b[33];
+
+    memset(a, 'z', sizeof a);
+    ck_assert_int_eq(rr_random_hex(a, 16), 0);
+    ck_assert_uint_eq(strlen(a), 32);
+    ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 32);
+    ck_assert_int_eq(rr_random_hex(b, 16), 0);
+    ck_assert_str_ne(a, b);
+    ck_assert_int_lt(rr_random_hex(a, 65), 0);
+}
+END_TEST
+
 static Suite *lock_suite(void)
 {
     Suite *s = suite_create("lock");
@@ -348,6 +365,7 @@ static Suite *lock_suite(void)
     tcase_add_test(tc, test_classify_embedded_nul);
     tcase_add_test(tc, test_classify_huge_bulk);
     tcase_add_test(tc, test_classify_renew);
+    tcase_add_test(tc, test_random_hex);
     suite_add_tcase(s, tc);
     return s;
 }

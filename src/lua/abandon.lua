@@ -3,9 +3,9 @@
 -- reports such records (with several masters, one that lost a live run's
 -- key sees the same thing); lock.c sends this after an acquisition round
 -- that no master answered BUSY, to the masters that reported one.
--- KEYS: lock, state, history[, once]
+--! KEYS lock state history once?
 -- Returns the number of history entries added.
-local lock, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, statek, histk, oncek = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY], KEYS[KEY_ONCE]
 if redis.call('EXISTS', lock) == 1 then return 0 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

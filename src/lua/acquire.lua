@@ -1,14 +1,16 @@
 -- acquire: take the lock if it is free and the job's records allow a run.
--- KEYS: lock, fence, state, history, void (the tombstone of this attempt's
---       token), queue, qseq, our waiter key (q:WAITER), [once]
--- ARGV: token, ttl_ms, host, pid, once_id, refuse_stale (1/0),
---       once_ttl_ms (--state-ttl + the lease: renew.lua keeps extending it,
---       so the once record outlives the run), fence_floor (the acquiring
---       host's clock in ms), waiter id ('' = --wait 0: never queue),
---       queue-entry ttl_ms, ticket (our best-known arrival ticket, 0 none),
---       limit (holders at once), waiter-key prefix, keep (1: stay queued
---       while holding -- several masters, a give-back must keep our place),
---       wake-channel prefix, sharded (1: SPUBLISH, on a cluster)
+--! KEYS lock fence state history void queue qseq waiter_key once?
+--! ARGV token ttl_ms host pid once_id refuse_stale once_ttl_ms fence_floor
+--! ARGV waiter queue_ttl_ms ticket limit waiter_prefix keep wake_prefix
+--! ARGV sharded
+-- void: the tombstone of this attempt's token; waiter_key: ours (q:WAITER).
+-- refuse_stale: 1/0; once_ttl_ms: --state-ttl + the lease (renew.lua keeps
+-- extending it, so the once record outlives the run); fence_floor: the
+-- acquiring host's clock in ms; waiter: our waiter id ('' = --wait 0: never
+-- queue); queue_ttl_ms: how long our queue entry lives; ticket: our
+-- best-known arrival ticket (0 none); limit: holders at once; keep: 1, stay
+-- queued while holding (several masters: a give-back must keep our place);
+-- sharded: 1, SPUBLISH (on a cluster).
 -- Returns {'VOID'} if this attempt was already given back
 --      or {'OK', fence, started_ms, abandoned, slot, history id...}
 --      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket]} (rank, ticket:
@@ -29,13 +31,17 @@
 -- live waiters. The state record's field 'queued' says whether the queue
 -- may be non-empty, so a run that does not wait reads the queue only then,
 -- and pays nothing for it otherwise (the field is read with the status).
-local lock, fencek, statek, histk, voidk = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local queuek, qseqk, qkey, oncek = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local token, ttl, host, pid = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local once, refuse, once_ttl = ARGV[5], ARGV[6] == '1', ARGV[7]
-local wid, qttl, ticket = ARGV[9] or '', ARGV[10], tonumber(ARGV[11]) or 0
-local limit, qpre, keep, wakepre = tonumber(ARGV[12]) or 1, ARGV[13], ARGV[14] == '1', ARGV[15]
-local publish = ARGV[16] == '1' and 'SPUBLISH' or 'PUBLISH'
+local lock, fencek, statek = KEYS[KEY_LOCK], KEYS[KEY_FENCE], KEYS[KEY_STATE]
+local histk, voidk, queuek = KEYS[KEY_HISTORY], KEYS[KEY_VOID], KEYS[KEY_QUEUE]
+local qseqk, qkey, oncek = KEYS[KEY_QSEQ], KEYS[KEY_WAITER_KEY], KEYS[KEY_ONCE]
+local token, ttl, host, pid = ARGV[ARG_TOKEN], ARGV[ARG_TTL_MS], ARGV[ARG_HOST], ARGV[ARG_PID]
+local once, refuse = ARGV[ARG_ONCE_ID], ARGV[ARG_REFUSE_STALE] == '1'
+local once_ttl = ARGV[ARG_ONCE_TTL_MS]
+local wid, qttl = ARGV[ARG_WAITER] or '', ARGV[ARG_QUEUE_TTL_MS]
+local ticket = tonumber(ARGV[ARG_TICKET]) or 0
+local limit, qpre = tonumber(ARGV[ARG_LIMIT]) or 1, ARGV[ARG_WAITER_PREFIX]
+local keep, wakepre = ARGV[ARG_KEEP] == '1', ARGV[ARG_WAKE_PREFIX]
+local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
 
 -- The first k live waiters (dead ones met on the way are dropped).
 local function heads(k)
@@ -189,7 +195,7 @@ redis.call('SET', lock, token, 'PX', ttl)
 -- persistence). The floor comes from the client, not from TIME, so that all
 -- masters of a quorum usually agree on the same value.
 local fence = redis.call('INCR', fencek)
-local floor = tonumber(ARGV[8]) or 0
+local floor = tonumber(ARGV[ARG_FENCE_FLOOR]) or 0
 if fence < floor then
   fence = floor
   redis.call('SET', fencek, fence)

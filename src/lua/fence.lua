@@ -1,6 +1,8 @@
--- fence: raise a master's fencing counter to at least ARGV[1], so that the
--- next holder's quorum, which shares a master with ours, draws a larger one.
--- KEYS: fence   ARGV: fence
-local c = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
-if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+-- fence: raise a master's fencing counter to at least the given fence, so
+-- that the next holder's quorum, which shares a master with ours, draws a
+-- larger one.
+--! KEYS fence
+--! ARGV fence
+local c = tonumber(redis.call('GET', KEYS[KEY_FENCE]) or '0') or 0
+if c < tonumber(ARGV[ARG_FENCE]) then redis.call('SET', KEYS[KEY_FENCE], ARGV[ARG_FENCE]) end
 return 1

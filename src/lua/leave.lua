@@ -1,12 +1,14 @@
 -- leave: a waiter gives up its place (its --wait ran out, or a signal).
--- KEYS: queue, our waiter key   ARGV: waiter id, waiter-key prefix, wake-channel prefix,
---   sharded (1: SPUBLISH, on a cluster)
+--! KEYS queue waiter_key
+--! ARGV waiter waiter_prefix wake_prefix sharded
+-- waiter_key: ours (q:WAITER); waiter: our id; sharded: 1, SPUBLISH (on a
+-- cluster).
 -- If we were first in line, the lock may be free and waiting for us: the
 -- next live waiter is woken instead (one message, O(1)).
 -- Returns 1 if we were queued, else 0.
-local queuek, qkey = KEYS[1], KEYS[2]
-local wid, qpre, wakepre = ARGV[1], ARGV[2], ARGV[3]
-local publish = ARGV[4] == '1' and 'SPUBLISH' or 'PUBLISH'
+local queuek, qkey = KEYS[KEY_QUEUE], KEYS[KEY_WAITER_KEY]
+local wid, qpre, wakepre = ARGV[ARG_WAITER], ARGV[ARG_WAITER_PREFIX], ARGV[ARG_WAKE_PREFIX]
+local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
 local first = redis.call('ZRANGE', queuek, 0, 0)[1]
 local was = redis.call('ZREM', queuek, wid)
 redis.call('DEL', qkey)

@@ -1,14 +1,16 @@
 -- qstatus: the holders of every --limit slot (1..N) and the queue, for --status.
--- KEYS: lock, state, queue   ARGV: waiter-key prefix, highest slot to look at
+--! KEYS lock state queue
+--! ARGV waiter_prefix max_slot
+-- max_slot: the highest --limit slot to look at.
 -- Returns {{slot, pttl, host, pid, fence}..., }, {{waiter, ticket, pttl}...}
 -- (at most 100 queue entries; dead ones show pttl -2).
-local lock, statek, queuek = KEYS[1], KEYS[2], KEYS[3]
+local lock, statek, queuek = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_QUEUE]
 local holders = {}
 local function slotkey(k, i)
   if i == 1 then return k end
   return k .. ':' .. i
 end
-for i = 1, tonumber(ARGV[2]) do
+for i = 1, tonumber(ARGV[ARG_MAX_SLOT]) do
   local p = redis.call('PTTL', slotkey(lock, i))
   if p ~= -2 then
     local tok = redis.call('GET', slotkey(lock, i))
@@ -20,6 +22,6 @@ end
 local q = {}
 local r = redis.call('ZRANGE', queuek, 0, 99, 'WITHSCORES')
 for i = 1, #r, 2 do
-  q[#q + 1] = {r[i], r[i + 1], redis.call('PTTL', ARGV[1] .. r[i])}
+  q[#q + 1] = {r[i], r[i + 1], redis.call('PTTL', ARGV[ARG_WAITER_PREFIX] .. r[i])}
 end
 return {holders, q}

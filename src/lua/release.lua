@@ -1,11 +1,12 @@
 -- release: after the child was reaped. Deletes the lock only if it is ours
 -- (or shortens it to the rest of --min-hold), writes the final status only
 -- into records that still carry our token, appends history, wakes waiters.
--- KEYS: lock, state, history, void (our token's tombstone), queue, [once]
--- ARGV: token, status, exit_code, signal, hold_ms, wait_ms, channel,
---       host, pid, fence, once, started_ms, state_ttl_ms, void_ms,
---       stands (1/0), waiter id (''), waiter-key prefix, wake-channel
---       prefix, limit, sharded (1: SPUBLISH, on a cluster), history id...
+--! KEYS lock state history void queue once?
+--! ARGV token status exit_code signal hold_ms wait_ms channel host pid
+--! ARGV fence once started_ms state_ttl_ms void_ms stands waiter
+--! ARGV waiter_prefix wake_prefix limit sharded history_id...
+-- void: our token's tombstone; stands: 1/0; waiter: our waiter id ('');
+-- sharded: 1, SPUBLISH (on a cluster); history_id...: the entries to undo.
 -- A release that frees the lock wakes the next live waiter only (its own
 -- channel wake:WAITER), so a handoff costs O(1) whatever the queue's length.
 -- void_ms > 0: our acquire request to this master was never answered (it
@@ -18,17 +19,20 @@
 -- restored record is marked abandoned to match; with 0 (no quorum: the run
 -- may be alive on other masters) the entries, by id, are deleted.
 -- Returns {released (1/0), state_written (1/0)}
-local lock, statek, histk, voidk, queuek, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local wid, qpre, wakepre, limit = ARGV[16] or '', ARGV[17], ARGV[18], tonumber(ARGV[19]) or 1
+local lock, statek, histk = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY]
+local voidk, queuek, oncek = KEYS[KEY_VOID], KEYS[KEY_QUEUE], KEYS[KEY_ONCE]
+local wid, qpre = ARGV[ARG_WAITER] or '', ARGV[ARG_WAITER_PREFIX]
+local wakepre, limit = ARGV[ARG_WAKE_PREFIX], tonumber(ARGV[ARG_LIMIT]) or 1
 -- On a cluster the channels are sharded (SPUBLISH): they live on the
 -- slot's owner only, where the waiters' SSUBSCRIBE is, not on every node.
-local publish = ARGV[20] == '1' and 'SPUBLISH' or 'PUBLISH'
+local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
 local queued = false
-local token, status, code, sig = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local hold, wait, channel = tonumber(ARGV[5]), ARGV[6], ARGV[7]
+local token, status = ARGV[ARG_TOKEN], ARGV[ARG_STATUS]
+local code, sig = ARGV[ARG_EXIT_CODE], ARGV[ARG_SIGNAL]
+local hold, wait, channel = tonumber(ARGV[ARG_HOLD_MS]), ARGV[ARG_WAIT_MS], ARGV[ARG_CHANNEL]
 
-local void_ms = tonumber(ARGV[14]) or 0
-if void_ms > 0 then redis.call('SET', voidk, '1', 'PX', ARGV[14]) end
+local void_ms = tonumber(ARGV[ARG_VOID_MS]) or 0
+if void_ms > 0 then redis.call('SET', voidk, '1', 'PX', ARGV[ARG_VOID_MS]) end
 
 local released = 0
 if redis.call('GET', lock) == token then
@@ -42,7 +46,7 @@ end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local started = tonumber(ARGV[12]) or now
+local started = tonumber(ARGV[ARG_STARTED_MS]) or now
 local written = 0
 for _, key in ipairs({statek, oncek}) do
   local tok
@@ -60,7 +64,7 @@ for _, key in ipairs({statek, oncek}) do
       if prev then
         redis.call('RESTORE', key, ttl > 0 and ttl or 0, prev, 'REPLACE')
         local r = redis.call('HMGET', key, 'status', 'heartbeat_ms')
-        if ARGV[15] == '1' and r[1] == 'running' then
+        if ARGV[ARG_STANDS] == '1' and r[1] == 'running' then
           redis.call('HSET', key, 'status', 'abandoned', 'finished_ms', r[2] or now)
         end
       else
@@ -74,13 +78,13 @@ for _, key in ipairs({statek, oncek}) do
       if prev then redis.call('HDEL', key, 'prev') end
       -- The once record is kept --state-ttl from the end of the run (while
       -- it ran, renew.lua kept it alive).
-      if key == oncek then redis.call('PEXPIRE', key, ARGV[13]) end
+      if key == oncek then redis.call('PEXPIRE', key, ARGV[ARG_STATE_TTL_MS]) end
       written = 1
     end
   end
 end
-if status == '' and ARGV[15] == '0' then
-  for i = 21, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
+if status == '' and ARGV[ARG_STANDS] == '0' then
+  for i = ARG_HISTORY_ID, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
 end
 -- The queue: a finished run leaves it (with several masters a holder keeps
 -- its place until here, so that a give-back does not lose it); a freed
@@ -107,11 +111,11 @@ if released == 1 and (queued or limit > 1) then
 end
 if status ~= '' then
   redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', status,
-             'exit_code', code, 'signal', sig, 'host', ARGV[8], 'pid', ARGV[9],
-             'fence', ARGV[10], 'once', ARGV[11], 'started_ms', started,
+             'exit_code', code, 'signal', sig, 'host', ARGV[ARG_HOST], 'pid', ARGV[ARG_PID],
+             'fence', ARGV[ARG_FENCE], 'once', ARGV[ARG_ONCE], 'started_ms', started,
              'finished_ms', now, 'duration_ms', now - started, 'wait_ms', wait)
 end
 -- The message only wakes waiters. It carries our fence, never the token:
 -- the token is what grants the lock, and any subscriber would learn it.
-if released == 1 then redis.call(publish, channel, ARGV[10]) end
+if released == 1 then redis.call(publish, channel, ARGV[ARG_FENCE]) end
 return {released, written}

@@ -1,24 +1,27 @@
 -- resolve: the operator's verdict on an abandoned (or any finished) record.
--- KEYS: lock, record, history   ARGV: action (succeeded|clear), host, pid, once
+--! KEYS lock record history
+--! ARGV action host pid once
+-- action: succeeded|clear; host, pid: the operator's; once: the --once ID.
 -- Returns {'OK', previous status} or {'RUNNING'} when the job holds the lock
 -- right now, or {'NONE'} when there is no record.
-local lock, rec, histk = KEYS[1], KEYS[2], KEYS[3]
+local lock, rec, histk = KEYS[KEY_LOCK], KEYS[KEY_RECORD], KEYS[KEY_HISTORY]
+local action, by = ARGV[ARG_ACTION], ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID]
 local s = redis.call('HGET', rec, 'status')
 if not s then return {'NONE'} end
 if s == 'running' and redis.call('EXISTS', lock) == 1 then return {'RUNNING'} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local r = redis.call('HMGET', rec, 'host', 'pid', 'fence', 'started_ms')
-if ARGV[1] == 'clear' then
+if action == 'clear' then
   redis.call('DEL', rec)
 else
   redis.call('HSET', rec, 'status', 'succeeded', 'resolved_by',
-             ARGV[2] .. ':' .. ARGV[3], 'resolved_ms', now, 'resolved_from', s)
+             by, 'resolved_ms', now, 'resolved_from', s)
 end
 redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status',
-           ARGV[1] == 'clear' and 'cleared' or 'resolved-succeeded',
+           action == 'clear' and 'cleared' or 'resolved-succeeded',
            'exit_code', '', 'signal', '', 'host', r[1] or '', 'pid', r[2] or '',
-           'fence', r[3] or '', 'once', ARGV[4], 'started_ms', r[4] or now,
+           'fence', r[3] or '', 'once', ARGV[ARG_ONCE], 'started_ms', r[4] or now,
            'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
-           'by', ARGV[2] .. ':' .. ARGV[3], 'from', s)
+           'by', by, 'from', s)
 return {'OK', s}

@@ -1,20 +1,22 @@
 -- status: one consistent read of a job for --status.
--- KEYS: lock, state, history[, once]   ARGV: once-key SCAN pattern, history count
+--! KEYS lock state history once?
+--! ARGV once_pattern history_count
+-- once_pattern: SCAN MATCH for every once record of the job.
 -- Returns {lock_value|false, pttl, state(HGETALL), history(XREVRANGE),
 --          stale_once_ids, once(HGETALL)|false, scan_complete (1/0)}
 -- The SCAN for once records is bounded (50 steps of COUNT 1000), so a large
 -- keyspace cannot make this script block the server.
-local lock, statek, histk, oncek = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, statek, histk, oncek = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY], KEYS[KEY_ONCE]
 local holder = redis.call('GET', lock)
 local pttl = redis.call('PTTL', lock)
 local state = redis.call('HGETALL', statek)
-local hist = redis.call('XREVRANGE', histk, '+', '-', 'COUNT', tonumber(ARGV[2]))
+local hist = redis.call('XREVRANGE', histk, '+', '-', 'COUNT', tonumber(ARGV[ARG_HISTORY_COUNT]))
 -- Once records left 'abandoned', or still 'running' with no lock held.
 local stale = {}
 local cursor = '0'
 local steps = 0
 repeat
-  local r = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+  local r = redis.call('SCAN', cursor, 'MATCH', ARGV[ARG_ONCE_PATTERN], 'COUNT', 1000)
   cursor = r[1]
   steps = steps + 1
   for _, k in ipairs(r[2]) do
