@@ -39,8 +39,9 @@ struct rr_child_opts {
  * Exec failure is detected before returning, through a close-on-exec pipe:
  * returns 0 on success; -127 if the command was not found, -126 if it could
  * not be executed (err says why, e.g. "cannot run 'foo': permission denied"),
- * or -1 for fork/pipe failure. On failure exit_cb is never called and
- * *out is NULL. */
+ * RR_SPAWN_LATE, or -1 for any other failure (memory, pipe, the guard,
+ * fork, the SIGCHLD watcher). On failure exit_cb is never called and *out
+ * is NULL. */
 int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
                    char *const envp[], const struct rr_child_opts *o,
                    rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen);
@@ -67,6 +68,7 @@ void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms);
 /* Did the guard have to stop the command because the lease ran out? */
 bool rr_child_lease_ran_out(const struct rr_child *ch);
 
+/* The command's pid (and its group's id, unless foreground); -1 for NULL. */
 pid_t rr_child_pid(const struct rr_child *ch);
 
 /* Close the child's handles and free it (after exit_cb, or at shutdown). */
