@@ -3,8 +3,10 @@
  * We fork and exec ourselves instead of using uv_spawn because the child
  * must call prctl(PR_SET_PDEATHSIG) between fork and exec, which uv_spawn
  * has no hook for. Exit is observed with our own SIGCHLD watcher and
- * waitpid() on our pid only, so libuv's SIGCHLD handling for any uv_spawn
- * process elsewhere is left alone.
+ * waitpid() on pids we know: the command, then the stragglers the sweep
+ * finds among our children (sweep.c), and the guard when it stands down
+ * (guard.c). Never waitpid(-1), so libuv's SIGCHLD handling for any
+ * uv_spawn process elsewhere is left alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,15 +23,24 @@
 #include <unistd.h>
 
 #include "child.h"
-#include "tty.h"
 #include "guard.h"
 #include "log.h"
+#include "proc.h"
 #include "rr.h"
+#include "sweep.h"
+#include "tty.h"
 
 extern char **environ;
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
+/* Where the command is; every change goes through transition(). */
+enum child_state {
+    CHILD_RUNNING,     /* spawned: the leader lives */
+    CHILD_STOPPING,    /* ... and we asked it to end (rr_child_stop, _kill_now) */
+    CHILD_SWEEPING,    /* the leader was reaped; what it left is being stopped */
+    CHILD_EXITED,      /* reaped, nothing left, the guard gone: exit reported */
+};
 
 struct rr_child {
     uv_loop_t *loop;
@@ -38,24 +49,20 @@ struct rr_child {
     uv_timer_t kill_timer;     /* TERM -> KILL escalation */
     uv_timer_t sweep_timer;    /* stopping what the command left behind */
     pid_t pid;
+    enum child_state state;
     struct rr_guard *guard;    /* the lease's enforcer (guard.h) */
+    struct rr_sweep sweep;     /* valid in CHILD_SWEEPING */
     bool foreground;
-    bool reaped;
     bool kill_armed;           /* kill_timer is counting down */
-    bool stopping;             /* rr_child_stop was called */
-    bool closing;
+    bool closing;              /* rr_child_free was called: handles closing */
+    bool tty;                  /* its group has the terminal (tty.h) */
+    bool lease_ran_out;        /* the guard had acted, seen as it stood down */
+    bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
+    bool said_stop;            /* warned that someone else stopped it */
     int open_handles;
     int64_t kill_deadline_ms;  /* uv_now() based, valid if kill_armed */
     int64_t grace_ms;          /* TERM -> KILL for stragglers */
     int wstatus;               /* the leader's, once reaped */
-    bool sweeping;             /* leader reaped, stragglers being stopped */
-    bool sweep_killed;         /* ... and SIGKILL was sent */
-    int64_t sweep_until;       /* rr_now_ms: KILL at, then give up at */
-    bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
-    bool said_stop;            /* warned that someone else stopped it */
-    bool tty;                  /* its group has the terminal (tty.h) */
-    bool lease_ran_out;        /* the guard had acted, seen as it stood down */
-    bool said_stuck;           /* stragglers survive SIGKILL: lock kept */
     rr_child_exit_fn exit_cb;
     void *arg;
 };
@@ -124,6 +131,25 @@ static int build_plan(const char *name, struct exec_plan *plan)
 fail:
     free_plan(plan);
     return -1;
+}
+
+/* The paths to try and the shell's argv for argv[0]; 0, or -1 when out of
+ * memory. Without sh_argv (out of memory) a script without "#!" is an exec
+ * format error, as for a binary. */
+static int make_plan(char *const argv[], struct exec_plan *plan)
+{
+    if (build_plan(argv[0], plan) < 0)
+        return -1;
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    plan->sh_argv = calloc(argc + 2, sizeof *plan->sh_argv);
+    if (plan->sh_argv) {
+        plan->sh_argv[0] = (char *)"sh";
+        for (size_t i = 1; i < argc; i++)
+            plan->sh_argv[i + 1] = argv[i];
+    }
+    return 0;
 }
 
 /* Does the file start like text (no ELF magic, no NUL in its first bytes)?
@@ -250,6 +276,51 @@ static int exec_error(int e, const char *name, bool searched, char *err, size_t 
     return -RR_EXIT_NOEXEC;
 }
 
+/* ---- the command's state ---- */
+
+static bool reaped(const struct rr_child *ch)
+{
+    return ch->state == CHILD_SWEEPING || ch->state == CHILD_EXITED;
+}
+
+/* Every change of state, and what it entails, in one place. */
+static void transition(struct rr_child *ch, enum child_state to)
+{
+    ch->state = to;
+    switch (to) {
+    case CHILD_RUNNING:
+        /* from nothing: the exec succeeded */
+        break;
+    case CHILD_STOPPING:
+        /* from RUNNING: what the command leaves gets no grace of its own */
+        break;
+    case CHILD_SWEEPING:
+        /* from RUNNING or STOPPING: the leader was reaped, and its pid may
+         * be anyone's now: no KILL for it, the terminal comes back to us,
+         * and the guard signals only its group */
+        ch->kill_armed = false;
+        if (ch->tty) {
+            rr_tty_take(ch->pid);
+            ch->tty = false;
+        }
+        rr_guard_leader_reaped(ch->guard);
+        uv_timer_stop(&ch->kill_timer);
+        break;
+    case CHILD_EXITED:
+        /* from SWEEPING once nothing is left; from RUNNING only when the
+         * child could not be watched and was killed and reaped at once */
+        rr_guard_stop(ch->guard);
+        ch->guard = NULL;
+        uv_signal_stop(&ch->sigchld);
+        uv_timer_stop(&ch->check_timer);
+        uv_timer_stop(&ch->kill_timer);
+        uv_timer_stop(&ch->sweep_timer);
+        break;
+    }
+}
+
+/* ---- reaping ---- */
+
 static void on_handle_close(uv_handle_t *h)
 {
     struct rr_child *ch = h->data;
@@ -259,180 +330,72 @@ static void on_handle_close(uv_handle_t *h)
 
 static void finish_exit(struct rr_child *ch)
 {
-    ch->sweeping = false;
     /* Read before the guard goes: run.c asks after exit_cb. */
     ch->lease_ran_out = rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard);
     if (rr_guard_tree_full(ch->guard))
         rr_log(RR_LOG_WARN, "guard", NULL,
                "the command had more than %d processes at once: had redlock-run been "
                "SIGKILLed, the guard would not have known them all",
-               GUARD_TREE);
-    rr_guard_stop(ch->guard);
-    ch->guard = NULL;
-    uv_signal_stop(&ch->sigchld);
-    uv_timer_stop(&ch->check_timer);
-    uv_timer_stop(&ch->kill_timer);
-    uv_timer_stop(&ch->sweep_timer);
+               RR_PROC_MAX);
+    transition(ch, CHILD_EXITED);
     /* Last use of ch here: exit_cb may call rr_child_free, whose memory
      * stays valid until the close callbacks run. */
     if (ch->exit_cb)
         ch->exit_cb(ch, ch->wstatus, ch->arg);
 }
 
-/* ---- stragglers ----
- *
- * What the command started and left running (`cmd &`, a daemon that
- * called setsid) must not work on once the lock is released. We are the
- * subreaper of everything the command starts, so a descendant whose parent
- * died becomes our child: our children other than the guard, their process
- * groups, and the command's own group are what is left. They get SIGTERM
- * (and SIGCONT), SIGKILL after the grace, and are reaped before the lock is
- * released; the guard kills them too if the lease ends first. */
-
-#define MAX_STRAGGLERS 256
-#define SWEEP_TICK_MS 20
-#define SWEEP_GIVE_UP_MS 2000
-
-static int stragglers(const struct rr_child *ch, pid_t *out, int max)
-{
-    int n = rr_guard_children(getpid(), rr_guard_pid(ch->guard), out, max);
-    return n < 0 ? 0 : n;
-}
-
-/* Reap those of our children that are gone; returns how many remain
- * (counting the command's group as one while it has members). */
-static int reap_stragglers(struct rr_child *ch, pid_t *pids, int *n)
-{
-    int left = 0;
-
-    *n = stragglers(ch, pids, MAX_STRAGGLERS);
-    for (int i = 0; i < *n; i++) {
-        pid_t r;
-        do {
-            r = waitpid(pids[i], NULL, WNOHANG | __WALL);
-        } while (r < 0 && errno == EINTR);
-        if (r == 0)
-            pids[left++] = pids[i];
-    }
-    *n = left;
-    /* EPERM: a member we may not signal (setuid, sudo) is still a member. */
-    if (!ch->foreground && (killpg(ch->pid, 0) == 0 || errno == EPERM))
-        left++;
-    return left;
-}
-
-static void signal_stragglers(struct rr_child *ch, const pid_t *pids, int n, int sig)
-{
-    pid_t own = getpgrp();
-
-    if (!ch->foreground)
-        killpg(ch->pid, sig);
-    for (int i = 0; i < n; i++) {
-        kill(pids[i], sig);
-        pid_t pg = getpgid(pids[i]);
-        if (pg > 1 && pg != own)
-            killpg(pg, sig);
-    }
-}
-
-static void describe(const pid_t *pids, int n, char *buf, size_t len)
-{
-    size_t o = 0;
-
-    buf[0] = '\0';
-    for (int i = 0; i < n && i < 8 && o + 40 < len; i++) {
-        char path[64], comm[32] = "?";
-        snprintf(path, sizeof path, "/proc/%d/comm", (int)pids[i]);
-        FILE *f = fopen(path, "re");
-        if (f) {
-            if (fgets(comm, sizeof comm, f))
-                comm[strcspn(comm, "\n")] = '\0';
-            fclose(f);
-        }
-        o += (size_t)snprintf(buf + o, len - o, "%s%d (%s)", i ? ", " : "", (int)pids[i], comm);
-    }
-    if (n > 8 && o + 16 < len)
-        snprintf(buf + o, len - o, ", and %d more", n - 8);
-}
-
 static void on_sweep_timer(uv_timer_t *h);
 
-static void sweep_tick(struct rr_child *ch)
+/* What the sweep said: nothing left (report the exit), or look again. */
+static void sweep_next(struct rr_child *ch, int64_t next_ms)
 {
-    pid_t pids[MAX_STRAGGLERS];
-    int n;
-
-    if (reap_stragglers(ch, pids, &n) == 0) {
+    if (next_ms == 0)
         finish_exit(ch);
-        return;
-    }
-    int64_t now = rr_now_ms();
-    if (!ch->sweep_killed && now >= ch->sweep_until) {
-        ch->sweep_killed = true;
-        ch->sweep_until = now + SWEEP_GIVE_UP_MS;
-    }
-    if (ch->sweep_killed) {
-        /* Again on every tick: a process re-parented to us meanwhile. */
-        signal_stragglers(ch, pids, n, SIGKILL);
-        if (now >= ch->sweep_until && !ch->said_stuck) {
-            /* One we may not signal (it became root: sudo, a setuid
-             * helper) or one stuck in the kernel. Releasing now would let
-             * the next holder overlap it: the lock stays, renewed, until
-             * it is gone. */
-            char who[512];
-            ch->said_stuck = true;
-            describe(pids, n, who, sizeof who);
-            rr_log(RR_LOG_ERROR, "stragglers", NULL,
-                   "processes the command left behind survive SIGKILL (another user's, or "
-                   "stuck): %s; keeping the lock until they are gone",
-                   n ? who : "members of the command's process group");
-        }
-    }
-    uv_timer_start(&ch->sweep_timer, on_sweep_timer, ch->said_stuck ? 250 : SWEEP_TICK_MS, 0);
+    else
+        uv_timer_start(&ch->sweep_timer, on_sweep_timer, (uint64_t)next_ms, 0);
 }
 
 static void on_sweep_timer(uv_timer_t *h)
 {
-    sweep_tick(h->data);
+    struct rr_child *ch = h->data;
+    sweep_next(ch, rr_sweep_look(&ch->sweep));
 }
 
-/* The leader was reaped: stop what it left, then report its exit. */
-static void begin_sweep(struct rr_child *ch)
+/* Not an exit. Ctrl-Z (the command had the terminal), or a read or write
+ * of the terminal from the background: the job stops, and we with it, as
+ * a shell's job would — run.c's SIGTSTP handler stops the group, lets the
+ * lease be watched by the guard, and continues the command with the
+ * terminal on fg, if the lease allows. */
+static void on_stopped(struct rr_child *ch, int sig)
 {
-    pid_t pids[MAX_STRAGGLERS];
-    int n;
-
-    if (reap_stragglers(ch, pids, &n) == 0) {
-        finish_exit(ch);   /* the usual case: nothing left */
-        return;
+    if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+        if (ch->tty)
+            rr_tty_take(ch->pid);
+        if (sig != SIGTSTP && !ch->said_tty_stop) {
+            ch->said_tty_stop = true;
+            rr_log(RR_LOG_WARN, "tty_stop", NULL,
+                   "the command was stopped by %s: it %s the terminal while redlock-run "
+                   "was in the background; stopping with it (fg continues both), or use "
+                   "--foreground", sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
+                   sig == SIGTTIN ? "read" : "changed or wrote to");
+        }
+        raise(SIGTSTP);
+    } else if (!ch->said_stop) {
+        ch->said_stop = true;
+        rr_log(RR_LOG_WARN, "child_stopped", NULL,
+               "the command was stopped (%s) by another process; it keeps the lock until "
+               "it is continued or ends, and the guard ends it when the lease can no "
+               "longer be renewed", strsignal(sig));
     }
-    ch->sweeping = true;
-    char who[512];
-    describe(pids, n, who, sizeof who);
-    rr_log(RR_LOG_WARN, "stragglers",
-           (struct rr_field[]){ RR_FN("count", n), RR_FIELD_END },
-           "the command left %s running; stopping %s before the lock is released",
-           n ? who : "processes in its group", n == 1 ? "it" : "them");
-    /* We were stopping the command (lock lost, --max-runtime): no more grace. */
-    if (ch->stopping) {
-        ch->sweep_killed = true;
-        ch->sweep_until = rr_now_ms() + SWEEP_GIVE_UP_MS;
-        signal_stragglers(ch, pids, n, SIGKILL);
-    } else {
-        ch->sweep_until = rr_now_ms() + ch->grace_ms;
-        signal_stragglers(ch, pids, n, SIGTERM);
-        signal_stragglers(ch, pids, n, SIGCONT);
-    }
-    uv_timer_start(&ch->sweep_timer, on_sweep_timer, SWEEP_TICK_MS, 0);
 }
 
 static void try_reap(struct rr_child *ch)
 {
-    if (ch->sweeping) {
-        sweep_tick(ch);
+    if (ch->state == CHILD_SWEEPING) {
+        sweep_next(ch, rr_sweep_look(&ch->sweep));
         return;
     }
-    if (ch->reaped)
+    if (ch->state == CHILD_EXITED)
         return;
     int st = 0;
     pid_t r;
@@ -442,31 +405,7 @@ static void try_reap(struct rr_child *ch)
     if (r == 0)
         return;
     if (r > 0 && WIFSTOPPED(st)) {
-        /* Not an exit. Ctrl-Z (the command had the terminal), or a read or
-         * write of the terminal from the background: the job stops, and we
-         * with it, as a shell's job would — run.c's SIGTSTP handler stops
-         * the group, lets the lease be watched by the guard, and continues
-         * the command with the terminal on fg, if the lease allows. */
-        int sig = WSTOPSIG(st);
-        if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-            if (ch->tty)
-                rr_tty_take(ch->pid);
-            if (sig != SIGTSTP && !ch->said_tty_stop) {
-                ch->said_tty_stop = true;
-                rr_log(RR_LOG_WARN, "tty_stop", NULL,
-                       "the command was stopped by %s: it %s the terminal while redlock-run "
-                       "was in the background; stopping with it (fg continues both), or use "
-                       "--foreground", sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
-                       sig == SIGTTIN ? "read" : "changed or wrote to");
-            }
-            raise(SIGTSTP);
-        } else if (!ch->said_stop) {
-            ch->said_stop = true;
-            rr_log(RR_LOG_WARN, "child_stopped", NULL,
-                   "the command was stopped (%s) by another process; it keeps the lock until "
-                   "it is continued or ends, and the guard ends it when the lease can no "
-                   "longer be renewed", strsignal(sig));
-        }
+        on_stopped(ch, WSTOPSIG(st));
         return;
     }
     if (r < 0) {
@@ -475,17 +414,14 @@ static void try_reap(struct rr_child *ch)
          * rather than waiting forever for an exit we will never see. */
         st = 255 << 8;
     }
-    ch->reaped = true;
-    ch->kill_armed = false;
+    bool was_stopping = ch->state == CHILD_STOPPING;
     ch->wstatus = st;
-    if (ch->tty) {
-        rr_tty_take(ch->pid);
-        ch->tty = false;
-    }
-    rr_guard_leader_reaped(ch->guard);
-    uv_timer_stop(&ch->kill_timer);
-    begin_sweep(ch);
+    transition(ch, CHILD_SWEEPING);
+    /* Stop what it left, then report its exit. */
+    sweep_next(ch, rr_sweep_begin(&ch->sweep, ch->foreground ? 0 : ch->pid,
+                                  rr_guard_pid(ch->guard), ch->grace_ms, was_stopping));
 }
+
 static void on_sigchld(uv_signal_t *h, int signum)
 {
     (void)signum;
@@ -503,6 +439,8 @@ static void on_kill_timer(uv_timer_t *h)
     ch->kill_armed = false;
     rr_child_signal(ch, SIGKILL);
 }
+
+/* ---- spawning ---- */
 
 struct spawn_args {
     const struct exec_plan *plan;
@@ -531,12 +469,109 @@ static pid_t spawn_vfork(const struct spawn_args *a)
     return pid;
 }
 
+/* Start the child on the plan, in its own group with the terminal unless
+ * foreground; the write end of pipefd is closed here. Returns its pid, or
+ * -1 with vfork's errno in *fork_errno. */
+static pid_t launch(struct rr_child *ch, const struct exec_plan *plan, char *const argv[],
+                    char *const envp[], bool foreground, int pipefd[2], int *fork_errno)
+{
+    /* Block every signal across vfork: the child must not run one of our
+     * handlers before it has reset them to default. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool tty = !foreground && rr_tty_ours();
+    struct spawn_args sa = { plan, argv, envp, foreground, tty, getpid(), pipefd[0],
+                             pipefd[1], ch->guard };
+    pid_t pid = spawn_vfork(&sa);
+    *fork_errno = errno;
+    if (pid > 0)
+        rr_guard_set_child(ch->guard, pid);  /* the parent's side too */
+    if (pid > 0 && !foreground) {
+        /* Also from this side, so the group exists when fork returns and a
+         * killpg right away cannot miss. EACCES once the child has exec'd:
+         * then it has done setpgid itself. */
+        setpgid(pid, pid);
+        if (tty)
+            rr_tty_give(pid);
+    }
+    ch->tty = pid > 0 && tty;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(pipefd[1]);
+    pipefd[1] = -1;
+    return pid;
+}
+
+static void wait_for(pid_t pid)
+{
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* Wait for the exec's outcome on the read end (closed here): the write end
+ * closes on exec, so EOF means it succeeded. Returns 0, or (the failed
+ * child reaped) exec_error's code with err filled. */
+static int await_exec(pid_t pid, int *rfd, const char *name, char *err, size_t errlen)
+{
+    int child_errno = 0;
+    ssize_t n;
+    do {
+        n = read(*rfd, &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    close(*rfd);
+    *rfd = -1;
+    if (n == 0)
+        return 0;
+    wait_for(pid);
+    if (n != (ssize_t)sizeof child_errno)
+        child_errno = EIO;
+    return exec_error(child_errno, name, !strchr(name, '/'), err, errlen);
+}
+
+/* Watch the running child (SIGCHLD, timers). On failure the child is
+ * killed and reaped, ch freed (now or by the close callbacks), err filled
+ * and -1 returned. */
+static int watch(struct rr_child *ch, const char *name, char *err, size_t errlen)
+{
+    int e = uv_signal_init(ch->loop, &ch->sigchld);
+    if (e < 0) {
+        /* Nothing watches it: kill it now rather than leave it unmanaged. */
+        snprintf(err, errlen, "cannot watch '%s': %s", name, uv_strerror(e));
+        rr_child_signal(ch, SIGKILL);
+        wait_for(ch->pid);
+        rr_guard_stop(ch->guard);
+        free(ch);
+        return -1;
+    }
+    uv_timer_init(ch->loop, &ch->check_timer);
+    uv_timer_init(ch->loop, &ch->kill_timer);
+    uv_timer_init(ch->loop, &ch->sweep_timer);
+    ch->open_handles = 4;
+    ch->sigchld.data = ch->check_timer.data = ch->kill_timer.data = ch;
+    ch->sweep_timer.data = ch;
+
+    e = uv_signal_start(&ch->sigchld, on_sigchld, SIGCHLD);
+    if (e < 0) {
+        snprintf(err, errlen, "cannot watch '%s': %s", name, uv_strerror(e));
+        rr_child_signal(ch, SIGKILL);
+        wait_for(ch->pid);
+        transition(ch, CHILD_EXITED);
+        rr_child_free(ch);   /* freed by the close callbacks */
+        return -1;
+    }
+    /* The child may have exited before the watcher was started, and that
+     * SIGCHLD is gone; look once on the next loop iteration (not here: the
+     * caller must have *out before exit_cb can run). */
+    uv_timer_start(&ch->check_timer, on_check_timer, 0, 0);
+    return 0;
+}
+
 int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
                    char *const envp[], const struct rr_child_opts *o,
                    rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen)
 {
-    bool foreground = o->foreground;
-    struct exec_plan plan = { NULL };
+    struct exec_plan plan = { NULL, NULL };
     struct rr_child *ch = NULL;
     int pipefd[2] = { -1, -1 };
     int rc = -1;
@@ -548,18 +583,9 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     }
     if (!envp)
         envp = environ;
-    if (build_plan(argv[0], &plan) < 0) {
+    if (make_plan(argv, &plan) < 0) {
         snprintf(err, errlen, "cannot run '%s': out of memory", argv[0]);
         return -1;
-    }
-    size_t argc = 0;
-    while (argv[argc])
-        argc++;
-    plan.sh_argv = calloc(argc + 2, sizeof *plan.sh_argv);
-    if (plan.sh_argv) {
-        plan.sh_argv[0] = (char *)"sh";
-        for (size_t i = 1; i < argc; i++)
-            plan.sh_argv[i + 1] = argv[i];
     }
     ch = calloc(1, sizeof *ch);
     if (!ch) {
@@ -575,105 +601,33 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     /* The guard comes first, so that it covers the exec itself. Without
      * one the command is not run: nothing would enforce its lease. */
-    ch->guard = rr_guard_start(foreground, o->deadline_ms, o->grace_ms);
+    ch->guard = rr_guard_start(o->foreground, o->deadline_ms, o->grace_ms);
     if (!ch->guard) {
         snprintf(err, errlen, "cannot start the guard process: %s", strerror(errno));
         goto fail;
     }
     rr_guard_set_marks(ch->guard, envp);
 
-    /* Block every signal across vfork: the child must not run one of our
-     * handlers before it has reset them to default. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    bool tty = !foreground && rr_tty_ours();
-    struct spawn_args sa = { &plan, argv, envp, foreground, tty, getpid(), pipefd[0],
-                             pipefd[1], ch->guard };
-    pid_t pid = spawn_vfork(&sa);
-    int fork_errno = errno;
-    if (pid > 0)
-        rr_guard_set_child(ch->guard, pid);  /* the parent's side too */
-    if (pid > 0 && !foreground) {
-        /* Also from this side, so the group exists when fork returns and a
-         * killpg right away cannot miss. EACCES once the child has exec'd:
-         * then it has done setpgid itself. */
-        setpgid(pid, pid);
-        if (tty)
-            rr_tty_give(pid);
-    }
-    ch->tty = pid > 0 && tty;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    close(pipefd[1]);
-    pipefd[1] = -1;
+    int fork_errno = 0;
+    pid_t pid = launch(ch, &plan, argv, envp, o->foreground, pipefd, &fork_errno);
     if (pid < 0) {
         snprintf(err, errlen, "cannot fork: %s", strerror(fork_errno));
         goto fail;
     }
-
-    /* The write end closes on exec: EOF means the exec succeeded. */
-    int child_errno = 0;
-    ssize_t n;
-    do {
-        n = read(pipefd[0], &child_errno, sizeof child_errno);
-    } while (n < 0 && errno == EINTR);
-    close(pipefd[0]);
-    pipefd[0] = -1;
-    if (n != 0) {
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        if (n != (ssize_t)sizeof child_errno)
-            child_errno = EIO;
-        rc = exec_error(child_errno, argv[0], !strchr(argv[0], '/'), err, errlen);
+    rc = await_exec(pid, &pipefd[0], argv[0], err, errlen);
+    if (rc != 0)
         goto fail;
-    }
     free_plan(&plan);
 
     ch->loop = loop;
     ch->pid = pid;
-    ch->foreground = foreground;
+    ch->foreground = o->foreground;
     ch->grace_ms = o->grace_ms;
     ch->exit_cb = exit_cb;
     ch->arg = arg;
-
-    int e = uv_signal_init(loop, &ch->sigchld);
-    if (e < 0) {
-        /* Nothing watches it: kill it now rather than leave it unmanaged. */
-        snprintf(err, errlen, "cannot watch '%s': %s", argv[0], uv_strerror(e));
-        rr_child_signal(ch, SIGKILL);
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        rr_guard_stop(ch->guard);
-        free(ch);
+    transition(ch, CHILD_RUNNING);
+    if (watch(ch, argv[0], err, errlen) < 0)
         return -1;
-    }
-    uv_timer_init(loop, &ch->check_timer);
-    uv_timer_init(loop, &ch->kill_timer);
-    uv_timer_init(loop, &ch->sweep_timer);
-    ch->open_handles = 4;
-    ch->sigchld.data = ch->check_timer.data = ch->kill_timer.data = ch;
-    ch->sweep_timer.data = ch;
-
-    e = uv_signal_start(&ch->sigchld, on_sigchld, SIGCHLD);
-    if (e < 0) {
-        snprintf(err, errlen, "cannot watch '%s': %s", argv[0], uv_strerror(e));
-        rr_child_signal(ch, SIGKILL);
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        ch->reaped = true;
-        rr_guard_stop(ch->guard);
-        ch->guard = NULL;
-        rr_child_free(ch);   /* freed by the close callbacks */
-        return -1;
-    }
-    /* The child may have exited before the watcher was started, and that
-     * SIGCHLD is gone; look once on the next loop iteration (not here: the
-     * caller must have *out before exit_cb can run). */
-    uv_timer_start(&ch->check_timer, on_check_timer, 0, 0);
-
     *out = ch;
     return 0;
 
@@ -689,9 +643,11 @@ fail:
     return rc;
 }
 
+/* ---- what run.c asks ---- */
+
 int rr_child_signal(struct rr_child *ch, int sig)
 {
-    if (!ch || ch->reaped)
+    if (!ch || reaped(ch))
         return 0;
     int r = ch->foreground ? kill(ch->pid, sig) : killpg(ch->pid, sig);
     return r < 0 ? -errno : 0;
@@ -699,9 +655,10 @@ int rr_child_signal(struct rr_child *ch, int sig)
 
 void rr_child_stop(struct rr_child *ch, int64_t grace_ms)
 {
-    if (!ch || ch->reaped || ch->closing)
+    if (!ch || reaped(ch) || ch->closing)
         return;
-    ch->stopping = true;
+    if (ch->state == CHILD_RUNNING)
+        transition(ch, CHILD_STOPPING);
     rr_child_signal(ch, SIGTERM);
     /* A stopped process would hold TERM pending until the KILL; wake it so
      * it can exit cleanly (as timeout(1) does). */
@@ -728,7 +685,8 @@ void rr_child_kill_now(struct rr_child *ch)
 {
     if (!ch || ch->closing)
         return;
-    ch->stopping = true;
+    if (ch->state == CHILD_RUNNING)
+        transition(ch, CHILD_STOPPING);
     /* The guard kills the group and every straggler at once, and keeps
      * killing whatever appears until the command's kin are reaped. */
     rr_guard_set_deadline(ch->guard, 0);
@@ -770,7 +728,7 @@ void rr_child_free(struct rr_child *ch)
 
 void rr_child_resume(struct rr_child *ch)
 {
-    if (!ch->reaped && !ch->foreground && rr_tty_ours()) {
+    if (!reaped(ch) && !ch->foreground && rr_tty_ours()) {
         rr_tty_give(ch->pid);
         ch->tty = true;
     }
@@ -784,64 +742,4 @@ int rr_child_exit_code(int wstatus)
     if (WIFSIGNALED(wstatus))
         return 128 + WTERMSIG(wstatus);
     return -1;
-}
-
-/* Length of the name part of "NAME=value" (the whole string if no '='). */
-static size_t name_len(const char *s)
-{
-    const char *eq = strchr(s, '=');
-    return eq ? (size_t)(eq - s) : strlen(s);
-}
-
-static bool has_name(const char *entry, size_t len, const char *const list[], bool list_is_env)
-{
-    if (!list)
-        return false;
-    for (const char *const *p = list; *p; p++) {
-        size_t plen = list_is_env ? name_len(*p) : strlen(*p);
-        if (plen == len && memcmp(*p, entry, len) == 0)
-            return true;
-    }
-    return false;
-}
-
-char **rr_child_env(char *const env[], const char *const drop[], const char *const add[])
-{
-    size_t n = 0, nadd = 0;
-    if (env)
-        for (char *const *p = env; *p; p++)
-            n++;
-    if (add)
-        for (const char *const *p = add; *p; p++)
-            nadd++;
-
-    char **out = calloc(n + nadd + 1, sizeof *out);
-    if (!out)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = name_len(env[i]);
-        if (has_name(env[i], len, drop, false) || has_name(env[i], len, add, true))
-            continue;
-        if (!(out[k++] = strdup(env[i])))
-            goto fail;
-    }
-    for (size_t i = 0; i < nadd; i++) {
-        if (!(out[k++] = strdup(add[i])))
-            goto fail;
-    }
-    return out;
-
-fail:
-    rr_child_env_free(out);
-    return NULL;
-}
-
-void rr_child_env_free(char **env)
-{
-    if (!env)
-        return;
-    for (char **p = env; *p; p++)
-        free(*p);
-    free(env);
 }

@@ -3,7 +3,9 @@
  * The command runs in its own process group (unless foreground), with
  * PR_SET_PDEATHSIG=SIGKILL so it dies if redlock-run dies, even by SIGKILL.
  * Signal dispositions and the signal mask are reset before exec. Exit is
- * observed with a libuv SIGCHLD watcher and waitpid() on our pid only.
+ * observed with a libuv SIGCHLD watcher and waitpid() on the command's pid;
+ * once it is reaped, what it left among our children is stopped and reaped
+ * (sweep.h) before the exit is reported. Never waitpid(-1).
  */
 #ifndef RR_CHILD_H
 #define RR_CHILD_H
@@ -13,9 +15,14 @@
 #include <sys/types.h>
 #include <uv.h>
 
+/* rr_child_env and rr_child_env_free are child_env.h's; included here for
+ * the callers that still look for them in this header (run.c). */
+#include "child_env.h"
+
 struct rr_child;
 
-/* Called once when the child has been reaped; wstatus is waitpid()'s. */
+/* Called once when the child has been reaped and what it left behind is
+ * gone too; wstatus is waitpid()'s for the command. */
 typedef void (*rr_child_exit_fn)(struct rr_child *ch, int wstatus, void *arg);
 
 struct rr_child_opts {
@@ -32,8 +39,9 @@ struct rr_child_opts {
  * Exec failure is detected before returning, through a close-on-exec pipe:
  * returns 0 on success; -127 if the command was not found, -126 if it could
  * not be executed (err says why, e.g. "cannot run 'foo': permission denied"),
- * or -1 for fork/pipe failure. On failure exit_cb is never called and
- * *out is NULL. */
+ * RR_SPAWN_LATE, or -1 for any other failure (memory, pipe, the guard,
+ * fork, the SIGCHLD watcher). On failure exit_cb is never called and *out
+ * is NULL. */
 int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
                    char *const envp[], const struct rr_child_opts *o,
                    rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen);
@@ -42,9 +50,9 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
  * mode). Returns 0 or -errno. Does nothing once the child was reaped. */
 int rr_child_signal(struct rr_child *ch, int sig);
 
-/* Stop the child: SIGTERM now, SIGKILL after grace_ms if it has not been
- * reaped by then. Calling it again never shortens an earlier KILL deadline
- * except to bring it closer (the sooner of the two wins). */
+/* Stop the child: SIGTERM (and SIGCONT) now, SIGKILL after grace_ms if it
+ * has not been reaped by then; RR_INF: no KILL. Calling it again never puts
+ * an earlier KILL off: the sooner of the two deadlines wins. */
 void rr_child_stop(struct rr_child *ch, int64_t grace_ms);
 
 /* Continue the command after we were continued: it gets the terminal
@@ -60,6 +68,7 @@ void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms);
 /* Did the guard have to stop the command because the lease ran out? */
 bool rr_child_lease_ran_out(const struct rr_child *ch);
 
+/* The command's pid (and its group's id, unless foreground); -1 for NULL. */
 pid_t rr_child_pid(const struct rr_child *ch);
 
 /* Close the child's handles and free it (after exit_cb, or at shutdown). */
@@ -68,13 +77,5 @@ void rr_child_free(struct rr_child *ch);
 /* Map a waitpid() status to a shell-style exit code: the exit status, or
  * 128+N for death by signal N. Pure. */
 int rr_child_exit_code(int wstatus);
-
-/* Build the child's environment: a copy of env without any variable named
- * in drop (NULL-terminated list of names) and without the names in add,
- * followed by the "NAME=value" strings of add (NULL-terminated). The result
- * is one malloc'd NULL-terminated array whose strings are copied; free it
- * with rr_child_env_free. Returns NULL when out of memory. Pure. */
-char **rr_child_env(char *const env[], const char *const drop[], const char *const add[]);
-void rr_child_env_free(char **env);
 
 #endif

@@ -4,8 +4,9 @@
  * thread but a separate process that outlives us: fork() would make every
  * page we write afterwards a copy-on-write fault, a cost per run that is
  * easy to measure. Sharing our memory, it must not touch libc state: it
- * makes raw system calls only (below), so that not even errno, which lives
- * in the thread-local storage it shares with our main thread, is written.
+ * makes raw system calls only (rawsys.h; its reads of /proc are proc.c's,
+ * which makes them too), so that not even errno, which lives in the
+ * thread-local storage it shares with our main thread, is written.
  * Where clone(CLONE_VM) is refused or cannot be followed (valgrind, ASan),
  * it is forked; the control block is a MAP_SHARED page either way.
  */
@@ -25,26 +26,14 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "proc.h"
+#include "rawsys.h"
 #include "rr.h"
 
 #define GUARD_STACK (64 * 1024)
-#define MAX_KIDS 256
 /* After the deadline, how often the guard looks again for processes to
  * kill (descendants re-parented to us once their parent died). */
 #define SWEEP_MS 10
-
-/* AddressSanitizer cannot follow a process onto a stack it did not make
- * (it warns, and may report false errors): sanitizer builds fork. */
-#if defined(__SANITIZE_ADDRESS__)
-#define GUARD_CLONE 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GUARD_CLONE 0
-#endif
-#endif
-#ifndef GUARD_CLONE
-#define GUARD_CLONE 1
-#endif
 
 /* valgrind does not emulate clone(CLONE_VM) without threads and gives up. */
 #if defined(__has_include)
@@ -74,7 +63,7 @@ struct rr_guard {
     char marks[2][512];       /* "REDLOCK_NAME=...", "REDLOCK_FENCE=..." */
     /* Ours only. */
     pid_t guard_pid;
-    void *stack;
+    size_t map_len;           /* the mapping's size (block + stack), for munmap */
     /* The guard's only: what it knows of our process tree. */
     int tree_n;
     int no_pidfd;             /* pidfd_open is missing (or valgrind's) */
@@ -82,155 +71,21 @@ struct rr_guard {
         pid_t pid;
         int fd;                   /* its pidfd, or -1: then pid + start */
         unsigned long long start;
-    } tree[GUARD_TREE];
+    } tree[RR_PROC_MAX];
 };
 
-/* ---- raw system calls: no errno, no libc state ---- */
-
-#if defined(__x86_64__) && GUARD_CLONE
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-    long ret;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    register long r9 __asm__("r9") = f;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
-#define RAW_OK 1
-#elif defined(__aarch64__) && GUARD_CLONE
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-    register long x8 __asm__("x8") = n;
-    register long x0 __asm__("x0") = a;
-    register long x1 __asm__("x1") = b;
-    register long x2 __asm__("x2") = c;
-    register long x3 __asm__("x3") = d;
-    register long x4 __asm__("x4") = e;
-    register long x5 __asm__("x5") = f;
-    __asm__ volatile("svc 0"
-                     : "+r"(x0)
-                     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
-                     : "memory");
-    return x0;
-}
-#define RAW_OK 1
-#else
-/* Elsewhere the guard is always forked, so libc's wrapper is fine. */
-static long sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-    long r = syscall(n, a, b, c, d, e, f);
-    return r < 0 ? -errno : r;
-}
-#define RAW_OK 0
-#endif
-
-#define SYS(n, a, b, c) sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
-#define SYS4(n, a, b, c, d) sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
-
-/* The same number on every architecture (the syscall table is unified
- * from 424 on); older headers lack them. */
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#define EPERM_RAW 1
-#define ENOSYS_RAW 38
+/* ---- the clock and the shared fields: no errno, no libc state ---- */
 
 static int64_t mono_ms(void)
 {
     struct timespec ts = { 0, 0 };
-    SYS(SYS_clock_gettime, CLOCK_MONOTONIC, &ts, 0);
+    RR_SYS(SYS_clock_gettime, CLOCK_MONOTONIC, &ts, 0);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int64_t load64(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static int load32(const int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static void store32(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
-
-/* ---- /proc ---- */
-
-/* "/proc/" + number + suffix into buf; returns buf. */
-static char *proc_path(char *buf, size_t len, long pid, const char *suffix)
-{
-    char num[24];
-    size_t k = 0, o = 0;
-    const char *pre = "/proc/";
-
-    do {
-        num[k++] = (char)('0' + pid % 10);
-        pid /= 10;
-    } while (pid > 0 && k < sizeof num);
-    for (; *pre && o + 1 < len; pre++)
-        buf[o++] = *pre;
-    while (k > 0 && o + 1 < len)
-        buf[o++] = num[--k];
-    for (; *suffix && o + 1 < len; suffix++)
-        buf[o++] = *suffix;
-    buf[o] = '\0';
-    return buf;
-}
-
-struct dirent64_raw {
-    unsigned long long d_ino;
-    long long d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[];
-};
-
-int rr_guard_children(pid_t pid, pid_t skip, pid_t *out, int max)
-{
-    char path[96], dents[2048], kids[4096];
-    int n = 0;
-    long dfd;
-
-    dfd = SYS(SYS_openat, AT_FDCWD, proc_path(path, sizeof path, pid, "/task"),
-              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return -1;
-    for (;;) {
-        long got = SYS(SYS_getdents64, dfd, dents, sizeof dents);
-        if (got <= 0)
-            break;
-        for (long off = 0; off < got;) {
-            const struct dirent64_raw *d = (const void *)(dents + off);
-            off += d->d_reclen;
-            if (d->d_name[0] < '0' || d->d_name[0] > '9')
-                continue;
-            /* /proc/PID/task/TID/children */
-            char sub[160];
-            size_t o = 0;
-            const char *s = proc_path(path, sizeof path, pid, "/task/");
-            for (; *s && o + 1 < sizeof sub; s++)
-                sub[o++] = *s;
-            for (s = d->d_name; *s && o + 1 < sizeof sub; s++)
-                sub[o++] = *s;
-            for (s = "/children"; *s && o + 1 < sizeof sub; s++)
-                sub[o++] = *s;
-            sub[o] = '\0';
-            long fd = SYS(SYS_openat, AT_FDCWD, sub, O_RDONLY | O_CLOEXEC);
-            if (fd < 0)
-                continue;   /* the thread is gone */
-            long r = SYS(SYS_read, fd, kids, sizeof kids);
-            SYS(SYS_close, fd, 0, 0);
-            if (r <= 0)
-                continue;
-            pid_t tmp[MAX_KIDS];
-            int k = rr_guard_parse_pids(kids, (size_t)r, tmp, MAX_KIDS);
-            for (int i = 0; i < k && n < max; i++)
-                if (tmp[i] != skip)
-                    out[n++] = tmp[i];
-        }
-    }
-    SYS(SYS_close, dfd, 0, 0);
-    return n;
-}
 
 /* ---- our process tree, as the guard knows it ----
  *
@@ -242,34 +97,22 @@ int rr_guard_children(pid_t pid, pid_t skip, pid_t *out, int max)
  * < 5.3, a seccomp filter, no fds left) the start time read with the pid
  * is checked again right before each signal. */
 
-static int read_stat(pid_t pid, struct rr_guard_stat *st)
-{
-    char path[48], buf[1024];
-    long fd = SYS(SYS_openat, AT_FDCWD, proc_path(path, sizeof path, pid, "/stat"),
-                  O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    long r = SYS(SYS_read, fd, buf, sizeof buf);
-    SYS(SYS_close, fd, 0, 0);
-    return r > 0 ? rr_guard_parse_stat(buf, (size_t)r, st) : -1;
-}
-
 /* Is the process behind a pidfd alive (or a zombie)? One we may not
  * signal (it became root: sudo) is alive too: its children are walked. */
 static bool fd_alive(long fd)
 {
-    long r = SYS4(SYS_pidfd_send_signal, fd, 0, 0, 0);
-    return r == 0 || r == -EPERM_RAW;
+    long r = RR_SYS4(SYS_pidfd_send_signal, fd, 0, 0, 0);
+    return r == 0 || r == -RR_EPERM_RAW;
 }
 
 /* Is the process held in e still the one it was (alive or a zombie)? */
 static bool tree_same(const struct tree_proc *e)
 {
-    struct rr_guard_stat st;
+    struct rr_proc_stat st;
 
     if (e->fd >= 0)
         return fd_alive(e->fd);
-    return read_stat(e->pid, &st) == 0 && st.start == e->start;
+    return rr_proc_read_stat(e->pid, &st) == 0 && st.start == e->start;
 }
 
 static void tree_signal(struct rr_guard *g, int sig)
@@ -277,16 +120,16 @@ static void tree_signal(struct rr_guard *g, int sig)
     for (int i = 0; i < g->tree_n; i++) {
         const struct tree_proc *e = &g->tree[i];
         if (e->fd >= 0)
-            SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
+            RR_SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
         else if (tree_same(e))
-            SYS(SYS_kill, e->pid, sig, 0);
+            RR_SYS(SYS_kill, e->pid, sig, 0);
     }
 }
 
 static void tree_drop(struct rr_guard *g, int i)
 {
     if (g->tree[i].fd >= 0)
-        SYS(SYS_close, g->tree[i].fd, 0, 0);
+        RR_SYS(SYS_close, g->tree[i].fd, 0, 0);
     g->tree[i] = g->tree[--g->tree_n];
 }
 
@@ -294,24 +137,24 @@ static void tree_drop(struct rr_guard *g, int i)
  * is new, 0 if known, gone or not held. New ones get sig if not 0. */
 static int tree_add(struct rr_guard *g, pid_t pid, pid_t parent, int sig)
 {
-    struct rr_guard_stat st;
+    struct rr_proc_stat st;
 
     for (int i = 0; i < g->tree_n; i++)
         if (g->tree[i].pid == pid && tree_same(&g->tree[i]))
             return 0;
-    if (g->tree_n >= GUARD_TREE) {
+    if (g->tree_n >= RR_PROC_MAX) {
         store32(&g->tree_full, 1);
         return 0;
     }
-    long fd = g->no_pidfd ? -1 : SYS(SYS_pidfd_open, pid, 0, 0);
-    if (fd == -ENOSYS_RAW)
+    long fd = g->no_pidfd ? -1 : RR_SYS(SYS_pidfd_open, pid, 0, 0);
+    if (fd == -RR_ENOSYS_RAW)
         g->no_pidfd = 1;   /* kernel < 5.3 or seccomp: not every time */
     /* The stat read while the pidfd's process is still alive afterwards is
      * that process's: its parent says whether it is the one listed. */
-    if (read_stat(pid, &st) != 0 || (st.ppid != parent && st.ppid != g->parent_pid) ||
+    if (rr_proc_read_stat(pid, &st) != 0 || (st.ppid != parent && st.ppid != g->parent_pid) ||
         (fd >= 0 && !fd_alive(fd))) {
         if (fd >= 0)
-            SYS(SYS_close, fd, 0, 0);
+            RR_SYS(SYS_close, fd, 0, 0);
         return 0;
     }
     struct tree_proc *e = &g->tree[g->tree_n++];
@@ -320,23 +163,11 @@ static int tree_add(struct rr_guard *g, pid_t pid, pid_t parent, int sig)
     e->start = st.start;
     if (sig) {
         if (e->fd >= 0)
-            SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
+            RR_SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
         else
-            SYS(SYS_kill, pid, sig, 0);
+            RR_SYS(SYS_kill, pid, sig, 0);
     }
     return 1;
-}
-
-/* The pid last handed out (/proc/loadavg), or -1. */
-static long last_pid(void)
-{
-    char buf[128];
-    long fd = SYS(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    long r = SYS(SYS_read, fd, buf, sizeof buf);
-    SYS(SYS_close, fd, 0, 0);
-    return r > 0 ? rr_guard_parse_last_pid(buf, (size_t)r) : -1;
 }
 
 /* Walk the tree from us (if we still live) and from every process held,
@@ -344,16 +175,16 @@ static long last_pid(void)
  * Returns how many were added. */
 static int tree_scan(struct rr_guard *g, pid_t self, int sig)
 {
-    pid_t kids[GUARD_TREE];
+    pid_t kids[RR_PROC_MAX];
     int added = 0;
-    int n = rr_guard_children(g->parent_pid, self, kids, GUARD_TREE);
+    int n = rr_proc_children(g->parent_pid, self, kids, RR_PROC_MAX);
 
     for (int k = 0; k < n; k++)
         added += tree_add(g, kids[k], g->parent_pid, sig);
     /* Each one once; what is added is appended and walked in its turn. */
     for (int i = 0; i < g->tree_n;) {
         struct tree_proc *e = &g->tree[i];
-        n = rr_guard_children(e->pid, self, kids, GUARD_TREE);
+        n = rr_proc_children(e->pid, self, kids, RR_PROC_MAX);
         /* Still the same process after the walk: the children were its. */
         if (!tree_same(e)) {
             tree_drop(g, i);
@@ -380,31 +211,9 @@ static void tree_stop_all(struct rr_guard *g, pid_t self)
         } else {
             quiet++;
             struct timespec ts = { 0, 2 * 1000 * 1000 };
-            SYS(SYS_nanosleep, &ts, 0, 0);
+            RR_SYS(SYS_nanosleep, &ts, 0, 0);
         }
     }
-}
-
-/* Does process pid have both of the run's marks in its environment? */
-static bool env_marked(struct rr_guard *g, pid_t pid)
-{
-    char path[48], buf[2048];
-    struct rr_guard_envmatch m[2] = { { g->marks[0], 0, 0 }, { g->marks[1], 0, 0 } };
-    long fd = SYS(SYS_openat, AT_FDCWD, proc_path(path, sizeof path, pid, "/environ"),
-                  O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;   /* gone, or not ours to read (another user's) */
-    for (int k = 0; k < 64; k++) {   /* at most 128 KB */
-        long r = SYS(SYS_read, fd, buf, sizeof buf);
-        if (r <= 0)
-            break;
-        rr_guard_env_match(&m[0], buf, (size_t)r);
-        rr_guard_env_match(&m[1], buf, (size_t)r);
-        if (m[0].found && m[1].found)
-            break;
-    }
-    SYS(SYS_close, fd, 0, 0);
-    return m[0].found && m[1].found;
 }
 
 /* The window a walk leaves: a process created after our last walk whose
@@ -415,7 +224,7 @@ static bool env_marked(struct rr_guard *g, pid_t pid)
  * process outside our tree is given. Those are held and stopped. */
 static int take_marked(struct rr_guard *g, pid_t self, long seen)
 {
-    long lp = last_pid();
+    long lp = rr_proc_last_pid();
     int added = 0;
 
     if (lp < 0 || __atomic_load_n(&g->nmarks, __ATOMIC_ACQUIRE) != 2)
@@ -425,28 +234,28 @@ static int take_marked(struct rr_guard *g, pid_t self, long seen)
         lo = lp - 4096;   /* wrapped, or a fork storm: the newest ones */
     if (lo < 2)
         lo = 2;
-    for (long p = lo; p <= lp && g->tree_n < GUARD_TREE; p++) {
+    for (long p = lo; p <= lp && g->tree_n < RR_PROC_MAX; p++) {
         bool known = p == self;
         for (int i = 0; i < g->tree_n && !known; i++)
             known = g->tree[i].pid == p;
         if (known)
             continue;
-        long fd = g->no_pidfd ? -1 : SYS(SYS_pidfd_open, p, 0, 0);
-        struct rr_guard_stat st;
+        long fd = g->no_pidfd ? -1 : RR_SYS(SYS_pidfd_open, p, 0, 0);
+        struct rr_proc_stat st;
         /* Read while the pidfd's process still lives: that process's. */
-        if (env_marked(g, (pid_t)p) && read_stat((pid_t)p, &st) == 0 &&
-            (fd < 0 || fd_alive(fd))) {
+        if (rr_proc_env_has((pid_t)p, g->marks[0], g->marks[1]) &&
+            rr_proc_read_stat((pid_t)p, &st) == 0 && (fd < 0 || fd_alive(fd))) {
             struct tree_proc *e = &g->tree[g->tree_n++];
             e->pid = (pid_t)p;
             e->fd = fd >= 0 ? (int)fd : -1;
             e->start = st.start;
             if (e->fd >= 0)
-                SYS4(SYS_pidfd_send_signal, e->fd, SIGSTOP, 0, 0);
+                RR_SYS4(SYS_pidfd_send_signal, e->fd, SIGSTOP, 0, 0);
             else
-                SYS(SYS_kill, p, SIGSTOP, 0);
+                RR_SYS(SYS_kill, p, SIGSTOP, 0);
             added++;
         } else if (fd >= 0) {
-            SYS(SYS_close, fd, 0, 0);
+            RR_SYS(SYS_close, fd, 0, 0);
         }
     }
     return added;
@@ -472,11 +281,11 @@ static void signal_all(struct rr_guard *g, pid_t self, int sig, bool stragglers)
     pid_t c = load32(&g->child_pid);
 
     if (c > 0 && !load32(&g->leader_reaped))
-        SYS(SYS_kill, c, sig, 0);
+        RR_SYS(SYS_kill, c, sig, 0);
     /* A group lives on while it has members, whatever became of its
      * leader; its id is not reused meanwhile. */
     if (c > 0 && !g->foreground)
-        SYS(SYS_kill, -c, sig, 0);
+        RR_SYS(SYS_kill, -c, sig, 0);
     if (!stragglers)
         return;
     /* Every process of our tree, whatever its group or session (what is
@@ -484,20 +293,20 @@ static void signal_all(struct rr_guard *g, pid_t self, int sig, bool stragglers)
      * children's groups. */
     tree_scan(g, self, 0);
     tree_signal(g, sig);
-    pid_t kids[MAX_KIDS];
-    int n = rr_guard_children(g->parent_pid, self, kids, MAX_KIDS);
+    pid_t kids[RR_PROC_MAX];
+    int n = rr_proc_children(g->parent_pid, self, kids, RR_PROC_MAX);
     for (int i = 0; i < n; i++) {
-        SYS(SYS_kill, kids[i], sig, 0);
-        long pg = SYS(SYS_getpgid, kids[i], 0, 0);
+        RR_SYS(SYS_kill, kids[i], sig, 0);
+        long pg = RR_SYS(SYS_getpgid, kids[i], 0, 0);
         if (pg > 1 && pg != g->own_pgid)
-            SYS(SYS_kill, -pg, sig, 0);
+            RR_SYS(SYS_kill, -pg, sig, 0);
     }
 }
 
 static int guard_main(void *p)
 {
     struct rr_guard *g = p;
-    pid_t self = (pid_t)SYS(SYS_getpid, 0, 0, 0);
+    pid_t self = (pid_t)RR_SYS(SYS_getpid, 0, 0, 0);
     int rfd = g->rfd, wfd = g->wfd;
     int64_t next_scan = 0;
     long seen_pid = -1;
@@ -505,24 +314,24 @@ static int guard_main(void *p)
 
     /* Hold nothing open but our pipe: not a socket, a terminal or an
      * output pipe that someone waits to see closed. */
-    SYS(SYS_close, wfd, 0, 0);
+    RR_SYS(SYS_close, wfd, 0, 0);
     long cr = -1;
 #ifdef SYS_close_range
-    cr = rfd > 0 ? SYS(SYS_close_range, 0, rfd - 1, 0) : 0;
+    cr = rfd > 0 ? RR_SYS(SYS_close_range, 0, rfd - 1, 0) : 0;
     if (cr == 0)
-        cr = SYS(SYS_close_range, rfd + 1, ~0U, 0);
+        cr = RR_SYS(SYS_close_range, rfd + 1, ~0U, 0);
 #endif
     /* Without close_range (kernel < 5.9, a seccomp filter) one by one: a
      * pipe end we kept open would hang the exec-status read for good. */
     if (cr != 0)
         for (int fd = 0; fd < 65536; fd++)
             if (fd != rfd)
-                SYS(SYS_close, fd, 0, 0);
+                RR_SYS(SYS_close, fd, 0, 0);
     /* A process group and a name of our own: `kill -9 -PGID` of the
      * wrapper's group, or `pkill redlock-run`, must not take the guard
      * with it, or nothing would stop the command's group. */
-    SYS(SYS_setpgid, 0, 0, 0);
-    SYS(SYS_prctl, PR_SET_NAME, (long)"redlock-guard", 0);
+    RR_SYS(SYS_setpgid, 0, 0, 0);
+    RR_SYS(SYS_prctl, PR_SET_NAME, (long)"redlock-guard", 0);
     for (;;) {
         int64_t now = mono_ms();
         int64_t dl = load64(&g->deadline_ms);
@@ -550,7 +359,7 @@ static int guard_main(void *p)
                 /* No process created since the last walk (the usual case
                  * on a quiet host), nothing new to find: a walk costs a
                  * dozen system calls, this three. */
-                long lp = last_pid();
+                long lp = rr_proc_last_pid();
                 if (lp < 0 || lp != seen_pid) {
                     tree_scan(g, self, 0);
                     seen_pid = lp;
@@ -565,9 +374,9 @@ static int guard_main(void *p)
         if (wait < 1)
             wait = 1;
         struct pollfd pfd = { .fd = rfd, .events = POLLIN };
-        if (SYS(SYS_poll, &pfd, 1, wait) <= 0)
+        if (RR_SYS(SYS_poll, &pfd, 1, wait) <= 0)
             continue;
-        long n = SYS(SYS_read, rfd, &c, 1);
+        long n = RR_SYS(SYS_read, rfd, &c, 1);
         if (n == 1 && c == 'x')
             break;          /* stand down: the command and its kin are reaped */
         if (n == 1)
@@ -583,7 +392,7 @@ static int guard_main(void *p)
             break;
         }
     }
-    SYS(SYS_exit, 0, 0, 0);
+    RR_SYS(SYS_exit, 0, 0, 0);
     return 0;
 }
 
@@ -632,7 +441,7 @@ static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
         return NULL;
     }
     g->guard_pid = pid;
-    g->stack = (void *)(uintptr_t)len;   /* the mapping's size, for munmap */
+    g->map_len = len;
     return g;
 }
 
@@ -648,7 +457,7 @@ struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t gr
     init.foreground = foreground;
     /* valgrind does not know pidfd_open and says so on every call. */
     init.no_pidfd = UNDER_VALGRIND() ? 1 : 0;
-    if (GUARD_CLONE && RAW_OK && !UNDER_VALGRIND())
+    if (RR_CLONE_VM && RR_RAW_OK && !UNDER_VALGRIND())
         g = launch(true, &init);
     if (!g)   /* not cloned, or clone(CLONE_VM) refused */
         g = launch(false, &init);
@@ -749,5 +558,5 @@ void rr_guard_stop(struct rr_guard *g)
     if (g->guard_pid > 0)
         while (waitpid(g->guard_pid, NULL, __WALL) < 0 && errno == EINTR)
             ;
-    munmap(g, (size_t)(uintptr_t)g->stack);
+    munmap(g, g->map_len);
 }

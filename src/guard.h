@@ -15,12 +15,14 @@
  *     it kills the group at once, and every descendant of ours it knows.
  *
  * It knows them because, while we live, it walks our process tree
- * (/proc/PID/task/TID/children, from us down) every GUARD_SCAN_MS and
- * holds a pidfd for each process it finds (or its pid and start time where
- * pidfd_open(2) is missing). Once we are dead, a process that left the
+ * (/proc/PID/task/TID/children, from us down) every GUARD_SCAN_MS (unless
+ * no process was created since the last walk) and holds a pidfd for each
+ * process it finds (or its pid and start time where pidfd_open(2) is
+ * missing). Once we are dead, a process that left the
  * command's group (setsid) is re-parented to init and no walk from us finds
  * it any more; the guard still has it. It also signals the whole set at the
- * TERM and at the deadline. At most GUARD_TREE processes are held.
+ * TERM and at the deadline. At most RR_PROC_MAX (proc.h) processes are held;
+ * the walk itself is proc.c's.
  *
  * So a stopped (SIGSTOP, SIGTSTP), blocked (a full stderr pipe, a stalled
  * syslog) or slow wrapper can never extend the command's life past its
@@ -73,55 +75,18 @@ pid_t rr_guard_pid(const struct rr_guard *g);
  * command and every straggler were reaped. NULL is fine. */
 void rr_guard_stop(struct rr_guard *g);
 
-/* How many processes of our tree the guard holds at most (beyond that a
- * new one is not held: rr_guard_tree_full says so), and how often it
- * walks the tree while we live. */
-#define GUARD_TREE 256
+/* How often the guard walks our tree while we live. It holds at most
+ * RR_PROC_MAX (proc.h) processes of it: beyond that a new one is not held,
+ * and rr_guard_tree_full says so. */
 #define GUARD_SCAN_MS 25
 
 /* Has the guard found more processes in our tree than it can hold? */
 bool rr_guard_tree_full(const struct rr_guard *g);
-
-/* What the guard reads in /proc/PID/stat. */
-struct rr_guard_stat {
-    char state;               /* R, S, Z, ... */
-    pid_t ppid;
-    int threads;
-    unsigned long long start; /* clock ticks after boot: a pid's identity */
-};
-
-/* Parse a /proc/PID/stat text (comm may contain anything); 0, or -1 if it
- * is not one (cut before the 22nd field). Pure, async-signal-safe. */
-int rr_guard_parse_stat(const char *buf, size_t len, struct rr_guard_stat *st);
-
-/* The pid last handed out, from a /proc/loadavg text (its last field), or
- * -1. While it stays the same no process was created: no walk is needed.
- * Pure, async-signal-safe. */
-long rr_guard_parse_last_pid(const char *buf, size_t len);
-
-/* Looks for the exact entry mark ("NAME=value") in a /proc/PID/environ
- * text (entries ending in NUL) fed in pieces: start with pos 0, found 0;
- * found is 1 once an entry equal to mark has ended. Pure. */
-struct rr_guard_envmatch {
-    const char *mark;
-    long pos;    /* chars of mark matched in the current entry, -1: none */
-    int found;
-};
-void rr_guard_env_match(struct rr_guard_envmatch *m, const char *buf, size_t len);
 
 /* The run's REDLOCK_NAME= and REDLOCK_FENCE= entries of envp, for the
  * guard: once we are dead, a process created since its last walk that has
  * both in its environment is ours even if nothing leads to it any more
  * (see guard.c). Call before the command is spawned. */
 void rr_guard_set_marks(struct rr_guard *g, char *const envp[]);
-
-/* The pids listed in a /proc/PID/task/TID/children text ("12 345 "), into
- * out (at most max); returns how many. Pure, async-signal-safe. */
-int rr_guard_parse_pids(const char *buf, size_t len, pid_t *out, int max);
-
-/* The children of process pid (every thread's children file), except skip,
- * into out (at most max); returns how many, or -1 if /proc cannot be read.
- * Only system calls: the guard uses it too. */
-int rr_guard_children(pid_t pid, pid_t skip, pid_t *out, int max);
 
 #endif

@@ -1,4 +1,4 @@
-/* check_child.c — spawning, exit codes, process groups, stopping, env. */
+/* check_child.c — spawning, exit codes, process groups, stopping, the env passed. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <uv.h>
 
 #include "child.h"
-#include "guard.h"
+#include "child_env.h"
 #include "rr.h"
 
 /* No lease to enforce in these tests: the guard only watches for our death. */
@@ -684,93 +684,6 @@ START_TEST(test_exit_code_mapping)
 }
 END_TEST
 
-static size_t env_count(char **env)
-{
-    size_t n = 0;
-    while (env[n])
-        n++;
-    return n;
-}
-
-START_TEST(test_env_build)
-{
-    char *env[] = {
-        (char *)"PATH=/bin", (char *)"REDLOCK_PASSWORD=x", (char *)"REDLOCK_PASSWORD_HINT=y",
-        (char *)"REDLOCK_FENCE=1", (char *)"NOEQUALS", (char *)"REDLOCK_USER=u",
-        (char *)"HOME=/root", NULL,
-    };
-    const char *drop[] = { "REDLOCK_PASSWORD", "REDLOCK_USER", NULL };
-    const char *add[] = { "REDLOCK_FENCE=9", "REDLOCK_NAME=job", NULL };
-    char **out = rr_child_env(env, drop, add);
-    ck_assert_ptr_nonnull(out);
-    ck_assert_uint_eq(env_count(out), 6);
-    /* Order kept, added ones last, a name is never a prefix match. */
-    ck_assert_str_eq(out[0], "PATH=/bin");
-    ck_assert_str_eq(out[1], "REDLOCK_PASSWORD_HINT=y");
-    ck_assert_str_eq(out[2], "NOEQUALS");
-    ck_assert_str_eq(out[3], "HOME=/root");
-    ck_assert_str_eq(out[4], "REDLOCK_FENCE=9");
-    ck_assert_str_eq(out[5], "REDLOCK_NAME=job");
-    ck_assert_ptr_null(out[6]);
-    /* Copies, not the caller's strings. */
-    ck_assert_ptr_ne(out[0], env[0]);
-    rr_child_env_free(out);
-
-    out = rr_child_env(NULL, NULL, NULL);
-    ck_assert_ptr_nonnull(out);
-    ck_assert_ptr_null(out[0]);
-    rr_child_env_free(out);
-
-    out = rr_child_env(env, NULL, NULL);
-    ck_assert_uint_eq(env_count(out), 7);
-    ck_assert_str_eq(out[6], "HOME=/root");
-    rr_child_env_free(out);
-
-    rr_child_env_free(NULL);
-}
-END_TEST
-
-START_TEST(test_parse_pids)
-{
-    pid_t out[4];
-
-    ck_assert_int_eq(rr_guard_parse_pids("", 0, out, 4), 0);
-    ck_assert_int_eq(rr_guard_parse_pids("12 345 ", 7, out, 4), 2);
-    ck_assert_int_eq(out[0], 12);
-    ck_assert_int_eq(out[1], 345);
-    /* no trailing space, a cut at len, and at most max */
-    ck_assert_int_eq(rr_guard_parse_pids("7 8 9 10 11", 11, out, 4), 4);
-    ck_assert_int_eq(out[3], 10);
-    ck_assert_int_eq(rr_guard_parse_pids("123456", 3, out, 4), 1);
-    ck_assert_int_eq(out[0], 123);
-    /* zero, garbage and absurd numbers are never pids */
-    ck_assert_int_eq(rr_guard_parse_pids("0 x 99999999999 5", 17, out, 4), 1);
-    ck_assert_int_eq(out[0], 5);
-}
-END_TEST
-
-START_TEST(test_children_of_self)
-{
-    pid_t out[8];
-    pid_t p = fork();
-
-    if (p == 0) {
-        pause();
-        _exit(0);
-    }
-    ck_assert_int_gt(p, 0);
-    int n = rr_guard_children(getpid(), 0, out, 8);
-    bool seen = false;
-    for (int i = 0; i < n; i++)
-        seen |= out[i] == p;
-    ck_assert(seen);
-    n = rr_guard_children(getpid(), p, out, 8);
-    for (int i = 0; i < n; i++)
-        ck_assert_int_ne(out[i], p);
-    kill(p, SIGKILL);
-    waitpid(p, NULL, 0);
-}
-END_TEST
 
 static Suite *child_suite(void)
 {
@@ -809,9 +722,6 @@ static Suite *child_suite(void)
 
     tc = tcase_create("pure");
     tcase_add_test(tc, test_exit_code_mapping);
-    tcase_add_test(tc, test_env_build);
-    tcase_add_test(tc, test_parse_pids);
-    tcase_add_test(tc, test_children_of_self);
     suite_add_tcase(s, tc);
     return s;
 }

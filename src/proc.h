@@ -1,0 +1,72 @@
+/* proc.h — reading /proc: the process tree below a pid, a process's state,
+ * parent and start time, its environment, the pid last handed out.
+ *
+ * One reader for the guard (guard.c), which walks our tree to know every
+ * process the command starts, and for the straggler sweep (sweep.c). Every
+ * function here makes raw system calls only (rawsys.h) and keeps no state,
+ * so the guard can call them while it shares our memory; the parsers are
+ * pure functions on a buffer, for the unit tests too. */
+#ifndef RR_PROC_H
+#define RR_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The most processes handled at once: pids taken from one children file,
+ * processes the guard holds of our tree, stragglers the sweep stops in one
+ * look. */
+#define RR_PROC_MAX 256
+
+/* What is read in /proc/PID/stat. */
+struct rr_proc_stat {
+    char state;               /* R, S, Z, ... */
+    pid_t ppid;
+    int threads;
+    unsigned long long start; /* clock ticks after boot: a pid's identity */
+};
+
+/* Parse a /proc/PID/stat text (comm may contain anything); 0, or -1 if it
+ * is not one (cut before the 22nd field). Pure. */
+int rr_proc_parse_stat(const char *buf, size_t len, struct rr_proc_stat *st);
+
+/* The pid last handed out, from a /proc/loadavg text (its last field), or
+ * -1. While it stays the same no process was created: no walk is needed.
+ * Pure. */
+long rr_proc_parse_last_pid(const char *buf, size_t len);
+
+/* Looks for the exact entry mark ("NAME=value") in a /proc/PID/environ
+ * text (entries ending in NUL) fed in pieces: start with pos 0, found 0;
+ * found is 1 once an entry equal to mark has ended. Pure. */
+struct rr_proc_envmatch {
+    const char *mark;
+    long pos;    /* chars of mark matched in the current entry, -1: none */
+    int found;
+};
+void rr_proc_env_match(struct rr_proc_envmatch *m, const char *buf, size_t len);
+
+/* The pids listed in a /proc/PID/task/TID/children text ("12 345 "), into
+ * out (at most max); returns how many. Pure. */
+int rr_proc_parse_pids(const char *buf, size_t len, pid_t *out, int max);
+
+/* The children of process pid (every thread's children file), except skip,
+ * into out (at most max); returns how many, or -1 if /proc cannot be read. */
+int rr_proc_children(pid_t pid, pid_t skip, pid_t *out, int max);
+
+/* Read /proc/PID/stat into st: 0, or -1 if the process is gone (or the
+ * text is not one). */
+int rr_proc_read_stat(pid_t pid, struct rr_proc_stat *st);
+
+/* The pid last handed out (/proc/loadavg), or -1. */
+long rr_proc_last_pid(void);
+
+/* Does process pid have both entries a and b ("NAME=value") in its
+ * environment? False if it is gone or not ours to read (another user's).
+ * At most 128 KB of it are read. */
+bool rr_proc_env_has(pid_t pid, const char *a, const char *b);
+
+/* The command name of pid (/proc/PID/comm, without the newline) into buf;
+ * "?" if it cannot be read. */
+void rr_proc_comm(pid_t pid, char *buf, size_t len);
+
+#endif
