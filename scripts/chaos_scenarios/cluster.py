@@ -31,10 +31,9 @@ creates the cluster); nothing is imported from scripts/chaos.
 import os
 import random
 import subprocess
-import time
 
 from chaoslib.checks import ALL_CHECKS, NS
-from chaoslib.nodes import Node, port_free, server_argv
+from chaoslib.nodes import Node, mono, port_free, server_argv, wait_until
 from chaoslib.resp import try_resp
 
 # Timeouts a resharding or a failover fits in (they take 100-500 ms here).
@@ -149,12 +148,7 @@ def start_servers(sc):
                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     if out.returncode != 0:
         raise RuntimeError("redis-cli --cluster create failed: %s" % out.stdout[-300:])
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if all(state_ok(sv.port) for sv in sc.servers):
-            break
-        time.sleep(0.1)
-    else:
+    if not wait_until(lambda: all(state_ok(sv.port) for sv in sc.servers), 30):
         raise RuntimeError("the cluster did not become ok")
     slot = int(cmd(sc.servers[0].port, "CLUSTER", "KEYSLOT", "{%s}" % sc.lock_name()))
     sc.cluster = {"slot": slot, "busy": False, "moves": [], "failovers": []}
@@ -186,14 +180,14 @@ def f_reshard(sc):
         cmd(dst, "CLUSTER", "SETSLOT", slot, "STABLE")
         return False
     c["busy"] = True
-    move = {"slot": slot, "from": src, "to": dst, "t0": time.monotonic_ns(), "keys": 0}
+    move = {"slot": slot, "from": src, "to": dst, "t0": mono(), "keys": 0}
     c["moves"].append(move)
 
     def finish():
         for sv in sc.servers:
             if sv.state == "up":
                 cmd(sv.port, "CLUSTER", "SETSLOT", slot, "NODE", dst_id)
-        move["t1"] = time.monotonic_ns()
+        move["t1"] = mono()
         c["busy"] = False
 
     def migrate():
@@ -224,7 +218,7 @@ def f_failover(sc):
     if cmd(rep, "CLUSTER", "FAILOVER") != "OK":
         return False
     c["busy"] = True
-    ev = {"replica": rep, "t0": time.monotonic_ns()}
+    ev = {"replica": rep, "t0": mono()}
     c["failovers"].append(ev)
 
     def done():
@@ -240,12 +234,8 @@ FAULTS = {"reshard": f_reshard, "failover": f_failover}
 def quiesce(sc):
     """After the last wrapper: a failover still going on ends (the lock keys
     are read next, from every node)."""
-    c = getattr(sc, "cluster", None)
-    deadline = time.monotonic() + 10
-    while c is not None and time.monotonic() < deadline:
-        if all(state_ok(sv.port) for sv in sc.servers if sv.state == "up"):
-            return
-        time.sleep(0.1)
+    if getattr(sc, "cluster", None) is not None:
+        wait_until(lambda: all(state_ok(sv.port) for sv in sc.servers if sv.state == "up"), 10)
 
 
 def teardown(sc):

@@ -67,7 +67,7 @@ import threading
 import time
 
 from chaoslib.checks import ALL_CHECKS, MS
-from chaoslib.nodes import Node, free_port, mono, server_argv
+from chaoslib.nodes import Node, free_port, mono, server_argv, wait_until
 from chaoslib.resp import info, pairs, try_resp
 
 MEASURED = ["C3", "C4", "C5"]       # C1/C2 reported, not asserted
@@ -261,14 +261,7 @@ class Group:
                 and self.failover_over() and self.named() == mp)
 
     def wait(self, cond, secs, step=0.1):
-        deadline = time.monotonic() + secs
-        while time.monotonic() < deadline:
-            if self.stop.is_set():
-                return False
-            if cond():
-                return True
-            time.sleep(step)
-        return False
+        return wait_until(cond, secs, step, self.stop)
 
     # -- the faults (run in self.thread) ---------------------------------------
     def failover(self, ev):

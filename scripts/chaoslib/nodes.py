@@ -22,6 +22,19 @@ def mono():
     return time.monotonic_ns()
 
 
+def wait_until(cond, secs, step=0.1, stop=None):
+    """Poll cond() every step seconds for up to secs: True once it holds;
+    False at the deadline, or at once when the stop Event is set."""
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline:
+        if stop is not None and stop.is_set():
+            return False
+        if cond():
+            return True
+        time.sleep(step)
+    return False
+
+
 def free_port():
     """A loopback port nobody listens on now (never Redis's or Sentinel's
     default port)."""
@@ -76,10 +89,12 @@ def server_argv(port, workdir, logfile, *extra):
 
 
 class Node:
-    """One server process. Subclasses define argv(*args); start(*args)
-    passes its arguments on to it."""
+    """One server process. Subclasses define argv(); start() passes its
+    arguments on to it."""
 
     ping_timeout = 0.2   # per PING while waiting for the node to answer
+    tries = 60           # PINGs, 50 ms apart
+    kill_silent = True   # kill a node that did not answer in time
 
     def __init__(self, workdir, idx, port=None):
         self.dir, self.idx = workdir, idx
@@ -88,23 +103,24 @@ class Node:
         self.proc = None
         self.state = "down"  # up | paused | down
 
-    def argv(self, *args):
+    def argv(self, *args, **kw):
         raise NotImplementedError
 
-    def start(self, *args, tries=60):
-        """Start it and wait until it answers PING: True; else it is killed
-        again and the answer is False."""
-        self.proc = subprocess.Popen(self.argv(*args), stdin=subprocess.DEVNULL,
+    def start(self, *args, **kw):
+        """Start it and wait until it answers PING: True; else False (and,
+        with kill_silent, it is killed again)."""
+        self.proc = subprocess.Popen(self.argv(*args, **kw), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      start_new_session=True)
-        for _ in range(tries):
+        for _ in range(self.tries):
             if try_resp(self.port, "PING", timeout=self.ping_timeout) == "PONG":
                 self.state = "up"
                 return True
             if self.proc.poll() is not None:
                 break
             time.sleep(0.05)
-        self.kill()
+        if self.kill_silent:
+            self.kill()
         return False
 
     def alive(self):
@@ -133,7 +149,11 @@ class Redis(Node):
     """A plain master of the basic, lease and limit scenarios. With pki
     (make_pki's directory) it also listens for TLS on tls_port: the
     wrappers (through the proxies) use that one, the harness the plain
-    port."""
+    port. One slow to answer after a restart_redis is left running: it may
+    still come up (setup kills it before it tries another port)."""
+
+    tries = 50
+    kill_silent = False
 
     def __init__(self, workdir, idx, pki=None):
         super().__init__(workdir, idx)
