@@ -17,7 +17,7 @@ Names: "single-*" (1 master), "redlock5-*" (5 masters), "*-tls-*" over
 TLS. Only plain data: the runner (scripts/chaos) does the rest.
 """
 
-ALL_CHECKS = ("C1", "C2", "C3", "C4", "C5")
+from chaoslib.checks import ALL_CHECKS
 
 NOPAUSE = ["kill_wrapper", "term_storm", "pause_redis", "partition", "delay"]
 

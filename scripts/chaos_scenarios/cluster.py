@@ -23,20 +23,18 @@ a failover can lose the lock by design (README, "Redis Cluster");
 t_cluster.sh covers it with --sync-replicas 1.
 
 Everything works on a Scenario object of scripts/chaos (sc) through the
-hooks it calls (start_servers, url, FAULTS, quiesce, teardown, finish) and
-on redis-cli; nothing is imported from there.
+hooks it calls (start_servers, url, FAULTS, quiesce, teardown, finish),
+talking to the nodes with scripts/chaoslib's RESP client (redis-cli only
+creates the cluster); nothing is imported from scripts/chaos.
 """
 
 import os
 import random
-import signal
-import socket
 import subprocess
-import time
 
-NS = 1_000_000_000
-MS = 1_000_000
-ALL_CHECKS = ["C1", "C2", "C3", "C4", "C5"]
+from chaoslib.checks import ALL_CHECKS, NS
+from chaoslib.nodes import Node, mono, port_free, server_argv, wait_until
+from chaoslib.resp import try_resp
 
 # Timeouts a resharding or a failover fits in (they take 100-500 ms here).
 # A release refused while the slot is half-way (TRYAGAIN), or one that timed
@@ -49,46 +47,36 @@ CLUSTER_DEFAULTS = dict(masters=1, cluster=True, redis_timeout="500ms", connect_
 
 SHORT = [
     dict(CLUSTER_DEFAULTS, name="cluster-reshard-failover", wrappers=8, duration=8,
-         faults=["reshard", "failover"], asserted=ALL_CHECKS),
+         faults=["reshard", "failover"], asserted=list(ALL_CHECKS)),
 ]
 
 LONG = [
     dict(CLUSTER_DEFAULTS, name="cluster-reshard", wrappers=10, duration=15,
-         faults=["reshard"], asserted=ALL_CHECKS),
+         faults=["reshard"], asserted=list(ALL_CHECKS)),
     dict(CLUSTER_DEFAULTS, name="cluster-failover", wrappers=10, duration=15,
-         faults=["failover"], asserted=ALL_CHECKS, fault_every=(1.5, 2.5)),
+         faults=["failover"], asserted=list(ALL_CHECKS), fault_every=(1.5, 2.5)),
     dict(CLUSTER_DEFAULTS, name="cluster-reshard-failover", wrappers=12, duration=25,
-         faults=["reshard", "failover"], asserted=ALL_CHECKS),
+         faults=["reshard", "failover"], asserted=list(ALL_CHECKS)),
 ]
-
-
-def _free(port):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 def cluster_port(taken):
     """A free port below 55535 whose cluster bus port (+10000) is free too."""
     while True:
         p = random.randrange(20000, 45000)
-        if p not in taken and _free(p) and _free(p + 10000):
+        if p not in taken and port_free(p) and port_free(p + 10000):
             return p
 
 
-def cli(port, *args, timeout=5):
-    """redis-cli against one node: its output (stripped), or None."""
-    try:
-        out = subprocess.run(["redis-cli", "-p", str(port)] + [str(a) for a in args],
-                             stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.decode(errors="replace").strip()
+def cmd(port, *args):
+    """One command to one node: its reply, or None (no answer in 5 s)."""
+    return try_resp(port, *args, timeout=5)
+
+
+def state_ok(port):
+    """Does the node say cluster_state:ok?"""
+    r = cmd(port, "CLUSTER", "INFO")
+    return isinstance(r, str) and "cluster_state:ok" in r
 
 
 def nodes_view(sc):
@@ -96,8 +84,8 @@ def nodes_view(sc):
     for sv in sc.servers:
         if sv.state != "up":
             continue
-        out = cli(sv.port, "CLUSTER", "NODES")
-        if not out:
+        out = cmd(sv.port, "CLUSTER", "NODES")
+        if not isinstance(out, str) or not out:
             continue
         view = []
         for line in out.splitlines():
@@ -125,46 +113,18 @@ def owner(sc):
     return None, None
 
 
-class Node:
-    """A cluster node. Has what scripts/chaos expects of sc.servers: port,
-    idx, state, kill()."""
+class ClusterNode(Node):
+    """A cluster-enabled redis-server on a port chosen by cluster_port."""
 
-    def __init__(self, workdir, idx, port):
-        self.dir, self.idx, self.port = workdir, idx, port
-        self.proc = None
-        self.state = "down"
+    ping_timeout = 1
 
-    def start(self, tries=60):
+    def argv(self):
         tag = "cluster%d-%d" % (self.idx, self.port)
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", self.dir,
-             "--dbfilename", tag + ".rdb", "--repl-diskless-sync-delay", "0",
-             "--logfile", os.path.join(self.dir, tag + ".log"), "--daemonize", "no",
-             "--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
-             "--cluster-config-file", tag + "-nodes.conf",
-             "--cluster-replica-validity-factor", "0"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
-        for _ in range(tries):
-            if cli(self.port, "PING", timeout=1) == "PONG":
-                self.state = "up"
-                return True
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.kill()
-        return False
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)
-                os.kill(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
-        self.state = "down"
+        return server_argv(self.port, self.dir, os.path.join(self.dir, tag + ".log"),
+                           "--dbfilename", tag + ".rdb", "--repl-diskless-sync-delay", "0",
+                           "--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
+                           "--cluster-config-file", tag + "-nodes.conf",
+                           "--cluster-replica-validity-factor", "0")
 
 
 def start_servers(sc):
@@ -175,7 +135,7 @@ def start_servers(sc):
     taken = []
     for i in range(6):
         for _ in range(5):
-            sv = Node(sc.dir, i, cluster_port(taken))
+            sv = ClusterNode(sc.dir, i, cluster_port(taken))
             if sv.start():
                 break
         else:
@@ -188,15 +148,9 @@ def start_servers(sc):
                          stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
     if out.returncode != 0:
         raise RuntimeError("redis-cli --cluster create failed: %s" % out.stdout[-300:])
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if all((cli(sv.port, "CLUSTER", "INFO") or "").find("cluster_state:ok") >= 0
-               for sv in sc.servers):
-            break
-        time.sleep(0.1)
-    else:
+    if not wait_until(lambda: all(state_ok(sv.port) for sv in sc.servers), 30):
         raise RuntimeError("the cluster did not become ok")
-    slot = int(cli(sc.servers[0].port, "CLUSTER", "KEYSLOT", "{%s}" % sc.lock_name()))
+    slot = int(cmd(sc.servers[0].port, "CLUSTER", "KEYSLOT", "{%s}" % sc.lock_name()))
     sc.cluster = {"slot": slot, "busy": False, "moves": [], "failovers": []}
     return True
 
@@ -221,27 +175,27 @@ def f_reshard(sc):
         return False
     dst_id, dst = sc.rng.choice(dests)
     slot = c["slot"]
-    if (cli(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) != "OK"
-            or cli(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) != "OK"):
-        cli(dst, "CLUSTER", "SETSLOT", slot, "STABLE")
+    if (cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) != "OK"
+            or cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) != "OK"):
+        cmd(dst, "CLUSTER", "SETSLOT", slot, "STABLE")
         return False
     c["busy"] = True
-    move = {"slot": slot, "from": src, "to": dst, "t0": time.monotonic_ns(), "keys": 0}
+    move = {"slot": slot, "from": src, "to": dst, "t0": mono(), "keys": 0}
     c["moves"].append(move)
 
     def finish():
         for sv in sc.servers:
             if sv.state == "up":
-                cli(sv.port, "CLUSTER", "SETSLOT", slot, "NODE", dst_id)
-        move["t1"] = time.monotonic_ns()
+                cmd(sv.port, "CLUSTER", "SETSLOT", slot, "NODE", dst_id)
+        move["t1"] = mono()
         c["busy"] = False
 
     def migrate():
         for _ in range(10):
-            keys = (cli(src, "CLUSTER", "GETKEYSINSLOT", slot, 100) or "").split()
-            if not keys:
+            keys = cmd(src, "CLUSTER", "GETKEYSINSLOT", slot, 100)
+            if not isinstance(keys, list) or not keys:
                 break
-            cli(src, "MIGRATE", "127.0.0.1", dst, "", 0, 5000, "KEYS", *keys)
+            cmd(src, "MIGRATE", "127.0.0.1", dst, "", 0, 5000, "KEYS", *keys)
             move["keys"] += len(keys)
 
     # Both queued now, in order (revert_all runs what is left, sorted).
@@ -261,10 +215,10 @@ def f_failover(sc):
     if not reps:
         return False
     rep = sc.rng.choice(reps)
-    if cli(rep, "CLUSTER", "FAILOVER") != "OK":
+    if cmd(rep, "CLUSTER", "FAILOVER") != "OK":
         return False
     c["busy"] = True
-    ev = {"replica": rep, "t0": time.monotonic_ns()}
+    ev = {"replica": rep, "t0": mono()}
     c["failovers"].append(ev)
 
     def done():
@@ -280,13 +234,8 @@ FAULTS = {"reshard": f_reshard, "failover": f_failover}
 def quiesce(sc):
     """After the last wrapper: a failover still going on ends (the lock keys
     are read next, from every node)."""
-    c = getattr(sc, "cluster", None)
-    deadline = time.monotonic() + 10
-    while c is not None and time.monotonic() < deadline:
-        if all((cli(sv.port, "CLUSTER", "INFO") or "").find("cluster_state:ok") >= 0
-               for sv in sc.servers if sv.state == "up"):
-            return
-        time.sleep(0.1)
+    if getattr(sc, "cluster", None) is not None:
+        wait_until(lambda: all(state_ok(sv.port) for sv in sc.servers if sv.state == "up"), 10)
 
 
 def teardown(sc):

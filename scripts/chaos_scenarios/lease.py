@@ -41,31 +41,21 @@ checks, reported everywhere, asserted here:
       the end of that run (its record must say succeeded until then)
 
 Everything here works on a Scenario object of scripts/chaos (sc) and plain
-data; nothing is imported from there.
+data; nothing is imported from there. The checks C6 and C7, and what a
+forced release explains, are in scripts/chaoslib/checks.py.
 """
 
-import asyncio
 import hashlib
 import os
 import re
 import shutil
 import subprocess
-import time
 
-NS = 1_000_000_000
-MS = 1_000_000
-ALL_CHECKS = ("C1", "C2", "C3", "C4", "C5")
+from chaoslib.checks import ALL_CHECKS, MS, NS
+from chaoslib.nodes import mono
+
 LEASE_CHECKS = list(ALL_CHECKS) + ["C6"]
 ONCE_CHECKS = LEASE_CHECKS + ["C7"]
-# After a forced release the holder notices at its next renewal (every
-# --renew, ttl/3 by default): its section may outlast the release by that
-# much, plus a round trip and the time to see it die. Anything longer is
-# not explained by the release.
-RELEASE_SLACK_MS = 200
-
-
-def mono():
-    return time.monotonic_ns()
 
 
 # ---------------------------------------------------------------------------
@@ -341,7 +331,9 @@ def f_late_acquire(sc):
     if not pool:
         return False
     p = sc.rng.choice(pool)
-    plan = {"delay_ms": sc.rng.randint(250, 1500), "sha": sc.lease.setdefault("sha", acquire_sha()),
+    sha = sc.lease.setdefault("sha", acquire_sha())
+    # (chaoslib/proxy.py's late_handle delivers the matching connection.)
+    plan = {"delay_ms": sc.rng.randint(250, 1500), "match": lambda data: is_acquire(data, sha),
             "events": sc.lease["late"], "proxy": sc.proxies.index(p)}
     p.late = plan
     sc.lease["late_armed"] += 1
@@ -372,7 +364,7 @@ def finish(sc):
 
 
 # ---------------------------------------------------------------------------
-# The proxy: one connection's acquire delivered late
+# The proxy: which connection's bytes are delivered late
 # ---------------------------------------------------------------------------
 
 def is_acquire(data, sha):
@@ -382,161 +374,6 @@ def is_acquire(data, sha):
     return ((sha is not None and sha in data)
             or (b"EVAL" in data and b"}:lock" in data and b"}:fence" in data
                 and b"}:history" in data))
-
-
-async def late_handle(proxy, cr, cw):
-    """Runs in the proxy's loop for a new connection while proxy.late is
-    armed. If the connection's first bytes are an acquire, everything the
-    client sends on it reaches the server delay_ms late, also after the
-    client gave up and closed it; server -> client bytes pass at once.
-    Otherwise the connection just passes."""
-    loop = asyncio.get_running_loop()
-    try:
-        ur, uw = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", proxy.target), 2)
-    except (OSError, asyncio.TimeoutError):
-        cw.transport.abort()
-        return
-    try:
-        first = await cr.read(65536)
-    except Exception:
-        first = b""
-    plan = proxy.late
-    delay = 0.0
-    if plan is not None and first and is_acquire(first, plan["sha"]):
-        proxy.late = None
-        delay = plan["delay_ms"] / 1000
-        plan["events"].append({"at_ns": mono(), "delay_ms": plan["delay_ms"],
-                               "proxy": plan["proxy"]})
-    q = asyncio.Queue()
-    client_open = [True]
-
-    async def reader(data):
-        while True:
-            q.put_nowait((loop.time() + delay, data))
-            if not data:
-                return
-            try:
-                data = await cr.read(65536)
-            except Exception:
-                data = b""
-
-    async def writer():
-        try:
-            while True:
-                due, data = await q.get()
-                wait = due - loop.time()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                if not data:
-                    break
-                uw.write(data)
-                await uw.drain()
-            # Everything delivered: give the server time to answer (the
-            # answers go nowhere if the client has gone), then hang up.
-            await asyncio.sleep(1.0 if delay else 0)
-        except Exception:
-            pass
-        finally:
-            uw.transport.abort()
-
-    async def back():
-        try:
-            while True:
-                d = await ur.read(65536)
-                if not d:
-                    break
-                if client_open[0]:
-                    try:
-                        cw.write(d)
-                        await cw.drain()
-                    except Exception:
-                        client_open[0] = False
-        except Exception:
-            pass
-        finally:
-            cw.transport.abort()
-
-    try:
-        await asyncio.gather(reader(first), writer(), back(), return_exceptions=True)
-    except asyncio.CancelledError:
-        pass   # the proxy is shutting down
-    finally:
-        for t in (uw.transport, cw.transport):
-            t.abort()
-
-
-# ---------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------
-
-def release_explains(o, a, b, releases, ttl_ms, renew_ms, masters=1):
-    """Is the overlap of sections a and b explained by a forced release of
-    the lock of one of them (x), the other (y) starting after the release
-    began? Only if x ended within the renewal interval after it. (Either
-    may have started first: two acquires queued behind a paused server, the
-    release between them, start their commands at the same moment.)
-
-    x is the holder the release names (its fence). With several masters it
-    names only the first master's holder, which may be a minority holder
-    about to give its part back; there x is any section that was running
-    while the release ran."""
-    bound = (renew_ms + RELEASE_SLACK_MS) * MS
-    for rel in releases:
-        if rel.get("rc") != 0 or rel.get("t1") is None:
-            continue
-        for x, y in ((a, b), (b, a)):
-            named = rel.get("fence") is not None and x["fence"] == rel["fence"]
-            running = masters > 1 and x["start"] <= rel["t1"] and x["end"] >= rel["t0"]
-            if (named or running) and y["start"] >= rel["t0"] and x["end"] <= rel["t1"] + bound:
-                return True
-    return False
-
-
-def check_late_start(sections, runs, meta):
-    """C6: a witness that started after fence + TTL on the wall clock."""
-    off = meta.get("wall_minus_mono_ns")
-    ttl_ms = (meta.get("spec") or {}).get("ttl_ms")
-    out = []
-    if off is None or not ttl_ms:
-        return out
-    for s in sections:
-        r = runs.get(s["id"], {})
-        if s["fence"] is None or (r.get("tags") or {}).get("straggler"):
-            continue   # a straggler may start after renewals: not the exec
-        wall_ms = (s["start"] + off) / MS
-        late = wall_ms - (s["fence"] + ttl_ms)
-        if late > 0:
-            out.append({"id": s["id"], "fence": s["fence"], "late_ms": round(late, 3),
-                        "exec_delay_ms": (r.get("tags") or {}).get("exec_delay_ms"),
-                        "why": "the command started after its lease had ended"})
-    return out
-
-
-def check_once(sections, runs, meta):
-    """C7: a succeeded --once ID ran again within --state-ttl of its end."""
-    once = ((meta.get("spec") or {}).get("lease") or {}).get("once")
-    out = []
-    if not once:
-        return out
-    # The record expires --state-ttl after the release, which comes after
-    # the witness's end; a few ms less, for Redis's ms clock.
-    keep_ns = (once["state_ttl_ms"] - 5) * MS
-    by_id = {}
-    for s in sections:
-        oid = (runs.get(s["id"], {}).get("tags") or {}).get("once")
-        if oid:
-            by_id.setdefault(oid, []).append(s)
-    for oid, ss in by_id.items():
-        for s in ss:
-            r = runs.get(s["id"], {})
-            if r.get("rc") != 0 or s["how"] != "end":
-                continue
-            for t in ss:
-                if t is not s and s["end"] < t["start"] < s["end"] + keep_ns:
-                    out.append({"once": oid, "succeeded": s["id"], "again": t["id"],
-                                "after_ms": round((t["start"] - s["end"]) / MS, 3),
-                                "why": "a succeeded --once ID ran again within --state-ttl"})
-    return out
 
 
 # ---------------------------------------------------------------------------

@@ -15,11 +15,9 @@ wrapper). The faults are the single-master ones that pause no holder:
 killed wrappers (their slot must come back within the lease), TERM storms,
 a paused or partitioned Redis, network delay.
 
-Everything here works on plain data and a Scenario's spec; nothing is
-imported from scripts/chaos.
+Only plain data: C8 itself is judged in scripts/chaoslib/checks.py;
+nothing is imported from scripts/chaos.
 """
-
-MS = 1_000_000
 
 SHORT = [
     dict(name="single-limit3-faults", masters=1, wrappers=10, duration=7, limit=3,
@@ -46,35 +44,3 @@ def options(spec):
     """Extra redlock-run options for a scenario's wrappers."""
     n = spec.get("limit_run", spec.get("limit"))
     return ["--limit", str(n)] if n else []
-
-
-def check_limit(sections, runs, meta):
-    """C8: the intervals where more than --limit sections were open."""
-    spec = meta.get("spec") or {}
-    n = spec.get("limit")
-    if not n:
-        return []
-    events = []
-    for s in sections:
-        events.append((s["start"], 1, s["id"]))
-        events.append((s["end"], -1, s["id"]))
-    # An end before a start at the same instant: touching is not overlapping.
-    events.sort(key=lambda e: (e[0], e[1]))
-    active, out, cur = set(), [], None
-    for t, d, rid in events:
-        if d > 0:
-            active.add(rid)
-        else:
-            active.discard(rid)
-        if len(active) > n and cur is None:
-            cur = {"from_ns": t, "ids": sorted(active)}
-        elif len(active) > n and cur is not None:
-            cur["ids"] = sorted(set(cur["ids"]) | active)
-        elif cur is not None:
-            cur["ms"] = round((t - cur["from_ns"]) / MS, 3)
-            paused = any("STOP" in runs.get(x, {}).get("signals", []) for x in cur["ids"])
-            cur["explained"] = "pause" if paused else None
-            cur["limit"] = n
-            out.append(cur)
-            cur = None
-    return out

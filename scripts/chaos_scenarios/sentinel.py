@@ -63,15 +63,13 @@ plain data; nothing is imported from there.
 
 import os
 import random
-import signal
-import socket
-import subprocess
 import threading
 import time
 
-NS = 1_000_000_000
-MS = 1_000_000
-ALL_CHECKS = ["C1", "C2", "C3", "C4", "C5"]
+from chaoslib.checks import ALL_CHECKS, MS
+from chaoslib.nodes import Node, free_port, mono, server_argv, wait_until
+from chaoslib.resp import info, pairs, try_resp
+
 MEASURED = ["C3", "C4", "C5"]       # C1/C2 reported, not asserted
 FAULT_KINDS = ["sentinel_failover", "kill_master"]
 # A lock key left with a TTL within one lease after these is a late
@@ -83,10 +81,6 @@ PROMOTE_S = 20      # a failover must have completed within this
 SETTLE_S = 30       # and the group settled within this
 FAILOVER_CMD_S = 5  # SENTINEL FAILOVER refused (NOGOODSLAVE...): retry this long
 CONVERT_S = 2       # then REPLICAOF to an old master still a master this long
-
-
-def mono():
-    return time.monotonic_ns()
 
 
 def _spec(name, sync, duration, every, wrappers=10, ttl_ms=2000, hold=None, quick=0.5):
@@ -124,139 +118,34 @@ LONG = [
 
 
 # ---------------------------------------------------------------------------
-# A tiny RESP client (plain text, short timeouts)
-# ---------------------------------------------------------------------------
-
-def resp(port, *args, timeout=0.5):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.settimeout(timeout)
-        s.sendall(out)
-        f = s.makefile("rb")
-
-        def one():
-            line = f.readline()
-            if not line:
-                raise OSError("eof")
-            t, rest = line[:1], line[1:-2]
-            if t == b"+":
-                return rest.decode()
-            if t == b"-":
-                return ("ERR", rest.decode())
-            if t == b":":
-                return int(rest)
-            if t == b"$":
-                n = int(rest)
-                return None if n < 0 else f.read(n + 2)[:-2].decode(errors="replace")
-            if t == b"*":
-                n = int(rest)
-                return None if n < 0 else [one() for _ in range(n)]
-            raise OSError("bad reply")
-        return one()
-
-
-def try_resp(port, *args, timeout=0.5):
-    try:
-        return resp(port, *args, timeout=timeout)
-    except (OSError, ValueError):
-        return None
-
-
-def free_port():
-    while True:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        p = s.getsockname()[1]
-        s.close()
-        if p not in (6379, 26379):
-            return p
-
-
-# ---------------------------------------------------------------------------
 # The group's processes
 # ---------------------------------------------------------------------------
 
-class Node:
-    """A data node (redis-server) or a sentinel. Has what scripts/chaos
-    expects of sc.servers: port, idx, state, kill()."""
+class SentinelNode(Node):
+    """A data node (kind "node", a redis-server) or a sentinel (kind
+    "sentinel": its config file is written by Group.start)."""
 
     def __init__(self, workdir, idx, kind):
-        self.dir, self.idx, self.kind = workdir, idx, kind
-        self.port = free_port()
-        self.tls_port = None
-        self.proc = None
-        self.state = "down"
+        super().__init__(workdir, idx)
+        self.kind = kind
 
     def argv(self, replicaof=None):
         tag = "%s%d" % (self.kind, self.idx)
-        logf = os.path.join(self.dir, tag + ".log")
         if self.kind == "sentinel":
-            conf = os.path.join(self.dir, tag + ".conf")
-            return ["redis-server", conf, "--sentinel"]
-        a = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--dir", self.dir,
-             "--dbfilename", tag + ".rdb", "--repl-diskless-sync-delay", "0",
-             "--logfile", logf, "--daemonize", "no"]
+            return ["redis-server", os.path.join(self.dir, tag + ".conf"), "--sentinel"]
+        a = server_argv(self.port, self.dir, os.path.join(self.dir, tag + ".log"),
+                        "--dbfilename", tag + ".rdb", "--repl-diskless-sync-delay", "0")
         if replicaof:
             a += ["--replicaof", "127.0.0.1", str(replicaof)]
         return a
-
-    def start(self, replicaof=None, tries=60):
-        self.proc = subprocess.Popen(self.argv(replicaof), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
-        for _ in range(tries):
-            if try_resp(self.port, "PING", timeout=0.2) == "PONG":
-                self.state = "up"
-                return True
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.kill()
-        return False
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)
-                os.kill(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait()
-        self.state = "down"
-
-
-def _pairs(flat):
-    """["k", "v", "k", "v"] -> dict"""
-    if not isinstance(flat, list):
-        return {}
-    return {flat[i]: flat[i + 1] for i in range(0, len(flat) - 1, 2)}
-
-
-def _info(port, section="replication"):
-    r = try_resp(port, "INFO", section)
-    if not isinstance(r, str):
-        return {}
-    out = {}
-    for line in r.splitlines():
-        if ":" in line:
-            k, v = line.split(":", 1)
-            out[k] = v
-    return out
 
 
 class Group:
     def __init__(self, workdir, rng):
         self.dir = workdir
         self.rng = rng
-        self.data = [Node(workdir, i, "node") for i in range(3)]
-        self.sents = [Node(workdir, i, "sentinel") for i in range(3)]
+        self.data = [SentinelNode(workdir, i, "node") for i in range(3)]
+        self.sents = [SentinelNode(workdir, i, "sentinel") for i in range(3)]
         self.master = None          # the Node the group settled on last
         self.stop = threading.Event()
         self.events = []            # one dict per fault, filled by the thread
@@ -333,7 +222,7 @@ class Group:
         for n in self.data:
             if n.port == mp or not n.alive():
                 continue
-            inf = _info(n.port)
+            inf = info(n.port)
             if inf.get("master_link_status") != "up" or inf.get("master_port") != str(mp):
                 return False
             nr += 1
@@ -344,14 +233,14 @@ class Group:
                 return False
             # At least one replica it would promote (it refreshes a
             # replica's state only every 10 s: all would take that long).
-            ok = [d for d in map(_pairs, reps)
+            ok = [d for d in map(pairs, reps)
                   if d.get("flags") == "slave" and d.get("master-link-status") == "ok"]
             if len(ok) < min(nr, 1 if self.relaxed else nr):
                 return False
             sens = try_resp(s.port, "SENTINEL", "sentinels", MASTER_NAME)
             if not isinstance(sens, list):
                 return False
-            if sum(1 for d in map(_pairs, sens) if d.get("flags") == "sentinel") < len(live) - 1:
+            if sum(1 for d in map(pairs, sens) if d.get("flags") == "sentinel") < len(live) - 1:
                 return False
         self.master = self.node_at(mp)
         return True
@@ -361,7 +250,7 @@ class Group:
         "master" (the leader names the promoted replica before the end)."""
         for s in self.sents:
             if s.alive():
-                d = _pairs(try_resp(s.port, "SENTINEL", "master", MASTER_NAME))
+                d = pairs(try_resp(s.port, "SENTINEL", "master", MASTER_NAME))
                 if d.get("flags") != "master":
                     return False
         return True
@@ -372,14 +261,7 @@ class Group:
                 and self.failover_over() and self.named() == mp)
 
     def wait(self, cond, secs, step=0.1):
-        deadline = time.monotonic() + secs
-        while time.monotonic() < deadline:
-            if self.stop.is_set():
-                return False
-            if cond():
-                return True
-            time.sleep(step)
-        return False
+        return wait_until(cond, secs, step, self.stop)
 
     # -- the faults (run in self.thread) ---------------------------------------
     def failover(self, ev):

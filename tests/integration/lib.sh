@@ -151,6 +151,17 @@ kill_wait() {
     } 2>/dev/null
 }
 
+# wait_all SECONDS PID... — wait_pid for each; FAILS is how many did not
+# exit 0 (a hung one counts).
+wait_all() {
+    local limit=$1 p; shift
+    FAILS=0
+    for p in "$@"; do
+        wait_pid "$p" "$limit"
+        [ "$RC" = 0 ] || FAILS=$((FAILS + 1))
+    done
+}
+
 # --- running things ------------------------------------------------------------
 
 # rc CMD... — run CMD, store its status in RC, never abort.
@@ -219,13 +230,25 @@ start_redis() {
     return 1
 }
 
-spawn_redis() {
-    local name=$1 port=$2; shift 2
-    local sock=$TMP/$name.sock pass='' a prev='' pid
+# requirepass_of ARGS... — prints the value after --requirepass, if any.
+requirepass_of() {
+    local a prev=''
     for a in "$@"; do
-        [ "$prev" = --requirepass ] && pass=$a
+        [ "$prev" = --requirepass ] && printf %s "$a"
         prev=$a
     done
+}
+
+# _server_vars NAME PID PORT PASS — the NAME_* variables every server has.
+_server_vars() {
+    printf -v "${1}_PID" %s "$2"
+    printf -v "${1}_PORT" %s "$3"
+    printf -v "${1}_PASS" %s "$4"
+}
+
+spawn_redis() {
+    local name=$1 port=$2; shift 2
+    local sock=$TMP/$name.sock pid
     rm -f "$sock"
     redis-server --port "$port" --bind 127.0.0.1 \
         --unixsocket "$sock" --unixsocketperm 700 \
@@ -234,12 +257,10 @@ spawn_redis() {
     pid=$!
     # Not a job we wait for: keeps bash from reporting "Killed" for it.
     disown "$pid"
-    printf -v "${name}_PID" %s "$pid"
-    printf -v "${name}_PORT" %s "$port"
+    _server_vars "$name" "$pid" "$port" "$(requirepass_of "$@")"
     printf -v "${name}_SOCK" %s "$sock"
     printf -v "${name}_URL" %s "redis://127.0.0.1:$port"
     printf -v "${name}_SOCKURL" %s "unix://$sock"
-    printf -v "${name}_PASS" %s "$pass"
     if wait_for 10 redis_up "$name"; then return 0; fi
     kill -KILL "$pid" 2>/dev/null
     return 1
@@ -253,10 +274,18 @@ redis_up() {
 }
 
 # R NAME ARGS... — redis-cli against that server (raw output, no tty).
+# A server from start_tls is reached over TLS without verifying (some have
+# bad certificates on purpose), with $PKI/client.crt when there is one (for
+# --tls-auth-clients yes).
 R() {
     local name=$1; shift
-    local pv="${name}_PORT" pw="${name}_PASS"
-    if [ -n "${!pw}" ]; then
+    local pv="${name}_PORT" pw="${name}_PASS" tv="${name}_TLS"
+    if [ -n "${!tv:-}" ]; then
+        local tls=(--tls --insecure) auth=()
+        [ -e "$PKI/client.crt" ] && tls+=(--cert "$PKI/client.crt" --key "$PKI/client.key")
+        [ -n "${!pw}" ] && auth=(env REDISCLI_AUTH="${!pw}")
+        "${auth[@]}" timeout 10 redis-cli --no-auth-warning "${tls[@]}" -h 127.0.0.1 -p "${!pv}" "$@"
+    elif [ -n "${!pw}" ]; then
         REDISCLI_AUTH=${!pw} timeout 10 redis-cli --no-auth-warning -h 127.0.0.1 -p "${!pv}" "$@"
     else
         timeout 10 redis-cli -h 127.0.0.1 -p "${!pv}" "$@"
@@ -284,6 +313,128 @@ restart_redis() {
     else
         spawn_redis "$name" "$port"
     fi
+}
+
+# --- certificates and TLS servers ----------------------------------------------
+
+# Certificates live in $PKI; pki_ca and pki_cert return non-zero when openssl
+# is missing or fails, so a caller can say "openssl could not make ...".
+PKI=$TMP/pki
+PKI_EC=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+
+# The openssl ca database pki_cert signs with; made once, on first use.
+_pki_db() {
+    [ -e "$PKI/ca.cnf" ] && return 0
+    mkdir -p "$PKI/db/new" || return 1
+    : >"$PKI/db/index.txt"
+    echo 1000 >"$PKI/db/serial"
+    cat >"$PKI/ca.cnf" <<EOF
+[ca]
+default_ca = d
+[d]
+dir = $PKI/db
+database = \$dir/index.txt
+new_certs_dir = \$dir/new
+serial = \$dir/serial
+default_md = sha256
+policy = p
+copy_extensions = copy
+unique_subject = no
+[p]
+commonName = supplied
+EOF
+}
+
+# pki_ca NAME — a self-signed CA: $PKI/NAME.crt and $PKI/NAME.key.
+pki_ca() {
+    mkdir -p "$PKI" &&
+        openssl req -x509 "${PKI_EC[@]}" -keyout "$PKI/$1.key" -out "$PKI/$1.crt" -days 30 \
+            -subj "/CN=rr test $1" 2>/dev/null
+}
+
+# pki_cert NAME CA SAN [openssl ca date options...] — $PKI/NAME.crt (and
+# .key) for subjectAltName SAN, signed by the CA that pki_ca made as CA.
+pki_cert() {
+    local name=$1 ca=$2 san=$3; shift 3
+    _pki_db &&
+        openssl req "${PKI_EC[@]}" -keyout "$PKI/$name.key" -out "$PKI/$name.csr" -subj "/CN=$name" \
+            -addext "subjectAltName=$san" 2>/dev/null &&
+        openssl ca -batch -notext -config "$PKI/ca.cnf" -cert "$PKI/$ca.crt" -keyfile "$PKI/$ca.key" \
+            -in "$PKI/$name.csr" -out "$PKI/$name.crt" "$@" >/dev/null 2>&1
+}
+
+# pki_node — what the Sentinel and Cluster TLS cases need: a CA "ca", a
+# node certificate "s" for localhost and 127.0.0.1, and a CA "other" that
+# signed nothing.
+pki_node() {
+    pki_ca ca && pki_ca other && pki_cert s ca "DNS:localhost,IP:127.0.0.1" -days 30
+}
+
+# tls_args CERT — sets TLS_ARGS: redis-server's TLS options for $PKI/CERT,
+# clients not asked for a certificate.
+tls_args() {
+    TLS_ARGS=(--tls-cert-file "$PKI/$1.crt" --tls-key-file "$PKI/$1.key"
+              --tls-ca-cert-file "$PKI/ca.crt" --tls-auth-clients no)
+}
+
+# spawn_tls NAME PORT CERT [redis-server args...] — a TLS-only redis-server
+# (--port 0) on PORT with $PKI/CERT; exposes NAME_PORT, NAME_PID, NAME_PASS,
+# NAME_TLS=1, NAME_URL (rediss://localhost:PORT) and NAME_IPURL (by IP).
+# Returns 1 (and kills it) when it does not answer within 10 s.
+spawn_tls() {
+    local name=$1 port=$2 cert=$3 pid; shift 3
+    tls_args "$cert"
+    redis-server --port 0 --tls-port "$port" --bind 127.0.0.1 "${TLS_ARGS[@]}" \
+        --save '' --appendonly no --dir "$TMP" \
+        --daemonize no --logfile "$TMP/$name.log" "$@" </dev/null >/dev/null 2>&1 &
+    pid=$!
+    disown "$pid"
+    _server_vars "$name" "$pid" "$port" "$(requirepass_of "$@")"
+    printf -v "${name}_TLS" %s 1
+    printf -v "${name}_URL" %s "rediss://localhost:$port"
+    printf -v "${name}_IPURL" %s "rediss://127.0.0.1:$port"
+    if wait_for 10 redis_up "$name"; then
+        SERVERS+=("$name")
+        return 0
+    fi
+    kill -KILL "$pid" 2>/dev/null
+    printf -v "${name}_PID" %s ''
+    return 1
+}
+
+# start_tls NAME CERT [redis-server args...] — spawn_tls on a free port.
+start_tls() {
+    local name=$1 port; shift
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        [ "$port" = 6379 ] && continue
+        spawn_tls "$name" "$port" "$@" && return 0
+    done
+    echo "# cannot start TLS redis-server $name (see $TMP/$name.log)" >&2
+    tail -5 "$TMP/$name.log" >&2 2>/dev/null
+    return 1
+}
+
+# --- what ran at once ------------------------------------------------------------
+
+# limit_stats FILE — FILE has lines "S|E MILLISECONDS SLOT" (a job's start
+# and its end); prints "MOST-AT-ONCE STARTS SLOT,SLOT,...".
+limit_stats() {
+    "$PY" - "$1" <<'PY'
+import sys
+ev = []
+slots = set()
+for line in open(sys.argv[1]):
+    k, t, s = line.split()
+    ev.append((int(t), 0 if k == "E" else 1))   # an end before a start at the same ms
+    slots.add(s)
+cur = mx = n = 0
+for t, k in sorted(ev):
+    cur += 1 if k else -1
+    n += k
+    mx = max(mx, cur)
+print(mx, n, ",".join(sorted(slots)))
+PY
 }
 
 # Key names for a job (default prefix).

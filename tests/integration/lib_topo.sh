@@ -130,9 +130,7 @@ _topo_spawn() {
     "${TOPO_NICE[@]}" redis-server "$@" </dev/null >>"$TMP/$name.out" 2>&1 &
     pid=$!
     disown "$pid"
-    printf -v "${name}_PID" %s "$pid"
-    printf -v "${name}_PORT" %s "$port"
-    printf -v "${name}_PASS" %s "$pw"
+    _server_vars "$name" "$pid" "$port" "$pw"
     SERVERS+=("$name")
     TOPO_PID[$port]=$pid
     TOPO_NAME[$port]=$name

@@ -8,12 +8,6 @@
 start_redis S
 U=$S_URL
 
-alive() {  # alive PID: running, not a zombie
-    local st
-    st=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null)
-    [ -n "$st" ] && [ "$st" != Z ]
-}
-gone() { ! alive "$1"; }
 # assert_sibling_killed PID WHAT: the TERM-ignoring sibling PID is gone soon
 # after WHAT; it is killed anyway so that a failure leaves nothing behind.
 assert_sibling_killed() {
@@ -21,7 +15,7 @@ assert_sibling_killed() {
         fail "could not find the sibling process"
         return
     fi
-    wait_for 3 gone "$1" || fail "the TERM-ignoring sibling $1 still runs after $2"
+    wait_for 3 pid_gone "$1" || fail "the TERM-ignoring sibling $1 still runs after $2"
     kill -KILL "$1" 2>/dev/null
 }
 # sibling WRAPPER PATTERN: a process matching PATTERN in the process group of
@@ -41,10 +35,10 @@ bg "$TMP/gk" "$RR_BIN" -r "$U" -t 30s grandkids -- \
 w=$BG
 wait_for 10 test -s "$TMP/g2" || fail "the command did not start"
 g1=$(cat "$TMP/g1" 2>/dev/null); g2=$(cat "$TMP/g2" 2>/dev/null)
-alive "$g1" || fail "grandchild $g1 is not running before the kill"
+! pid_gone "$g1" || fail "grandchild $g1 is not running before the kill"
 kill -KILL "$w"
-wait_for 3 gone "$g1" || fail "grandchild $g1 still runs after redlock-run was killed"
-wait_for 3 gone "$g2" || fail "grandchild $g2 still runs after redlock-run was killed"
+wait_for 3 pid_gone "$g1" || fail "grandchild $g1 still runs after redlock-run was killed"
+wait_for 3 pid_gone "$g2" || fail "grandchild $g2 still runs after redlock-run was killed"
 end_test
 
 t "a command that ends normally: what it left running is stopped before the release"
@@ -53,7 +47,7 @@ t "a command that ends normally: what it left running is stopped before the rele
 rr -r "$U" bgleft -- sh -c 'sleep 5 & echo $! > "$1"' sh "$TMP/left"
 assert_rc 0
 l=$(cat "$TMP/left" 2>/dev/null)
-alive "$l" && fail "the left-behind process $l still runs after redlock-run ended"
+! pid_gone "$l" && fail "the left-behind process $l still runs after redlock-run ended"
 assert_contains "$(cat "$ERR")" "left $l ("
 [ -n "$l" ] && kill "$l" 2>/dev/null
 end_test

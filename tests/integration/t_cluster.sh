@@ -250,24 +250,9 @@ for i in 1 2 3 4 5; do
         sh "$d/times"
     pids+=("$BG")
 done
-fails=0
-for p in "${pids[@]}"; do wait_pid "$p" 30; [ "$RC" = 0 ] || fails=$((fails + 1)); done
-assert_eq 0 "$fails" "jobs that failed"
-read -r maxc starts slots < <("$PY" - "$d/times" <<'PY'
-import sys
-ev, slots = [], set()
-for line in open(sys.argv[1]):
-    k, t, s = line.split()
-    ev.append((int(t), 0 if k == "E" else 1))
-    slots.add(s)
-cur = mx = n = 0
-for t, k in sorted(ev):
-    cur += 1 if k else -1
-    n += k
-    mx = max(mx, cur)
-print(mx, n, ",".join(sorted(slots)))
-PY
-)
+wait_all 30 "${pids[@]}"
+assert_eq 0 "$FAILS" "jobs that failed"
+read -r maxc starts slots < <(limit_stats "$d/times")
 assert_eq 5 "$starts" "jobs that ran"
 [ "${maxc:-9}" -le 2 ] || fail "$maxc jobs ran at once with --limit 2"
 assert_eq "1,2" "$slots" "REDLOCK_SLOT values"
@@ -440,7 +425,6 @@ assert_contains "$(cat "$ERR")" "CLUSTERDOWN" "message"
 
 # ---------------------------------------------------------------------------
 # A second cluster, TLS only (--port 0, tls-cluster, tls-replication).
-tls_ping() { timeout 5 redis-cli --tls --cacert "$PKI/ca.crt" -p "$1" PING 2>/dev/null | grep -q PONG; }
 tls_ok() {
     local p
     for p in "${TPORTS[@]}"; do
@@ -449,35 +433,22 @@ tls_ok() {
     done
 }
 t "rediss-cluster://: TLS to every node the redirections name, from each node as the seed"
-PKI=$TMP/pki
-mkdir -p "$PKI"
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-if ! command -v openssl >/dev/null ||
-   ! openssl req -x509 "${ec[@]}" -keyout "$PKI/ca.key" -out "$PKI/ca.crt" -days 3 -subj "/CN=rr cluster ca" 2>/dev/null ||
-   ! openssl req "${ec[@]}" -keyout "$PKI/s.key" -out "$PKI/s.csr" -subj "/CN=node" \
-        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null ||
-   ! openssl x509 -req -in "$PKI/s.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-        -out "$PKI/s.crt" -days 3 -copy_extensions copy 2>/dev/null ||
-   ! openssl req -x509 "${ec[@]}" -keyout "$PKI/other.key" -out "$PKI/other.crt" -days 3 -subj "/CN=other ca" 2>/dev/null; then
+if ! command -v openssl >/dev/null || ! pki_node; then
     fail "openssl could not make the test certificates"
 else
     # tls_node — one TLS-only node on a fresh port (another on a port taken
     # meanwhile); appends it to TPORTS.
     tls_node() {
-        local p pid
+        local p
         for _ in 1 2 3 4 5; do
             p=$(cl_ports 1)
-            redis-server --port 0 --tls-port "$p" --bind 127.0.0.1 --tls-cert-file "$PKI/s.crt" \
-                --tls-key-file "$PKI/s.key" --tls-ca-cert-file "$PKI/ca.crt" --tls-auth-clients no \
-                --tls-cluster yes --tls-replication yes --cluster-enabled yes \
-                --cluster-config-file "$TMP/tnodes-$p.conf" --cluster-node-timeout 1000 --dbfilename "tls-$p.rdb" \
-                --save '' --appendonly no --dir "$TMP" --daemonize no --logfile "$TMP/tls-$p.log" \
-                </dev/null >/dev/null 2>&1 &
-            pid=$!
-            track_pid "$pid"
-            if wait_for 5 tls_ping "$p"; then TPORTS+=("$p"); return 0; fi
-            note "TLS node on $p did not start: $(tail -1 "$TMP/tls-$p.log" 2>/dev/null)"
-            kill -KILL "$pid" 2>/dev/null
+            if spawn_tls "TLS$p" "$p" s --tls-cluster yes --tls-replication yes --cluster-enabled yes \
+                --cluster-config-file "$TMP/tnodes-$p.conf" --cluster-node-timeout 1000 \
+                --dbfilename "tls-$p.rdb"; then
+                TPORTS+=("$p")
+                return 0
+            fi
+            note "TLS node on $p did not start: $(tail -1 "$TMP/TLS$p.log" 2>/dev/null)"
         done
         return 1
     }

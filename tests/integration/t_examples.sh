@@ -238,9 +238,8 @@ for h in 1 2 3 4 5; do
         bg "$TMP/host$h" sh "$EX/rolling-restart.sh"
     pids+=("$BG")
 done
-fails=0
-for p in "${pids[@]}"; do wait_pid "$p" 30; [ "$RC" = 0 ] || fails=$((fails + 1)); done
-assert_eq 0 "$fails" "hosts that failed"
+wait_all 30 "${pids[@]}"
+assert_eq 0 "$FAILS" "hosts that failed"
 assert_eq 5 "$(count_lines "$TMP/restarts")" "restarts"
 assert_eq 2 "$(cat "$TMP"/host*.out | grep -o 'slot [0-9]' | sort -u | wc -l | tr -d ' ')" "slots used"
 end_test

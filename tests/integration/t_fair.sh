@@ -89,33 +89,41 @@ assert_not_contains "$stats" "cmdstat_z" "queue commands on a plain run"
 [ "$total" -le 25 ] || fail "a plain run made $total commands, more than the 25 before the queue"
 end_test
 
+# dead_waiter JOB WHERE OVER URL-ARGS... — a holder and three waiters a, b,
+# c on JOB (--ttl 3s: queue entries live 1.5s and are refreshed every 0.5s);
+# b is killed -9 in the queue; c must start less than a lease after a ended.
+# WHERE and OVER end two messages (" on the first master", " over 3 masters").
+dead_waiter() {
+    local job=$1 where=$2 over=$3 d=$TMP/$1 h a b c p gap; shift 3
+    mkdir -p "$d"
+    bg "$d/h" "$RR_BIN" "$@" -t 3s "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+    h=$BG
+    wait_for 10 file_there "$d/held" || fail "holder did not start"
+    bg "$d/a" "$RR_BIN" "$@" -t 3s -w 30s "$job" -- sh -c 'sleep 0.3; date +%s%3N > "$1"' sh "$d/a.end"
+    a=$BG
+    sleep 0.1
+    bg "$d/b" "$RR_BIN" "$@" -t 3s -w 30s "$job" -- touch "$d/b.ran"
+    b=$BG
+    sleep 0.1
+    bg "$d/c" "$RR_BIN" "$@" -t 3s -w 30s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/c.start"
+    c=$BG
+    wait_for 5 qlen_is "$job" 3 || fail "expected 3 queued$where, saw $(qlen "$job")"
+    kill_wait KILL "$b" 5
+    for p in "$h" "$a" "$c"; do wait_pid "$p" 30; done
+    assert_rc 0 "the waiter behind the dead one"
+    assert_no_file "$d/b.ran" "the killed waiter's command"
+    if [ -s "$d/a.end" ] && [ -s "$d/c.start" ]; then
+        gap=$(( $(cat "$d/c.start") - $(cat "$d/a.end") ))
+        note "next ran ${gap} ms after the one before the dead waiter ended"
+        assert_lt "$gap" 3000 "delay behind a dead waiter$over (ms), lease 3000"
+    else
+        fail "a or c did not run"
+    fi
+}
+
 t "a waiter killed -9 in the middle of the queue delays the next by less than a lease"
-job=killmid d=$TMP/killmid
-mkdir -p "$d"
-# --ttl 3s: queue entries live 1.5s and are refreshed every 0.5s.
-bg "$d/h" "$RR_BIN" -r "$U" -t 3s "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
-h=$BG
-wait_for 10 file_there "$d/held" || fail "holder did not start"
-bg "$d/a" "$RR_BIN" -r "$U" -t 3s -w 30s "$job" -- sh -c 'sleep 0.3; date +%s%3N > "$1"' sh "$d/a.end"
-a=$BG
-sleep 0.1
-bg "$d/b" "$RR_BIN" -r "$U" -t 3s -w 30s "$job" -- touch "$d/b.ran"
-b=$BG
-sleep 0.1
-bg "$d/c" "$RR_BIN" -r "$U" -t 3s -w 30s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/c.start"
-c=$BG
-wait_for 5 qlen_is "$job" 3 || fail "expected 3 queued, saw $(qlen "$job")"
-kill_wait KILL "$b" 5
-for p in "$h" "$a" "$c"; do wait_pid "$p" 30; done
-assert_rc 0 "the waiter behind the dead one"
-assert_no_file "$d/b.ran" "the killed waiter's command"
-if [ -s "$d/a.end" ] && [ -s "$d/c.start" ]; then
-    gap=$(( $(cat "$d/c.start") - $(cat "$d/a.end") ))
-    note "next ran ${gap} ms after the one before the dead waiter ended"
-    assert_lt "$gap" 3000 "delay behind a dead waiter (ms), lease 3000"
-else
-    fail "a or c did not run"
-fi
+job=killmid
+dead_waiter "$job" "" "" -r "$U"
 wait_for 3 qlen_is "$job" 0 || fail "the dead waiter's entry is still queued"
 end_test
 
@@ -195,26 +203,10 @@ for i in $(seq 1 9); do
         sh "$d/times"
     pids+=("$BG")
 done
-fails=0
-for p in "${pids[@]}"; do wait_pid "$p" 60; [ "$RC" = 0 ] || fails=$((fails + 1)); done
+wait_all 60 "${pids[@]}"
 el=$(( $(now_ms) - t0 ))
-assert_eq 0 "$fails" "jobs that failed"
-read -r maxc starts slots < <($PY - "$d/times" <<'PY'
-import sys
-ev = []
-slots = set()
-for line in open(sys.argv[1]):
-    k, t, s = line.split()
-    ev.append((int(t), 0 if k == "E" else 1))   # an end before a start at the same ms
-    slots.add(s)
-cur = mx = n = 0
-for t, k in sorted(ev):
-    cur += 1 if k else -1
-    n += k
-    mx = max(mx, cur)
-print(mx, n, ",".join(sorted(slots)))
-PY
-)
+assert_eq 0 "$FAILS" "jobs that failed"
+read -r maxc starts slots < <(limit_stats "$d/times")
 note "9 jobs in $el ms, at most $maxc at once, slots $slots"
 assert_eq 9 "$starts" "jobs that ran"
 [ "${maxc:-9}" -le 3 ] || fail "$maxc jobs ran at once with --limit 3"
@@ -300,41 +292,15 @@ for i in 01 02 03 04 05 06; do
     pids+=("$BG")
     sleep 0.08
 done
-fails=0
-for p in "${pids[@]}"; do wait_pid "$p" 60; [ "$RC" = 0 ] || fails=$((fails + 1)); done
+wait_all 60 "${pids[@]}"
 got=$(tr '\n' ' ' < "$d/order" | sed 's/ $//')
 note "order: $got"
-assert_eq 0 "$fails" "runs that failed"
+assert_eq 0 "$FAILS" "runs that failed"
 assert_eq "01 02 03 04 05 06" "$got" "order over 3 masters"
 end_test
 
 t "Redlock (3 masters): a waiter killed in the queue does not stall the ones behind it"
-job=kill3 d=$TMP/kill3
-mkdir -p "$d"
-M=(-r "$U" -r "$G_URL" -r "$H_URL")
-bg "$d/h" "$RR_BIN" "${M[@]}" -t 3s "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
-h=$BG
-wait_for 10 file_there "$d/held" || fail "holder did not start"
-bg "$d/a" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- sh -c 'sleep 0.3; date +%s%3N > "$1"' sh "$d/a.end"
-a=$BG
-sleep 0.1
-bg "$d/b" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- touch "$d/b.ran"
-b=$BG
-sleep 0.1
-bg "$d/c" "$RR_BIN" "${M[@]}" -t 3s -w 30s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/c.start"
-c=$BG
-wait_for 5 qlen_is "$job" 3 || fail "expected 3 queued on the first master, saw $(qlen "$job")"
-kill_wait KILL "$b" 5
-for p in "$h" "$a" "$c"; do wait_pid "$p" 30; done
-assert_rc 0 "the waiter behind the dead one"
-assert_no_file "$d/b.ran" "the killed waiter's command"
-if [ -s "$d/a.end" ] && [ -s "$d/c.start" ]; then
-    gap=$(( $(cat "$d/c.start") - $(cat "$d/a.end") ))
-    note "next ran ${gap} ms after the one before the dead waiter ended"
-    assert_lt "$gap" 3000 "delay behind a dead waiter over 3 masters (ms), lease 3000"
-else
-    fail "a or c did not run"
-fi
+dead_waiter kill3 " on the first master" " over 3 masters" "${M[@]}"
 end_test
 
 done_testing

@@ -12,12 +12,6 @@ U=$S_URL
 # A command that appends a nanosecond stamp to FILE every 50 ms, forever.
 LOOP='while :; do date +%s%N >> "$1"; sleep 0.05; done'
 
-alive() {
-    local st
-    st=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null)
-    [ -n "$st" ] && [ "$st" != Z ]
-}
-gone() { ! alive "$1"; }
 max_stamp() { sort -n "$1" 2>/dev/null | tail -1; }
 min_stamp() { sort -n "$1" 2>/dev/null | head -1; }
 # no_overlap A B: no stamp in A is later than the first stamp in B.
@@ -188,7 +182,7 @@ assert_rc 0
 for f in s1 s2 s3; do
     p=$(cat "$TMP/$f" 2>/dev/null)
     if [ -z "$p" ]; then fail "no pid in $f"; continue; fi
-    wait_for 1 gone "$p" || { fail "straggler $p ($f) still runs after the wrapper ended"; kill -KILL "$p"; }
+    wait_for 1 pid_gone "$p" || { fail "straggler $p ($f) still runs after the wrapper ended"; kill -KILL "$p"; }
 done
 assert_contains "$(cat "$ERR")" "stopping them before the lock is released"
 end_test
@@ -197,7 +191,7 @@ t "a straggler that ignores SIGTERM is killed after the grace, before the releas
 rr -r "$U" --kill-after 300ms strag2 -- sh -c '(trap "" TERM; exec sleep 33) & echo $! > "$1"' sh "$TMP/s4"
 assert_rc 0
 p=$(cat "$TMP/s4" 2>/dev/null)
-[ -n "$p" ] && { gone "$p" || { fail "the TERM-ignoring straggler $p survived"; kill -KILL "$p"; }; }
+[ -n "$p" ] && { pid_gone "$p" || { fail "the TERM-ignoring straggler $p survived"; kill -KILL "$p"; }; }
 assert_lt "$ELAPSED_MS" 5000
 end_test
 
@@ -254,7 +248,7 @@ setsid_kill() {
     if [ -n "$last" ] && [ -n "$first" ] && [ "$last" -gt "$first" ]; then
         fail "overlap: the straggler still ran $(( last - first ))ms after the second holder started"
     fi
-    if [ -n "$sp" ] && ! gone "$sp"; then
+    if [ -n "$sp" ] && ! pid_gone "$sp"; then
         fail "the straggler $sp is still alive"; kill -KILL "$sp" 2>/dev/null
     fi
 }
@@ -285,7 +279,7 @@ for i in 1 2 3 4 5; do
     kill -KILL "$w"
     sp=$(cat "$TMP/skfast.pid")
     track_pid "$sp"
-    if ! wait_for 1 gone "$sp"; then
+    if ! wait_for 1 pid_gone "$sp"; then
         fail "round $i: the straggler $sp outlived a kill -9 right after it started"
         kill -KILL "$sp" 2>/dev/null
     fi
@@ -302,7 +296,7 @@ wait_for 5 test -s "$TMP/pg.pid" || fail "the command did not start"
 kill -KILL -- "-$w"
 p=$(cat "$TMP/pg.pid" 2>/dev/null)
 if [ -n "$p" ]; then
-    wait_for 3 gone "$p" || { fail "the command's child $p outlived a kill -9 of our group"; kill -KILL "$p"; }
+    wait_for 3 pid_gone "$p" || { fail "the command's child $p outlived a kill -9 of our group"; kill -KILL "$p"; }
 fi
 end_test
 

@@ -177,32 +177,22 @@ fi
 # --- rediss-sentinel:// ---------------------------------------------------------
 
 t "rediss-sentinel://: TLS to the sentinel and to the master it names; a wrong CA is 78"
-PKI=$TMP/pki
-mkdir -p "$PKI"
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-if ! openssl req -x509 "${ec[@]}" -keyout "$PKI/ca.key" -out "$PKI/ca.crt" -days 3 -subj "/CN=rr sentinel ca" 2>/dev/null ||
-   ! openssl req "${ec[@]}" -keyout "$PKI/s.key" -out "$PKI/s.csr" -subj "/CN=node" \
-        -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null ||
-   ! openssl x509 -req -in "$PKI/s.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-        -out "$PKI/s.crt" -days 3 -copy_extensions copy 2>/dev/null ||
-   ! openssl req -x509 "${ec[@]}" -keyout "$PKI/other.key" -out "$PKI/other.crt" -days 3 -subj "/CN=other" 2>/dev/null; then
+if ! pki_node; then
     fail "openssl could not make the test certificates"
+elif ! start_tls TLSM s --dbfilename tls-m.rdb; then
+    fail "cannot start the TLS master"
 else
-    tls=(--tls-cert-file "$PKI/s.crt" --tls-key-file "$PKI/s.key" --tls-ca-cert-file "$PKI/ca.crt"
-         --tls-auth-clients no)
-    TM=$(free_port)
+    TM=$TLSM_PORT
     TS=$(free_port)
-    nice redis-server --port 0 --tls-port "$TM" --bind 127.0.0.1 "${tls[@]}" --save '' \
-        --appendonly no --dir "$TMP" --dbfilename tls-m.rdb --logfile "$TMP/tls-m.log" &
-    track_pid $!
     printf '%s\n' "port 0" "tls-port $TS" "bind 127.0.0.1" "tls-cert-file $PKI/s.crt" \
         "tls-key-file $PKI/s.key" "tls-ca-cert-file $PKI/ca.crt" "tls-auth-clients no" \
         "tls-replication yes" "dir $TMP" "logfile $TMP/tls-s.log" \
         "sentinel monitor tm 127.0.0.1 $TM 1" > "$TMP/tls-s.conf"
     nice redis-sentinel "$TMP/tls-s.conf" &
     track_pid $!
-    tls_cli() { timeout 5 redis-cli --tls --cacert "$PKI/ca.crt" -p "$@" 2>/dev/null; }
-    tls_up() { tls_cli "$TS" SENTINEL MASTER tm | grep -qx master; }
+    tls_up() {
+        timeout 5 redis-cli --tls --cacert "$PKI/ca.crt" -p "$TS" SENTINEL MASTER tm 2>/dev/null | grep -qx master
+    }
     if ! wait_for 10 tls_up; then
         fail "the TLS sentinel did not come up: $(tail -1 "$TMP/tls-s.log" 2>/dev/null)"
     else
@@ -211,8 +201,8 @@ else
             --redis-timeout 5s s-tls -- touch "$TMP/tls-ran"
         assert_rc 0
         assert_file_exists "$TMP/tls-ran" "the command"
-        assert_eq 0 "$(tls_cli "$TM" EXISTS 'redlock:{s-tls}:lock')" "lock left on the TLS master"
-        assert_eq succeeded "$(tls_cli "$TM" HGET 'redlock:{s-tls}:state' status)" "status on the TLS master"
+        assert_eq 0 "$(R TLSM EXISTS 'redlock:{s-tls}:lock')" "lock left on the TLS master"
+        assert_eq succeeded "$(R TLSM HGET 'redlock:{s-tls}:state' status)" "status on the TLS master"
         rr -r "rediss-sentinel://127.0.0.1:$TS/tm" --tls-ca "$PKI/other.crt" --connect-timeout 5s \
             --redis-timeout 5s s-tls2 -- touch "$TMP/tls-bad"
         assert_rc 78 "a CA that signed neither"

@@ -10,100 +10,18 @@
 
 command -v openssl >/dev/null || { t "openssl"; fail "openssl not installed"; done_testing; exit 1; }
 
-# --- certificates ------------------------------------------------------------
+# --- certificates (lib.sh's pki_*, in $PKI) -----------------------------------
 
-C=$TMP/pki
-mkdir -p "$C/db/new"
-: >"$C/db/index.txt"
-echo 1000 >"$C/db/serial"
-cat >"$C/ca.cnf" <<EOF
-[ca]
-default_ca = d
-[d]
-dir = $C/db
-database = \$dir/index.txt
-new_certs_dir = \$dir/new
-serial = \$dir/serial
-default_md = sha256
-policy = p
-copy_extensions = copy
-unique_subject = no
-[p]
-commonName = supplied
-EOF
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-
-mkca() { # NAME
-    openssl req -x509 "${ec[@]}" -keyout "$C/$1.key" -out "$C/$1.crt" -days 30 \
-        -subj "/CN=rr test $1" 2>/dev/null
-}
-# mkcert NAME CA SAN [openssl ca date options...]
-mkcert() {
-    local name=$1 ca=$2 san=$3; shift 3
-    openssl req "${ec[@]}" -keyout "$C/$name.key" -out "$C/$name.csr" -subj "/CN=$name" \
-        -addext "subjectAltName=$san" 2>/dev/null &&
-        openssl ca -batch -notext -config "$C/ca.cnf" -cert "$C/$ca.crt" -keyfile "$C/$ca.key" \
-            -in "$C/$name.csr" -out "$C/$name.crt" "$@" >/dev/null 2>&1
-}
-mkca ca && mkca otherca &&
-    mkcert good ca "DNS:localhost,IP:127.0.0.1" -days 30 &&
-    mkcert wrong ca "DNS:wrong.example" -days 30 &&
-    mkcert expired ca "DNS:localhost,IP:127.0.0.1" -startdate 20200101000000Z -enddate 20200201000000Z &&
-    mkcert foreign otherca "DNS:localhost,IP:127.0.0.1" -days 30 &&
-    mkcert client ca "DNS:client.example" -days 30 ||
+pki_ca ca && pki_ca otherca &&
+    pki_cert good ca "DNS:localhost,IP:127.0.0.1" -days 30 &&
+    pki_cert wrong ca "DNS:wrong.example" -days 30 &&
+    pki_cert expired ca "DNS:localhost,IP:127.0.0.1" -startdate 20200101000000Z -enddate 20200201000000Z &&
+    pki_cert foreign otherca "DNS:localhost,IP:127.0.0.1" -days 30 &&
+    pki_cert client ca "DNS:client.example" -days 30 ||
     { t "make certificates"; fail "openssl could not make the test certificates"; done_testing; exit 1; }
-CA=$C/ca.crt
+CA=$PKI/ca.crt
 
-# --- TLS servers -----------------------------------------------------------------
-
-# start_tls NAME CERT [redis-server args...] — a TLS-only redis-server
-# (--port 0); NAME_URL is rediss://localhost:PORT, NAME_IPURL the same by IP.
-start_tls() {
-    local name=$1 cert=$2 port pid a prev='' pass=''; shift 2
-    for a in "$@"; do
-        [ "$prev" = --requirepass ] && pass=$a
-        prev=$a
-    done
-    for _ in 1 2 3 4 5; do
-        port=$(free_port)
-        [ "$port" = 6379 ] && continue
-        redis-server --port 0 --tls-port "$port" --bind 127.0.0.1 \
-            --tls-cert-file "$C/$cert.crt" --tls-key-file "$C/$cert.key" \
-            --tls-ca-cert-file "$CA" --tls-auth-clients no \
-            --save '' --appendonly no --dir "$TMP" \
-            --daemonize no --logfile "$TMP/$name.log" "$@" </dev/null >/dev/null 2>&1 &
-        pid=$!
-        disown "$pid"
-        printf -v "${name}_PID" %s "$pid"
-        printf -v "${name}_PORT" %s "$port"
-        printf -v "${name}_TLS" %s 1
-        printf -v "${name}_PASS" %s "$pass"
-        printf -v "${name}_URL" %s "rediss://localhost:$port"
-        printf -v "${name}_IPURL" %s "rediss://127.0.0.1:$port"
-        if wait_for 10 redis_up "$name"; then
-            SERVERS+=("$name")
-            return 0
-        fi
-        kill -KILL "$pid" 2>/dev/null
-    done
-    echo "# cannot start TLS redis-server $name (see $TMP/$name.log)" >&2
-    tail -5 "$TMP/$name.log" >&2 2>/dev/null
-    return 1
-}
-
-# R NAME ARGS... — lib.sh's, with TLS for the servers started here. It must
-# reach the servers whose certificates are bad on purpose, so it does not
-# verify; the client certificate gets it past --tls-auth-clients.
-eval "plain_$(declare -f R)"
-R() {
-    local tv="${1}_TLS" pv="${1}_PORT" pw="${1}_PASS"
-    if [ -z "${!tv:-}" ]; then plain_R "$@"; return; fi
-    local name=$1; shift
-    local auth=()
-    [ -n "${!pw}" ] && auth=(env REDISCLI_AUTH="${!pw}")
-    "${auth[@]}" timeout 10 redis-cli --no-auth-warning --tls --insecure \
-        --cert "$C/client.crt" --key "$C/client.key" -h 127.0.0.1 -p "${!pv}" "$@"
-}
+# --- TLS servers (lib.sh's start_tls; R reaches them with client.crt) -----------
 
 # Under valgrind OpenSSL's start-up and handshake take far longer than the
 # default timeouts; the calls that time things use rr_direct (no valgrind).
@@ -150,9 +68,9 @@ assert_rc 0
 assert_eq 1 "$(runs)" "times the command ran"
 
 t "--tls-ca-dir: a hashed directory"
-mkdir -p "$C/dir" && cp "$CA" "$C/dir/ca.pem" && openssl rehash "$C/dir" 2>/dev/null
+mkdir -p "$PKI/dir" && cp "$CA" "$PKI/dir/ca.pem" && openssl rehash "$PKI/dir" 2>/dev/null
 reset_ran
-rr -r "$T_URL" --tls-ca-dir "$C/dir" cadir -- "${mark[@]}"
+rr -r "$T_URL" --tls-ca-dir "$PKI/dir" cadir -- "${mark[@]}"
 assert_rc 0
 assert_eq 1 "$(runs)" "times the command ran"
 
@@ -165,7 +83,7 @@ assert_contains "$(cat "$ERR")" "certificate not signed by a trusted CA"
 assert_contains "$(cat "$ERR")" "pass --tls-ca"
 assert_eq 0 "$(R F EXISTS "$(k_lock unknownca)" "$(k_state unknownca)")" "keys written"
 # And with the system store, which does not know our CA.
-SSL_CERT_FILE=$C/otherca.crt rr -r "$T_URL" unknownca -- "${mark[@]}"
+SSL_CERT_FILE=$PKI/otherca.crt rr -r "$T_URL" unknownca -- "${mark[@]}"
 assert_rc 78 "system store"
 assert_eq 0 "$(runs)" "times the command ran"
 
@@ -174,7 +92,7 @@ reset_ran
 rr -r "$T_URL" --tls-ca "$TMP/no-such-ca.pem" badca -- "${mark[@]}"
 assert_rc 78
 assert_contains "$(cat "$ERR")" "cannot load --tls-ca $TMP/no-such-ca.pem"
-rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$C/client.crt" --tls-key "$C/good.key" badkey -- "${mark[@]}"
+rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$PKI/client.crt" --tls-key "$PKI/good.key" badkey -- "${mark[@]}"
 assert_rc 78 "a key that does not match the certificate"
 assert_contains "$(cat "$ERR")" "cannot use --tls-key"
 assert_eq 0 "$(runs)" "times the command ran"
@@ -224,13 +142,13 @@ assert_rc 78
 assert_contains "$(cat "$ERR")" "client certificate"
 assert_eq 0 "$(runs)" "times the command ran"
 assert_eq 0 "$(R M EXISTS "$(k_state mtls)")" "state written"
-rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$C/client.crt" --tls-key "$C/client.key" mtls -- "${mark[@]}"
+rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$PKI/client.crt" --tls-key "$PKI/client.key" mtls -- "${mark[@]}"
 assert_rc 0 "with --tls-cert"
 assert_eq 1 "$(runs)" "times the command ran"
 assert_hash M "$(k_state mtls)" status succeeded
 
 t "a client certificate from a CA the server does not trust: 78"
-rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$C/foreign.crt" --tls-key "$C/foreign.key" mtls -- "${mark[@]}"
+rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$PKI/foreign.crt" --tls-key "$PKI/foreign.key" mtls -- "${mark[@]}"
 assert_rc 78
 assert_eq 1 "$(runs)" "times the command ran"
 

@@ -1,0 +1,525 @@
+"""checks — the checker: reads one scenario's directory (witness.log,
+counter, sink/log, runs.jsonl, meta.json) and judges C0-C8 (what each
+means: the docstring of scripts/chaos). check() is the entry; the lease
+checks C6/C7 (scenarios of scripts/chaos_scenarios/lease.py) and C8
+(--limit N, scripts/chaos_scenarios/limit.py) are at the end.
+
+Works on plain data only: no process, no server.
+"""
+
+import json
+import os
+
+NS = 1_000_000_000
+MS = 1_000_000
+
+ALL_CHECKS = ("C1", "C2", "C3", "C4", "C5")
+EXTRA_CHECKS = ("C6", "C7", "C8")
+# What the harness stopped, as recorded in a run's "signals". Only "STOP",
+# the whole holder (wrapper, guard and command, like a frozen machine),
+# explains an overlap: the guard must stop the command of any other.
+STOP_LABELS = {"whole": "STOP", "wrapper": "STOP-wrapper", "wrapper_cmd": "STOP-wrapper-cmd",
+               "tstp": "TSTP"}
+
+
+# After a forced release the holder notices at its next renewal (every
+# --renew, ttl/3 by default): its section may outlast the release by that
+# much, plus a round trip and the time to see it die. Anything longer is
+# not explained by the release.
+RELEASE_SLACK_MS = 200
+
+
+def read_lines(path):
+    try:
+        with open(path, "r", errors="replace") as f:
+            return f.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def parse_kv(parts):
+    kv = {}
+    for p in parts:
+        if "=" in p:
+            k, v = p.split("=", 1)
+            kv[k] = v
+    return kv
+
+
+def to_int(s):
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def load(logdir):
+    """A scenario directory's meta.json, runs.jsonl (by run id) and
+    witness.log (start and end records by key; a run id seen twice gets a
+    unique key): (meta, runs, starts, ends, bad_lines)."""
+    meta = {}
+    try:
+        with open(os.path.join(logdir, "meta.json")) as f:
+            meta = json.load(f)
+    except (FileNotFoundError, ValueError):
+        pass
+    runs = {}
+    for line in read_lines(os.path.join(logdir, "runs.jsonl")):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        runs[r["id"]] = r
+
+    starts, ends = {}, {}
+    bad_lines = 0
+    for line in read_lines(os.path.join(logdir, "witness.log")):
+        p = line.split()
+        if len(p) < 4 or p[0] not in ("start", "end") or to_int(p[1]) is None:
+            bad_lines += 1
+            continue
+        rec = {"ns": int(p[1]), "id": p[2], "fence": to_int(p[3]), "kv": parse_kv(p[4:])}
+        key = p[2]
+        if p[0] == "start":
+            if key in starts:  # the same id twice: keep both, make keys unique
+                key = "%s#%d" % (key, len(starts))
+            starts[key] = rec
+        else:
+            ends[key] = rec
+    return meta, runs, starts, ends, bad_lines
+
+
+def sections_of(starts, ends, runs, scen_end):
+    """The critical sections, in start order: (sections, open_sections,
+    completed)."""
+    # Critical sections: [start, end]; an unfinished one ends when its
+    # witness was seen dead, else when its wrapper exited, else at the end
+    # of the scenario (the most conservative bound we have).
+    sections = []
+    open_sections = 0
+    for key, s in starts.items():
+        e = ends.get(key)
+        if e is not None:
+            end_ns, how = e["ns"], "end"
+        else:
+            open_sections += 1
+            r = runs.get(s["id"], {})
+            if r.get("child_death_ns"):
+                end_ns, how = r["child_death_ns"], "death"
+            elif r.get("exit_ns"):
+                end_ns, how = r["exit_ns"], "wrapper-exit"
+            elif scen_end:
+                end_ns, how = scen_end, "scenario-end"
+            else:
+                end_ns, how = None, "unknown"
+            if end_ns is None:
+                end_ns = max([x["ns"] for x in ends.values()] + [s["ns"]])
+        sections.append({"id": s["id"], "start": s["ns"], "end": max(end_ns, s["ns"]),
+                         "fence": s["fence"], "how": how})
+    sections.sort(key=lambda x: (x["start"], x["id"]))
+    completed = sum(1 for k in starts if k in ends)
+    return sections, open_sections, completed
+
+
+def c1_overlaps(sections, runs, spec, releases):
+    """C1: every pair of sections that overlaps (a sorted sweep), with what
+    explains it, if anything."""
+    ttl_ms = spec.get("ttl_ms") or 1000
+    renew_ms = spec.get("renew_ms") or ttl_ms // 3
+    overlaps = []
+    active = []
+    for s in sections:
+        active = [a for a in active if a["end"] > s["start"]]
+        for a in active:
+            ov = min(a["end"], s["end"]) - s["start"]
+            if ov > 0:
+                o = {"a": a["id"], "b": s["id"], "fence_a": a["fence"],
+                     "fence_b": s["fence"], "ms": round(ov / MS, 3),
+                     "a_end": a["how"], "b_end": s["how"]}
+                # What explains it: a pause of the whole holder on either
+                # side, or an operator's --release of one side's lock (that
+                # side runs on until its next renewal, and no longer).
+                o["paused"] = any("STOP" in runs.get(x, {}).get("signals", [])
+                                  for x in (a["id"], s["id"]))
+                o["released"] = (not o["paused"] and
+                                 release_explains(o, a, s, releases, ttl_ms, renew_ms,
+                                                        spec.get("masters") or 1))
+                o["explained"] = "pause" if o["paused"] else "release" if o["released"] else None
+                overlaps.append(o)
+        active.append(s)
+    return overlaps
+
+
+def covered_twice(sections):
+    """The time (ns) covered by two sections or more: their union."""
+    events = []
+    for s in sections:
+        events.append((s["start"], 1))
+        events.append((s["end"], -1))
+    events.sort(key=lambda x: (x[0], x[1]))
+    depth, last, covered2 = 0, None, 0
+    for t, d in events:
+        if depth >= 2 and last is not None:
+            covered2 += t - last
+        depth += d
+        last = t
+    return covered2
+
+
+def c2_counter(logdir, ends, start_ids, end_ids, completed, open_sections, explained_pairs):
+    """C2: the counter against the completed runs: (violations, counter,
+    the ids that wrote without completing)."""
+    # C2: counter == completed runs. A witness killed after writing the
+    # counter but before its "end" line wrote once without completing; it is
+    # identified by the next reader ("prev=") or as the counter's last writer.
+    counter_val, counter_writer = 0, None
+    for line in read_lines(os.path.join(logdir, "counter")):
+        p = line.split()
+        if p:
+            counter_val = to_int(p[0]) or 0
+            counter_writer = p[1] if len(p) > 1 else None
+    orphans = set()
+    for e in ends.values():
+        prev = e["kv"].get("prev")
+        if prev and prev in start_ids and prev not in end_ids:
+            orphans.add(prev)
+    if counter_writer and counter_writer in start_ids and counter_writer not in end_ids:
+        orphans.add(counter_writer)
+    expected = completed + len(orphans)
+    c2 = []
+    if counter_val < expected:
+        c2.append({"counter": counter_val, "completed": completed,
+                   "writes_without_end": len(orphans), "lost_updates": expected - counter_val})
+    elif counter_val > completed + open_sections:
+        c2.append({"counter": counter_val, "completed": completed,
+                   "open_sections": open_sections, "excess": counter_val - completed - open_sections})
+    # Each lost update is the write-back of a section that overlapped the
+    # writer of the update it undid: no more are lost than there are
+    # overlapping pairs. Where every overlap is explained, so are up to
+    # that many lost updates.
+    for e in c2:
+        e["explained"] = "lost_updates" in e and e["lost_updates"] <= explained_pairs
+        if e["explained"]:
+            e["explained_pairs"] = explained_pairs
+    return c2, counter_val, orphans
+
+
+def c3_fences(sections, overlaps):
+    """C3: fences strictly increase in start order."""
+    # C3: fences strictly increase in start order. Two sections that overlap
+    # for an explained reason (a forced release) may start in either order:
+    # such an inversion is explained too.
+    explained_pair = {frozenset((o["a"], o["b"])) for o in overlaps if o["explained"]}
+    c3 = []
+    prev = None
+    for s in sections:
+        if s["fence"] is None:
+            c3.append({"id": s["id"], "fence": None, "why": "no fence", "explained": False})
+            continue
+        if prev is not None and s["fence"] <= prev["fence"]:
+            c3.append({"prev": prev["id"], "prev_fence": prev["fence"],
+                       "id": s["id"], "fence": s["fence"],
+                       "explained": frozenset((prev["id"], s["id"])) in explained_pair})
+        prev = s
+    return c3
+
+
+def c4_sink(logdir):
+    """C4: stale writes the sink accepted: (violations, accepted, rejected)."""
+    # C4: replay the sink: an accepted write with a fence below one already
+    # accepted (or equal to it, from another holder) is a stale write.
+    c4, accepted, rejected = [], 0, 0
+    high, high_id = None, None
+    for line in read_lines(os.path.join(logdir, "sink", "log")):
+        p = line.split()
+        if len(p) < 3:
+            continue
+        f = to_int(p[1])
+        if p[0] == "reject":
+            rejected += 1
+        elif p[0] == "accept":
+            accepted += 1
+            if f is None or (high is not None and (f < high or (f == high and p[2] != high_id))):
+                c4.append({"id": p[2], "fence": f, "highest_accepted": high, "by": high_id})
+            if high is None or (f is not None and f >= high):
+                high, high_id = f, p[2]
+    return c4, accepted, rejected
+
+
+def c5_exits(runs, start_ids, end_ids, meta):
+    """C5: exit codes, hangs, locks left behind: (violations, exit code
+    histogram, paused past the lease, stopped past the lease, the longest
+    a witness outlived a kill -9'd wrapper in ms)."""
+    spec = meta.get("spec") or {}
+    c5 = []
+    hist = {}
+    lspec = spec.get("lease") or {}
+    for rid, r in sorted(runs.items()):
+        rc = r.get("rc")
+        hist[str(rc)] = hist.get(str(rc), 0) + 1
+        sent = r.get("signals", [])
+        tags = r.get("tags") or {}
+        status = r.get("status")
+        started, ended = rid in start_ids, rid in end_ids
+        if r.get("hung"):
+            c5.append({"id": rid, "why": "hung: killed after %.1fs" % (r.get("life_ms", 0) / 1000)})
+        # A straggler is not the command: the command may end (0) while
+        # what it left is stopped. A skipped --once run runs nothing.
+        if rc == 0 and not ended and not tags.get("straggler") and status != "skipped":
+            c5.append({"id": rid, "rc": rc, "why": "exit 0 but the command did not finish"})
+        if rc in (65, 69, 75) and started:
+            c5.append({"id": rid, "rc": rc, "why": "exit %d but the command ran" % rc})
+        if status == "skipped" and started:
+            c5.append({"id": rid, "rc": rc, "why": "skipped (--once succeeded) but the command ran"})
+        known = rc in (0, 69, 75, 79, 128 + 15, -9) or (rc == -15 and sent)
+        if rc == 65 and lspec.get("allow_refused"):
+            known = True   # a run that died mid-way (kill -9, a missed release)
+        if rc == 128 + 15 and not any(x.startswith("TERM") for x in sent):
+            known = False
+        if rc == -9 and "KILL" not in sent and not r.get("hung"):
+            known = False
+        if not known:
+            c5.append({"id": rid, "rc": rc, "signals": sent, "status": status,
+                       "why": "unexpected exit code"})
+        if r.get("outlived"):
+            c5.append({"id": rid, "rc": rc, "tags": tags, "child_pid": r.get("child_pid"),
+                       "why": "the witness was still alive after its wrapper exited"})
+        # An exec slowed down by at most 0.6 x TTL ends well before the
+        # guard's TERM (at TTL - 1% - 2 ms - grace, 0.74 x TTL here) and
+        # leaves the lease valid: nothing else being wrong, such a run must
+        # not end as lost.
+        delay = tags.get("exec_delay_ms")
+        if (delay is not None and rc == 79 and not sent and spec.get("ttl_ms")
+                and delay <= 0.6 * spec["ttl_ms"] and not spec.get("faults")):
+            c5.append({"id": rid, "rc": rc, "exec_delay_ms": delay, "started": started,
+                       "why": "lost (79) although its exec took %d ms of a %d ms lease"
+                       % (delay, spec["ttl_ms"])})
+    ttl_ms = (meta.get("spec") or {}).get("ttl_ms")
+    paused_past_lease = {}
+    stopped_past_lease = {}
+    for rid, r in runs.items():
+        if ttl_ms and r.get("paused_ms", 0) > ttl_ms:
+            k = str(r.get("rc"))
+            kind = r.get("stop_kind") or "whole"
+            if kind == "whole":
+                paused_past_lease[k] = paused_past_lease.get(k, 0) + 1
+            d = stopped_past_lease.setdefault(STOP_LABELS.get(kind, kind), {})
+            d[k] = d.get(k, 0) + 1
+    # How long a witness outlived a wrapper that was kill -9'd (the guard
+    # kills the command's group at once; PR_SET_PDEATHSIG the command).
+    outlived_kill_ms = 0
+    for r in runs.values():
+        if "KILL" in r.get("signals", []) and r.get("child_death_ns") and r.get("exit_ns"):
+            outlived_kill_ms = max(outlived_kill_ms, (r["child_death_ns"] - r["exit_ns"]) / MS)
+    for left in meta.get("locks_left", []):
+        c5.append(dict(left, why="lock left behind after every wrapper ended"))
+    return c5, hist, paused_past_lease, stopped_past_lease, outlived_kill_ms
+
+
+def c0_evidence(spec, meta, completed):
+    """C0: enough evidence. A scenario where (almost) nothing ran proves
+    nothing, whatever C1-C5 say (e.g. the witness binary vanished)."""
+    c0 = []
+    need = spec.get("min_completed", 5)
+    if completed < need:
+        c0.append({"completed": completed, "needed": need,
+                   "why": "too few completed runs to judge"})
+    # A fault that can never be injected (a holder the harness cannot
+    # find, say) would leave a scenario that tests nothing but passes.
+    if spec.get("faults") and not meta.get("faults"):
+        c0.append({"faults": spec["faults"],
+                   "why": "none of the scenario's faults could be injected"})
+    return c0
+
+
+def check(logdir, asserted=None):
+    """Check one scenario directory. Returns a dict (see keys below)."""
+    meta, runs, starts, ends, bad_lines = load(logdir)
+    if asserted is None:
+        asserted = meta.get("asserted", list(ALL_CHECKS))
+    sections, open_sections, completed = sections_of(starts, ends, runs, meta.get("end_ns"))
+    spec = meta.get("spec") or {}
+    overlaps = c1_overlaps(sections, runs, spec, meta.get("releases") or [])
+    covered2 = covered_twice(sections)
+    ov_ms = [o["ms"] for o in overlaps]
+    # An overlap that no whole-holder pause (or forced release) explains
+    # has no excuse.
+    unexplained = sum(1 for o in overlaps if not o["explained"])
+    without_pause = sum(1 for o in overlaps if not o["paused"])
+    start_ids = {s["id"] for s in starts.values()}
+    end_ids = {e["id"] for e in ends.values()}
+    c2, counter_val, orphans = c2_counter(logdir, ends, start_ids, end_ids, completed,
+                                          open_sections, len(overlaps) - unexplained)
+    c3 = c3_fences(sections, overlaps)
+    c4, accepted, rejected = c4_sink(logdir)
+    c5, hist, paused_past_lease, stopped_past_lease, outlived_kill_ms = \
+        c5_exits(runs, start_ids, end_ids, meta)
+    # C6, C7 (lease scenarios) and C8 (--limit N): below.
+    c6 = check_late_start(sections, runs, meta)
+    c7 = check_once(sections, runs, meta)
+    c8 = check_limit(sections, runs, meta)
+    c0 = []
+    if spec and not spec.get("must_fail"):
+        asserted = list(asserted) + ["C0"]
+        c0 = c0_evidence(spec, meta, completed)
+    violations = {"C0": c0, "C1": overlaps, "C2": c2, "C3": c3, "C4": c4, "C5": c5,
+                  "C6": c6, "C7": c7, "C8": c8}
+    # What an asserted check may not have: C1 an overlap nothing explains
+    # (a whole-holder pause; a forced release, within a renewal), C2 more
+    # lost updates than explained overlaps; the others, anything.
+    failing = dict(violations)
+    failing["C1"] = [o for o in overlaps if not o["explained"]]
+    failing["C2"] = [e for e in c2 if not e["explained"]]
+    failing["C3"] = [e for e in c3 if not e["explained"]]
+    failing["C8"] = [e for e in c8 if not e["explained"]]
+    failed = [c for c in ("C0",) + ALL_CHECKS + EXTRA_CHECKS if c in asserted and failing[c]]
+    # Details: what fails first, then the rest.
+    details = {}
+    for c, v in violations.items():
+        bad = failing[c]
+        ids = {id(x) for x in bad}
+        details[c] = (bad[:20] + [x for x in v if id(x) not in ids])[:20]
+    # Listed faults that never happened (reported; C0 fails only if none did).
+    got = set(meta.get("faults") or {})
+    never = [k for k in spec.get("faults") or []
+             if not (k in got or (k == "term_storm" and got & {"sigterm_acquire", "sigterm_release"}))]
+    paused_ms = [o["ms"] for o in overlaps if o["explained"] == "pause"]
+    released_ms = [o["ms"] for o in overlaps if o["explained"] == "release"]
+    return {
+        "logdir": logdir,
+        "runs": len(runs),
+        "sections": len(sections),
+        "completed": completed,
+        "open_sections": open_sections,
+        "counter": counter_val,
+        "writes_without_end": len(orphans),
+        "bad_lines": bad_lines,
+        "violations": {c: len(v) for c, v in violations.items()},
+        "unexplained": {c: len(failing[c]) for c in ("C1", "C2", "C3")},
+        "details": details,
+        "overlaps_without_pause": without_pause,
+        "overlaps_unexplained": unexplained,
+        "overlaps_explained_by_pause": len(paused_ms),
+        "overlaps_explained_by_release": len(released_ms),
+        "overlap_ms_max_paused": max(paused_ms) if paused_ms else 0,
+        "overlap_ms_max_released": max(released_ms) if released_ms else 0,
+        "witness_outlived_killed_wrapper_ms_max": round(outlived_kill_ms, 3),
+        "overlap_ms_max": max(ov_ms) if ov_ms else 0,
+        "overlap_ms_total": round(covered2 / MS, 3),
+        "sink_accepted": accepted,
+        "stale_writes_rejected": rejected,
+        "stale_writes_accepted": len(c4),
+        "exit_codes": dict(sorted(hist.items(), key=lambda kv: str(kv[0]))),
+        "paused_past_lease_exit_codes": paused_past_lease,
+        "stopped_past_lease_exit_codes": stopped_past_lease,
+        "faults_never_injected": never,
+        "asserted": list(asserted),
+        "failed": failed,
+        "ok": not failed,
+    }
+
+
+# ---------------------------------------------------------------------------
+# C6, C7 (lease scenarios), C8 (--limit N), and the forced release
+# ---------------------------------------------------------------------------
+
+def release_explains(o, a, b, releases, ttl_ms, renew_ms, masters=1):
+    """Is the overlap of sections a and b explained by a forced release of
+    the lock of one of them (x), the other (y) starting after the release
+    began? Only if x ended within the renewal interval after it. (Either
+    may have started first: two acquires queued behind a paused server, the
+    release between them, start their commands at the same moment.)
+
+    x is the holder the release names (its fence). With several masters it
+    names only the first master's holder, which may be a minority holder
+    about to give its part back; there x is any section that was running
+    while the release ran."""
+    bound = (renew_ms + RELEASE_SLACK_MS) * MS
+    for rel in releases:
+        if rel.get("rc") != 0 or rel.get("t1") is None:
+            continue
+        for x, y in ((a, b), (b, a)):
+            named = rel.get("fence") is not None and x["fence"] == rel["fence"]
+            running = masters > 1 and x["start"] <= rel["t1"] and x["end"] >= rel["t0"]
+            if (named or running) and y["start"] >= rel["t0"] and x["end"] <= rel["t1"] + bound:
+                return True
+    return False
+
+
+def check_late_start(sections, runs, meta):
+    """C6: a witness that started after fence + TTL on the wall clock."""
+    off = meta.get("wall_minus_mono_ns")
+    ttl_ms = (meta.get("spec") or {}).get("ttl_ms")
+    out = []
+    if off is None or not ttl_ms:
+        return out
+    for s in sections:
+        r = runs.get(s["id"], {})
+        if s["fence"] is None or (r.get("tags") or {}).get("straggler"):
+            continue   # a straggler may start after renewals: not the exec
+        wall_ms = (s["start"] + off) / MS
+        late = wall_ms - (s["fence"] + ttl_ms)
+        if late > 0:
+            out.append({"id": s["id"], "fence": s["fence"], "late_ms": round(late, 3),
+                        "exec_delay_ms": (r.get("tags") or {}).get("exec_delay_ms"),
+                        "why": "the command started after its lease had ended"})
+    return out
+
+
+def check_once(sections, runs, meta):
+    """C7: a succeeded --once ID ran again within --state-ttl of its end."""
+    once = ((meta.get("spec") or {}).get("lease") or {}).get("once")
+    out = []
+    if not once:
+        return out
+    # The record expires --state-ttl after the release, which comes after
+    # the witness's end; a few ms less, for Redis's ms clock.
+    keep_ns = (once["state_ttl_ms"] - 5) * MS
+    by_id = {}
+    for s in sections:
+        oid = (runs.get(s["id"], {}).get("tags") or {}).get("once")
+        if oid:
+            by_id.setdefault(oid, []).append(s)
+    for oid, ss in by_id.items():
+        for s in ss:
+            r = runs.get(s["id"], {})
+            if r.get("rc") != 0 or s["how"] != "end":
+                continue
+            for t in ss:
+                if t is not s and s["end"] < t["start"] < s["end"] + keep_ns:
+                    out.append({"once": oid, "succeeded": s["id"], "again": t["id"],
+                                "after_ms": round((t["start"] - s["end"]) / MS, 3),
+                                "why": "a succeeded --once ID ran again within --state-ttl"})
+    return out
+
+
+def check_limit(sections, runs, meta):
+    """C8: the intervals where more than --limit sections were open."""
+    spec = meta.get("spec") or {}
+    n = spec.get("limit")
+    if not n:
+        return []
+    events = []
+    for s in sections:
+        events.append((s["start"], 1, s["id"]))
+        events.append((s["end"], -1, s["id"]))
+    # An end before a start at the same instant: touching is not overlapping.
+    events.sort(key=lambda e: (e[0], e[1]))
+    active, out, cur = set(), [], None
+    for t, d, rid in events:
+        if d > 0:
+            active.add(rid)
+        else:
+            active.discard(rid)
+        if len(active) > n and cur is None:
+            cur = {"from_ns": t, "ids": sorted(active)}
+        elif len(active) > n and cur is not None:
+            cur["ids"] = sorted(set(cur["ids"]) | active)
+        elif cur is not None:
+            cur["ms"] = round((t - cur["from_ns"]) / MS, 3)
+            paused = any("STOP" in runs.get(x, {}).get("signals", []) for x in cur["ids"])
+            cur["explained"] = "pause" if paused else None
+            cur["limit"] = n
+            out.append(cur)
+            cur = None
+    return out
