@@ -174,6 +174,75 @@ static const char *loss_why(const struct rr_run_action *a)
     }
 }
 
+/* The messages of a run that holds the lock, and of its end. */
+static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
+                        const struct rr_run_action *a)
+{
+    const char *t = a->text ? a->text : "";
+    char d[32];
+
+    switch (a->msg) {
+    case RR_MSG_CHILD_EXIT:
+        rr_log(RR_LOG_DEBUG, "child_exit",
+               (struct rr_field[]){ RR_FN("exit_code", a->n), RR_FIELD_END },
+               "command ended with status %d", (int)a->n);
+        break;
+    case RR_MSG_LEASE_RAN_OUT:
+        rr_log(RR_LOG_ERROR, "lost", NULL,
+               "lock lost: the lease ran out before it could be renewed; the command "
+               "was stopped at its end");
+        break;
+    case RR_MSG_LOST:
+        rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command", loss_why(a),
+               a->n ? "killed" : "stopping");
+        break;
+    case RR_MSG_TIMEOUT:
+        fmt_dur(au->cfg->timeout_ms, d, sizeof(d));
+        rr_log(RR_LOG_ERROR, "timeout", NULL,
+               "command ran longer than --max-runtime %s; stopping it", d);
+        break;
+    case RR_MSG_RENEWED_AGAIN:
+        rr_log(RR_LOG_WARN, "renewed", NULL, "renewed again after %d failed attempt%s",
+               (int)a->n, a->n == 1 ? "" : "s");
+        break;
+    case RR_MSG_RENEWED:
+        rr_log(RR_LOG_INFO, "renewed", (struct rr_field[]){ RR_FN("rtt_ms", a->n), RR_FIELD_END },
+               "renewed (%lldms round trip)", a->n);
+        break;
+    case RR_MSG_RENEW_FAILED:
+        /* One warning per outage, not one per retry. */
+        rr_log(a->n ? RR_LOG_WARN : RR_LOG_DEBUG, "renew_failed", NULL,
+               "renewal failed (%s); retrying until the lease runs out", t);
+        break;
+    case RR_MSG_FORWARDED:
+        rr_log(RR_LOG_INFO, "signal", NULL, "forwarded %s to the command", strsignal((int)a->n));
+        break;
+    case RR_MSG_STOPPED:
+        rr_log(RR_LOG_WARN, "stopped", NULL,
+               "stopped (SIGTSTP), and the command with us; the lease runs out in %lldms "
+               "unless we are continued", a->n);
+        break;
+    case RR_MSG_MIN_HOLD:
+        fmt_dur(a->n, d, sizeof(d));
+        rr_log(RR_LOG_INFO, "min_hold", NULL, "keeping the lock %s longer (--min-hold)", d);
+        break;
+    case RR_MSG_RELEASE_FAILED:
+        fmt_dur(au->cfg->ttl_ms, d, sizeof(d));
+        rr_log(RR_LOG_WARN, "release_failed", NULL,
+               "could not release the lock (%s); it expires by itself within %s", t, d);
+        break;
+    case RR_MSG_RELEASE_NOT_SENT:
+        rr_log(RR_LOG_WARN, "release_failed", NULL,
+               "could not release the lock; it expires by itself");
+        break;
+    case RR_MSG_RELEASED:
+        say_released(au, sm, a->n != 0);
+        break;
+    default:
+        break;
+    }
+}
+
 void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
                   const struct rr_run_action *a, const struct rr_acquire_result *res)
 {
@@ -230,61 +299,8 @@ void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
     case RR_MSG_EXEC_FAILED:
         rr_log(RR_LOG_ERROR, "exec_failed", NULL, "%s", t);
         break;
-    case RR_MSG_CHILD_EXIT:
-        rr_log(RR_LOG_DEBUG, "child_exit",
-               (struct rr_field[]){ RR_FN("exit_code", a->n), RR_FIELD_END },
-               "command ended with status %d", (int)a->n);
-        break;
-    case RR_MSG_LEASE_RAN_OUT:
-        rr_log(RR_LOG_ERROR, "lost", NULL,
-               "lock lost: the lease ran out before it could be renewed; the command "
-               "was stopped at its end");
-        break;
-    case RR_MSG_LOST:
-        rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command", loss_why(a),
-               a->n ? "killed" : "stopping");
-        break;
-    case RR_MSG_TIMEOUT:
-        fmt_dur(au->cfg->timeout_ms, d, sizeof(d));
-        rr_log(RR_LOG_ERROR, "timeout", NULL,
-               "command ran longer than --max-runtime %s; stopping it", d);
-        break;
-    case RR_MSG_RENEWED_AGAIN:
-        rr_log(RR_LOG_WARN, "renewed", NULL, "renewed again after %d failed attempt%s",
-               (int)a->n, a->n == 1 ? "" : "s");
-        break;
-    case RR_MSG_RENEWED:
-        rr_log(RR_LOG_INFO, "renewed", (struct rr_field[]){ RR_FN("rtt_ms", a->n), RR_FIELD_END },
-               "renewed (%lldms round trip)", a->n);
-        break;
-    case RR_MSG_RENEW_FAILED:
-        /* One warning per outage, not one per retry. */
-        rr_log(a->n ? RR_LOG_WARN : RR_LOG_DEBUG, "renew_failed", NULL,
-               "renewal failed (%s); retrying until the lease runs out", t);
-        break;
-    case RR_MSG_FORWARDED:
-        rr_log(RR_LOG_INFO, "signal", NULL, "forwarded %s to the command", strsignal((int)a->n));
-        break;
-    case RR_MSG_STOPPED:
-        rr_log(RR_LOG_WARN, "stopped", NULL,
-               "stopped (SIGTSTP), and the command with us; the lease runs out in %lldms "
-               "unless we are continued", a->n);
-        break;
-    case RR_MSG_MIN_HOLD:
-        fmt_dur(a->n, d, sizeof(d));
-        rr_log(RR_LOG_INFO, "min_hold", NULL, "keeping the lock %s longer (--min-hold)", d);
-        break;
-    case RR_MSG_RELEASE_FAILED:
-        fmt_dur(au->cfg->ttl_ms, d, sizeof(d));
-        rr_log(RR_LOG_WARN, "release_failed", NULL,
-               "could not release the lock (%s); it expires by itself within %s", t, d);
-        break;
-    case RR_MSG_RELEASE_NOT_SENT:
-        rr_log(RR_LOG_WARN, "release_failed", NULL,
-               "could not release the lock; it expires by itself");
-        break;
-    case RR_MSG_RELEASED:
-        say_released(au, sm, a->n != 0);
+    default:
+        say_holding(au, sm, a);
         break;
     }
 }
