@@ -1,5 +1,4 @@
 /* audit.c — the words of a run's messages (see audit.h). */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>

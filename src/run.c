@@ -16,8 +16,8 @@
 #include "lock.h"
 #include "log.h"
 #include "queue.h"
-#include "run.h"
 #include "run_step.h"
+#include "run.h"
 
 /* Signals forwarded to the child's process group while it runs. */
 static const int fwd_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
