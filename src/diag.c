@@ -1,4 +1,5 @@
-/* diag.c — which server errors are a refusal of our configuration. */
+/* diag.c — which server errors are a refusal of our configuration, and
+ * what to check first in an outage. */
 #include <stdio.h>
 #include <string.h>
 
@@ -64,4 +65,17 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
         return true;
     }
     return false;
+}
+
+const char *rr_diag_unavailable_hint(const char *msg)
+{
+    if (msg && strstr(msg, "replicas confirmed"))
+        return "check the replicas' links to the master, or lower --sync-replicas";
+    if (msg && strstr(msg, "TRYAGAIN"))
+        return "the job's cluster slot is being resharded: try again when it has moved, or "
+               "give --wait";
+    if (msg && strstr(msg, "CLUSTERDOWN"))
+        return "the cluster serves no master for the job's slot: check CLUSTER INFO, or give "
+               "--wait";
+    return "check that Redis is up and -r/--redis is right";
 }

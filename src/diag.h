@@ -1,4 +1,5 @@
-/* diag.h — which server errors are a refusal of our configuration.
+/* diag.h — which server errors are a refusal of our configuration, and
+ * the hint an outage's message gets.
  *
  * 69 means "unavailable, try later"; 78 means "the server refused our
  * configuration, fix it": retrying cannot help, so --wait does not retry,
@@ -16,5 +17,9 @@
  * one-line message to out and return true. gave_password: whether we sent
  * one (then "not authenticated" means it was refused). Pure. */
 bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len);
+
+/* The one hint for an outage (69) with error msg: what to check first.
+ * Never NULL (a static string). Pure. */
+const char *rr_diag_unavailable_hint(const char *msg);
 
 #endif

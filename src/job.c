@@ -14,6 +14,10 @@ static const char *const names[] = {
     [RR_JOB_LOST] = "lost",
     [RR_JOB_ABANDONED] = "abandoned",
     [RR_JOB_UNKNOWN] = "unknown",
+    [RR_JOB_BUSY] = "busy",
+    [RR_JOB_SKIPPED] = "skipped",
+    [RR_JOB_REFUSED] = "refused",
+    [RR_JOB_ERROR] = "error",
 };
 
 static int put(char *dst, size_t len, const char *prefix, const char *name,
@@ -75,7 +79,7 @@ int rr_job_keys(struct rr_job_keys *k, const char *prefix, const char *name,
 
 const char *rr_job_status_name(enum rr_job_status s)
 {
-    return s <= RR_JOB_UNKNOWN ? names[s] : "unknown";
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
 enum rr_job_status rr_job_status_parse(const char *s)

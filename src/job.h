@@ -42,11 +42,22 @@ enum rr_job_status {
     RR_JOB_LOST,
     RR_JOB_ABANDONED,
     RR_JOB_UNKNOWN,     /* a status this version does not know */
+    /* Outcomes of a run that never recorded one (in the metrics only): a
+     * record never holds them, so rr_job_status_parse does not know them. */
+    RR_JOB_BUSY,
+    RR_JOB_SKIPPED,
+    RR_JOB_REFUSED,
+    RR_JOB_ERROR,
 };
 
 /* "running", "succeeded", ... ("" for NONE). */
 const char *rr_job_status_name(enum rr_job_status s);
+/* The record status s (running ... abandoned); UNKNOWN for anything else,
+ * NONE for "" or NULL. Pure. */
 enum rr_job_status rr_job_status_parse(const char *s);
+
+/* What a failed rr_job_keys means, as every caller reports it. */
+#define RR_JOB_KEYS_TOO_LONG "job name, prefix and --once ID are too long together"
 
 /* The fields of a state or once record (HGETALL). Strings are copied. */
 struct rr_job_record {

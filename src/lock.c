@@ -90,7 +90,7 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
     lk->o.host = lk->host;
     lk->o.once_id = lk->once_id;
     if (rr_job_keys(&lk->keys, o->prefix, o->name, lk->once_id) != 0) {
-        snprintf(err, errlen, "job name, prefix and --once ID are too long together");
+        snprintf(err, errlen, RR_JOB_KEYS_TOO_LONG);
         goto fail;
     }
     if (new_token(lk) != 0) {

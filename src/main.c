@@ -1,5 +1,6 @@
-/* main.c — parse, dispatch the mode, map the outcome to the exit status.
- * The only place that exits. */
+/* main.c — parse, set up logging and the signal dispositions, dispatch the
+ * mode, and return the mode's exit status (rr_run and rr_status_main choose
+ * it). No other file ends the process (the forked child's _exit aside). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ int main(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &none, NULL);
     /* Job-control stops from the terminal are not for us: we never read it,
      * and a log line written from the background must not stop us while
-     * the command runs on (SIGTSTP is handled while it runs; see run.c). */
+     * the command runs on (SIGTSTP is handled while it runs; see run_step.c). */
     signal(SIGTTIN, SIG_IGN);
     signal(SIGTTOU, SIG_IGN);
     rr_log_init(NULL, 0, false, false);

@@ -1,12 +1,8 @@
-/* run.h — one run of a job: the state machine that takes the lock, runs
- * the child, keeps the lock alive, stops the child if the lock is lost or
- * --max-runtime runs out, and releases the lock after the child was reaped.
- *
- *   ACQUIRING -> RUNNING -> RELEASING -> DONE
- *       |  ^        |            ^
- *       v  |        v            |
- *     WAITING    STOPPING -------+
- */
+/* run.h — one run of a job: take the lock, run the child, keep the lock
+ * alive, stop the child if the lock is lost or --max-runtime runs out, and
+ * release the lock after the child was reaped. What happens when is decided
+ * by the state machine in run_step.h; run.c carries it out, audit.c words
+ * it. */
 #ifndef RR_RUN_H
 #define RR_RUN_H
 

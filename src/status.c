@@ -168,8 +168,9 @@ static int print_status(struct op *op, const redisReply *r)
     rr_job_record_parse(&on, have_once ? once : NULL);
     /* 'running' with nobody holding the lock means its holder died: show it
      * as the next run will record it. */
-    const char *st_shown = st.status == RR_JOB_RUNNING && !held ? "abandoned" : NULL;
-    const char *on_shown = on.status == RR_JOB_RUNNING && !held ? "abandoned" : NULL;
+    const char *abandoned = rr_job_status_name(RR_JOB_ABANDONED);
+    const char *st_shown = st.status == RR_JOB_RUNNING && !held ? abandoned : NULL;
+    const char *on_shown = on.status == RR_JOB_RUNNING && !held ? abandoned : NULL;
     /* The holder is described by the state record only if it is the holder's. */
     bool know_holder = held && strcmp(st.token, holder_tok) == 0;
     int code = cfg->once_id[0]

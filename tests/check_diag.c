@@ -72,12 +72,31 @@ START_TEST(test_outages_are_not_config)
 }
 END_TEST
 
+START_TEST(test_unavailable_hints)
+{
+    ck_assert_str_eq(rr_diag_unavailable_hint("only 0 of 1 replicas confirmed the lock on h:1"),
+                     "check the replicas' links to the master, or lower --sync-replicas");
+    ck_assert_str_eq(rr_diag_unavailable_hint("h:1: TRYAGAIN Multiple keys request during "
+                                              "rehashing of slot"),
+                     "the job's cluster slot is being resharded: try again when it has moved, "
+                     "or give --wait");
+    ck_assert_str_eq(rr_diag_unavailable_hint("h:1: CLUSTERDOWN Hash slot not served"),
+                     "the cluster serves no master for the job's slot: check CLUSTER INFO, or "
+                     "give --wait");
+    ck_assert_str_eq(rr_diag_unavailable_hint("cannot connect to h:1: connection refused"),
+                     "check that Redis is up and -r/--redis is right");
+    ck_assert_str_eq(rr_diag_unavailable_hint(""), "check that Redis is up and -r/--redis is right");
+    ck_assert_str_eq(rr_diag_unavailable_hint(NULL), "check that Redis is up and -r/--redis is right");
+}
+END_TEST
+
 static Suite *diag_suite(void)
 {
     Suite *s = suite_create("diag");
     TCase *tc = tcase_create("pure");
 
     tcase_add_test(tc, test_config_refusals);
+    tcase_add_test(tc, test_unavailable_hints);
     tcase_add_test(tc, test_outages_are_not_config);
     tcase_add_test(tc, test_sentinel_and_nopass_refusals);
     suite_add_tcase(s, tc);

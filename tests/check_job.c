@@ -57,6 +57,16 @@ START_TEST(test_status_names)
     ck_assert_int_eq(rr_job_status_parse(NULL), RR_JOB_NONE);
     ck_assert_int_eq(rr_job_status_parse("exploded"), RR_JOB_UNKNOWN);
     ck_assert_int_eq(rr_job_status_parse("Running"), RR_JOB_UNKNOWN);
+    /* A run's outcomes for the metrics, under the names they always had;
+     * no record holds them, so a record saying so is a status we do not know. */
+    ck_assert_str_eq(rr_job_status_name(RR_JOB_BUSY), "busy");
+    ck_assert_str_eq(rr_job_status_name(RR_JOB_SKIPPED), "skipped");
+    ck_assert_str_eq(rr_job_status_name(RR_JOB_REFUSED), "refused");
+    ck_assert_str_eq(rr_job_status_name(RR_JOB_ERROR), "error");
+    ck_assert_str_eq(rr_job_status_name(RR_JOB_NONE), "");
+    ck_assert_str_eq(rr_job_status_name((enum rr_job_status)99), "unknown");
+    ck_assert_int_eq(rr_job_status_parse("busy"), RR_JOB_UNKNOWN);
+    ck_assert_int_eq(rr_job_status_parse("error"), RR_JOB_UNKNOWN);
 }
 END_TEST
 

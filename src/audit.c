@@ -1,0 +1,305 @@
+/* audit.c — the words of a run's messages (see audit.h). */
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "diag.h"
+#include "duration.h"
+#include "log.h"
+
+int64_t rr_audit_wall_ms(void)
+{
+    struct timeval tv;
+
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static void fmt_dur(int64_t ms, char *buf, size_t len)
+{
+    rr_duration_format(ms < 0 ? 0 : ms, buf, len);
+}
+
+void rr_audit_enter(const struct rr_run_action *a)
+{
+    const char *from = rr_run_state_name(a->from), *to = rr_run_state_name(a->to);
+
+    rr_log(RR_LOG_DEBUG, "state",
+           (struct rr_field[]){ RR_FS("from", from), RR_FS("to", to), RR_FIELD_END },
+           "%s -> %s", from, to);
+}
+
+void rr_audit_sleep(long long rank, int64_t sleep_ms)
+{
+    rr_log(RR_LOG_DEBUG, "waiting", NULL, "lock busy (queue place %lld); next try in %lldms",
+           rank, (long long)sleep_ms);
+}
+
+static void say_acquired(const struct rr_audit *au, const struct rr_run_sm *sm,
+                         const struct rr_acquire_result *res)
+{
+    rr_log(RR_LOG_INFO, "acquired",
+           (struct rr_field[]){ RR_FN("fence", res->fence),
+                                RR_FN("acquire_ms", res->elapsed_ms),
+                                RR_FN("wait_ms", sm->wait_ms),
+                                RR_FN("masters", res->n_ok), RR_FIELD_END },
+           "acquired in %lldms (fence %lld, %d/%d master%s)",
+           (long long)res->elapsed_ms, res->fence, res->n_ok, au->n, au->n == 1 ? "" : "s");
+}
+
+/* Once per --wait, so that a CI log shows why nothing happens for a while. */
+static void say_waiting(const struct rr_audit *au, const struct rr_run_sm *sm,
+                        const struct rr_acquire_result *res)
+{
+    char w[32] = "forever", left_s[32] = "", holder[256] = "";
+    bool forever = sm->wait_deadline == INT64_MAX;
+
+    if (!forever)
+        fmt_dur(au->cfg->wait_ms, w, sizeof w);
+    if (res->holder.host[0])
+        snprintf(holder, sizeof holder, ": held by %s pid %lld (fence %lld)",
+                 res->holder.host, res->holder.pid, res->holder.fence);
+    if (res->retry_ms >= 0)
+        fmt_dur(res->retry_ms, left_s, sizeof left_s);
+    rr_log(RR_LOG_NOTICE, "waiting",
+           (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
+                                RR_FN("holder_pid", res->holder.pid),
+                                RR_FN("holder_fence", res->holder.fence),
+                                RR_FN("ttl_ms", res->retry_ms), RR_FIELD_END },
+           "waiting %s%s for %s%s%s%s", forever ? "" : "up to ", w, au->cfg->name, holder,
+           left_s[0] ? ", its lease ends in " : "", left_s);
+}
+
+static void say_busy(const struct rr_audit *au, const struct rr_acquire_result *res)
+{
+    char d[32] = "", holder[256] = "";
+
+    if (res->holder.host[0])
+        snprintf(holder, sizeof(holder), " by %s pid %lld (fence %lld)", res->holder.host,
+                 res->holder.pid, res->holder.fence);
+    if (res->retry_ms >= 0)
+        fmt_dur(res->retry_ms, d, sizeof(d));
+    rr_log_audit(RR_LOG_NOTICE, "busy",
+                 (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
+                                      RR_FN("holder_pid", res->holder.pid),
+                                      RR_FN("holder_fence", res->holder.fence),
+                                      RR_FN("ttl_ms", res->retry_ms), RR_FIELD_END },
+                 "%s: lock is held%s%s%s%s", au->cfg->wait_ms ? "gave up waiting" : "not running",
+                 holder, d[0] ? ", " : "", d, d[0] ? " left" : "");
+}
+
+static void say_skipped(const struct rr_audit *au, const struct rr_acquire_result *res)
+{
+    const struct rr_config *cfg = au->cfg;
+
+    rr_log_audit(RR_LOG_NOTICE, "skipped",
+                 (struct rr_field[]){ RR_FS("once", cfg->once_id),
+                                      RR_FS("host", res->holder.host),
+                                      RR_FN("fence", res->holder.fence), RR_FIELD_END },
+                 "not running: --once %s already succeeded%s%s", cfg->once_id,
+                 res->holder.host[0] ? " on " : "", res->holder.host);
+}
+
+static void say_stale(const struct rr_audit *au, const struct rr_acquire_result *res)
+{
+    const struct rr_config *cfg = au->cfg;
+    char d[32];
+
+    fmt_dur(res->holder.when_ms ? rr_audit_wall_ms() - res->holder.when_ms : 0, d, sizeof(d));
+    rr_log_audit(RR_LOG_ERROR, "stale",
+                 (struct rr_field[]){ RR_FS("once", cfg->once_id),
+                                      RR_FS("host", res->holder.host),
+                                      RR_FN("pid", res->holder.pid),
+                                      RR_FN("fence", res->holder.fence), RR_FIELD_END },
+                 "not running: the previous run%s%s (%s pid %lld, fence %lld) died "
+                 "mid-way, last seen %s ago; check what it did, then run "
+                 "'redlock-run --resolve succeeded%s%s %s' to skip it or "
+                 "'--resolve clear' to run again",
+                 cfg->once_id[0] ? " of --once " : "", cfg->once_id,
+                 res->holder.host[0] ? res->holder.host : "unknown host", res->holder.pid,
+                 res->holder.fence, d, cfg->once_id[0] ? " --once " : "", cfg->once_id,
+                 cfg->name);
+}
+
+/* The audit trail: who ran what, where, and how it ended. freed: whether
+ * the release got through. */
+static void say_released(const struct rr_audit *au, const struct rr_run_sm *sm, bool freed)
+{
+    const char *status = rr_job_status_name(sm->status);
+    char how[48], after[64], d[32], k[32];
+    int64_t held = rr_now_ms() - sm->acquired_at;
+
+    if (sm->signal > 0)
+        snprintf(how, sizeof how, "signal %d", sm->signal);
+    else
+        snprintf(how, sizeof how, "exit %d", sm->child_exit);
+    /* Say what became of the lock: released, kept for --min-hold, or left
+     * to expire because the release did not get through. */
+    if (!freed) {
+        fmt_dur(au->cfg->ttl_ms, k, sizeof k);
+        snprintf(after, sizeof after, "lock left to expire within %s", k);
+    } else if (au->cfg->min_hold_ms > held) {
+        fmt_dur(au->cfg->min_hold_ms - held, k, sizeof k);
+        snprintf(after, sizeof after, "lock kept %s more (--min-hold)", k);
+    } else {
+        snprintf(after, sizeof after, "lock released");
+    }
+    fmt_dur(held, d, sizeof(d));
+    rr_log_audit(sm->status == RR_JOB_SUCCEEDED ? RR_LOG_INFO
+                 : sm->status == RR_JOB_FAILED  ? RR_LOG_WARN
+                                                : RR_LOG_ERROR,
+                 "released",
+                 (struct rr_field[]){ RR_FS("status", status),
+                                      RR_FN("exit_code", sm->child_exit),
+                                      RR_FN("signal", sm->signal),
+                                      RR_FN("fence", sm->fence),
+                                      RR_FN("held_ms", rr_now_ms() - sm->acquired_at),
+                                      RR_FIELD_END },
+                 "run %s (%s) after %s, fence %lld, on %s pid %ld; %s", status, how, d,
+                 sm->fence, au->host, (long)getpid(), after);
+}
+
+static const char *loss_why(const struct rr_run_action *a)
+{
+    switch (a->loss) {
+    case RR_LOSS_NO_QUORUM:
+        return "no quorum of renewals before the lease ran out";
+    case RR_LOSS_STOPPED:
+        return "redlock-run was stopped longer than the lease";
+    default:
+        return a->text;
+    }
+}
+
+/* The messages of a run that holds the lock, and of its end. */
+static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
+                        const struct rr_run_action *a)
+{
+    const char *t = a->text ? a->text : "";
+    char d[32];
+
+    switch (a->msg) {
+    case RR_MSG_CHILD_EXIT:
+        rr_log(RR_LOG_DEBUG, "child_exit",
+               (struct rr_field[]){ RR_FN("exit_code", a->n), RR_FIELD_END },
+               "command ended with status %d", (int)a->n);
+        break;
+    case RR_MSG_LEASE_RAN_OUT:
+        rr_log(RR_LOG_ERROR, "lost", NULL,
+               "lock lost: the lease ran out before it could be renewed; the command "
+               "was stopped at its end");
+        break;
+    case RR_MSG_LOST:
+        rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command", loss_why(a),
+               a->n ? "killed" : "stopping");
+        break;
+    case RR_MSG_TIMEOUT:
+        fmt_dur(au->cfg->timeout_ms, d, sizeof(d));
+        rr_log(RR_LOG_ERROR, "timeout", NULL,
+               "command ran longer than --max-runtime %s; stopping it", d);
+        break;
+    case RR_MSG_RENEWED_AGAIN:
+        rr_log(RR_LOG_WARN, "renewed", NULL, "renewed again after %d failed attempt%s",
+               (int)a->n, a->n == 1 ? "" : "s");
+        break;
+    case RR_MSG_RENEWED:
+        rr_log(RR_LOG_INFO, "renewed", (struct rr_field[]){ RR_FN("rtt_ms", a->n), RR_FIELD_END },
+               "renewed (%lldms round trip)", a->n);
+        break;
+    case RR_MSG_RENEW_FAILED:
+        /* One warning per outage, not one per retry. */
+        rr_log(a->n ? RR_LOG_WARN : RR_LOG_DEBUG, "renew_failed", NULL,
+               "renewal failed (%s); retrying until the lease runs out", t);
+        break;
+    case RR_MSG_FORWARDED:
+        rr_log(RR_LOG_INFO, "signal", NULL, "forwarded %s to the command", strsignal((int)a->n));
+        break;
+    case RR_MSG_STOPPED:
+        rr_log(RR_LOG_WARN, "stopped", NULL,
+               "stopped (SIGTSTP), and the command with us; the lease runs out in %lldms "
+               "unless we are continued", a->n);
+        break;
+    case RR_MSG_MIN_HOLD:
+        fmt_dur(a->n, d, sizeof(d));
+        rr_log(RR_LOG_INFO, "min_hold", NULL, "keeping the lock %s longer (--min-hold)", d);
+        break;
+    case RR_MSG_RELEASE_FAILED:
+        fmt_dur(au->cfg->ttl_ms, d, sizeof(d));
+        rr_log(RR_LOG_WARN, "release_failed", NULL,
+               "could not release the lock (%s); it expires by itself within %s", t, d);
+        break;
+    case RR_MSG_RELEASE_NOT_SENT:
+        rr_log(RR_LOG_WARN, "release_failed", NULL,
+               "could not release the lock; it expires by itself");
+        break;
+    case RR_MSG_RELEASED:
+        say_released(au, sm, a->n != 0);
+        break;
+    default:
+        break;
+    }
+}
+
+void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
+                  const struct rr_run_action *a, const struct rr_acquire_result *res)
+{
+    const char *t = a->text ? a->text : "";
+    char d[32];
+
+    switch (a->msg) {
+    case RR_MSG_SETUP:
+        rr_log(RR_LOG_ERROR, "setup", NULL, "%s", t);
+        break;
+    case RR_MSG_ACQUIRE_NOT_SENT:
+        rr_log(RR_LOG_ERROR, "internal", NULL, "cannot send the acquire request");
+        break;
+    case RR_MSG_ABANDONED:
+        rr_log(RR_LOG_WARN, "abandoned", NULL,
+               "the previous run died without finishing (recorded as abandoned "
+               "in the history); running anyway (--on-stale run)");
+        break;
+    case RR_MSG_WAITED:
+        fmt_dur(sm->wait_ms, d, sizeof(d));
+        rr_log(RR_LOG_NOTICE, "waited",
+               (struct rr_field[]){ RR_FN("wait_ms", sm->wait_ms), RR_FIELD_END },
+               "got the lock after waiting %s", d);
+        break;
+    case RR_MSG_ACQUIRED:
+        say_acquired(au, sm, res);
+        break;
+    case RR_MSG_WAITING:
+        say_waiting(au, sm, res);
+        break;
+    case RR_MSG_BUSY:
+        say_busy(au, res);
+        break;
+    case RR_MSG_SKIPPED:
+        say_skipped(au, res);
+        break;
+    case RR_MSG_STALE:
+        say_stale(au, res);
+        break;
+    case RR_MSG_CONFIG:
+        rr_log_audit(RR_LOG_ERROR, "config", NULL, "cannot take the lock: %s", t);
+        break;
+    case RR_MSG_UNAVAILABLE_WAIT:
+        rr_log(RR_LOG_WARN, "unavailable", NULL,
+               "cannot take the lock: %s; retrying until --wait runs out", t);
+        break;
+    case RR_MSG_UNAVAILABLE:
+        rr_log_audit(RR_LOG_ERROR, "unavailable", NULL, "cannot take the lock: %s; %s", t,
+                     rr_diag_unavailable_hint(t));
+        break;
+    case RR_MSG_LATE:
+        rr_log(RR_LOG_ERROR, "late", NULL, "%s; try again", t);
+        break;
+    case RR_MSG_EXEC_FAILED:
+        rr_log(RR_LOG_ERROR, "exec_failed", NULL, "%s", t);
+        break;
+    default:
+        say_holding(au, sm, a);
+        break;
+    }
+}
