@@ -15,10 +15,6 @@
 #include <sys/types.h>
 #include <uv.h>
 
-/* rr_child_env and rr_child_env_free are child_env.h's; included here for
- * the callers that still look for them in this header (run.c). */
-#include "child_env.h"
-
 struct rr_child;
 
 /* Called once when the child has been reaped and what it left behind is

@@ -11,6 +11,7 @@
 
 #include "audit.h"
 #include "child.h"
+#include "child_env.h"
 #include "diag.h"
 #include "service.h"
 #include "lock.h"
@@ -174,31 +175,10 @@ static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
 static int build_env(struct run *r)
 {
     extern char **environ;
-    char name[300], fence[64], ttl[64], once[300], slot[40];
-    const char *drop[] = { "REDLOCK_PASSWORD", "REDLOCK_USER", "REDISCLI_AUTH",
-                           "REDLOCK_SENTINEL_PASSWORD", "REDLOCK_SENTINEL_USER",
-                           NULL, NULL };
-    const char *add[6];
-    int na = 0;
-    const char *url = getenv("REDLOCK_URL");
+    const struct rr_child_env_run v = { r->cfg->name, r->sm.fence, r->cfg->ttl_ms,
+                                        r->sm.slot, r->cfg->once_id };
 
-    /* A URL with credentials in it is a password too. */
-    if (url && strchr(url, '@'))
-        drop[5] = "REDLOCK_URL";
-    snprintf(name, sizeof(name), "REDLOCK_NAME=%s", r->cfg->name);
-    snprintf(fence, sizeof(fence), "REDLOCK_FENCE=%lld", r->sm.fence);
-    snprintf(ttl, sizeof(ttl), "REDLOCK_TTL_MS=%lld", (long long)r->cfg->ttl_ms);
-    add[na++] = name;
-    add[na++] = fence;
-    add[na++] = ttl;
-    snprintf(slot, sizeof(slot), "REDLOCK_SLOT=%d", r->sm.slot > 0 ? r->sm.slot : 1);
-    add[na++] = slot;
-    if (r->cfg->once_id[0]) {
-        snprintf(once, sizeof(once), "REDLOCK_ONCE=%s", r->cfg->once_id);
-        add[na++] = once;
-    }
-    add[na] = NULL;
-    r->child_env = rr_child_env(environ, drop, add);
+    r->child_env = rr_child_env_for_run(environ, &v);
     return r->child_env ? 0 : -1;
 }
 
