@@ -1,7 +1,7 @@
 /* fuzz_reply.c — libFuzzer target for the reply classifiers.
  *
  * The input is a byte stream from a Redis server. It goes through a hiredis
- * redisReader exactly as conn.c's transport_feed does, and every complete
+ * redisReader as it comes from the socket, and every complete
  * reply (and each element of an array reply) is classified with
  * rr_lock_classify_acquire, rr_lock_classify_renew and rr_job_record_parse.
  * Invariants:
