@@ -55,20 +55,17 @@ static redisReply *next(void)
     return r;
 }
 
-static void expect_none(void)
-{
-    redisReply *r = NULL;
-
-    ck_assert_int_eq(rr_resp_get(rd, &r), 0);
-    ck_assert_ptr_null(r);
-}
-
 static void expect_status(int want)
 {
     redisReply *r = NULL;
 
     ck_assert_int_eq(rr_resp_get(rd, &r), want);
     ck_assert_ptr_null(r);
+}
+
+static void expect_none(void)
+{
+    expect_status(0);
 }
 
 /* ---- encoding ----------------------------------------------------------- */
@@ -166,35 +163,24 @@ START_TEST(test_reader_in_step)
     static const char wire[] =
         "+OK\r\n-ERR x\r\n:42\r\n$-1\r\n*-1\r\n*0\r\n$0\r\n\r\n+a\rb\r\n"
         "*2\r\n*2\r\n:1\r\n$3\r\nabc\r\n*1\r\n$-1\r\n$5\r\nhe\r\nl\r\n";
+    static const struct { int type; long long size; } simple[] = {
+        { REDIS_REPLY_STATUS, 2 }, { REDIS_REPLY_ERROR, 5 }, { REDIS_REPLY_INTEGER, 42 },
+        { REDIS_REPLY_NIL, 0 }, { REDIS_REPLY_NIL, 0 }, { REDIS_REPLY_ARRAY, 0 },
+        { REDIS_REPLY_STRING, 0 },
+    };
     redisReply *r;
-    size_t step;
+    size_t step, i;
 
     for (step = 1; step <= 7; step++) {
         feed_by(wire, sizeof wire - 1, step);
-        r = next();
-        ck_assert_int_eq(r->type, REDIS_REPLY_STATUS);
-        freeReplyObject(r);
-        r = next();
-        ck_assert_int_eq(r->type, REDIS_REPLY_ERROR);
-        freeReplyObject(r);
-        r = next();
-        ck_assert_int_eq(r->type, REDIS_REPLY_INTEGER);
-        ck_assert_int_eq(r->integer, 42);
-        freeReplyObject(r);
-        r = next();
-        ck_assert_int_eq(r->type, REDIS_REPLY_NIL);
-        freeReplyObject(r);
-        r = next();
-        ck_assert_int_eq(r->type, REDIS_REPLY_NIL);
-        freeReplyObject(r);
-        r = next();
-        ck_assert_int_eq(r->type, REDIS_REPLY_ARRAY);
-        ck_assert_uint_eq(r->elements, 0);
-        freeReplyObject(r);
-        r = next();
-        ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-        ck_assert_uint_eq(r->len, 0);
-        freeReplyObject(r);
+        for (i = 0; i < sizeof simple / sizeof simple[0]; i++) {
+            r = next();
+            ck_assert_int_eq(r->type, simple[i].type);
+            ck_assert_int_eq(r->type == REDIS_REPLY_INTEGER ? r->integer
+                             : r->type == REDIS_REPLY_ARRAY ? (long long)r->elements
+                                                            : (long long)r->len, simple[i].size);
+            freeReplyObject(r);
+        }
         r = next();
         ck_assert_int_eq(r->type, REDIS_REPLY_STATUS);
         ck_assert_str_eq(r->str, "a\rb");
@@ -241,27 +227,21 @@ END_TEST
  * more is not; the same for an array's elements. */
 START_TEST(test_reader_cap_edges)
 {
+    const size_t most = RR_RESP_CAP / COST - 1;   /* elements, with the array's own */
+    const struct { char type; size_t n; int want; } cases[] = {
+        { '$', RR_RESP_CAP, 0 }, { '$', RR_RESP_CAP + 1, RR_RESP_TOO_LARGE },
+        { '*', most, 0 }, { '*', most + 1, RR_RESP_TOO_LARGE },
+    };
     char hdr[64];
-    size_t most = RR_RESP_CAP / COST - 1;   /* elements, with the array's own */
+    size_t i;
 
-    snprintf(hdr, sizeof hdr, "$%zu\r\n", RR_RESP_CAP);
-    feeds(hdr);
-    expect_none();
-    teardown();
-    setup();
-    snprintf(hdr, sizeof hdr, "$%zu\r\n", RR_RESP_CAP + 1);
-    feeds(hdr);
-    expect_status(RR_RESP_TOO_LARGE);
-    teardown();
-    setup();
-    snprintf(hdr, sizeof hdr, "*%zu\r\n", most);
-    feeds(hdr);
-    expect_none();
-    teardown();
-    setup();
-    snprintf(hdr, sizeof hdr, "*%zu\r\n", most + 1);
-    feeds(hdr);
-    expect_status(RR_RESP_TOO_LARGE);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        teardown();
+        setup();
+        snprintf(hdr, sizeof hdr, "%c%zu\r\n", cases[i].type, cases[i].n);
+        feeds(hdr);
+        expect_status(cases[i].want);
+    }
 }
 END_TEST
 
