@@ -1,18 +1,18 @@
 /* conn.h — one connection to one Redis endpoint, on a libuv loop.
  *
- * hiredis is used only as the RESP codec (redisFormatCommandArgv to encode,
- * redisReader to decode); the bytes travel over a libuv stream (TCP or unix
- * socket). Every request carries its own deadline, so a stopped or
- * unreachable server can never hang the caller. Requests are pipelined:
+ * hiredis is used only as the RESP codec (resp.h: redisFormatCommandArgv
+ * to encode, a capped redisReader to decode); the bytes travel through a
+ * transport (transport.h): the plain socket (sock.h, TCP or unix) or TLS
+ * over it (tls.h, rediss://), which counts as connecting until its
+ * handshake is done. Every request carries its own deadline, so a stopped
+ * or unreachable server can never hang the caller. Requests are pipelined:
  * they are written as soon as the connection is up and answered in order.
  *
  * The connection opens lazily on the first request; AUTH and SELECT are
  * pipelined in front of it. If the connection fails, times out, or is
  * closed by the server, every pending request is answered with an error
  * status and the connection goes back to CLOSED; the next request
- * reconnects. Bytes pass through one transport hook (conn.c: transport_write
- * / transport_feed); for rediss:// the TLS filter (tls.h) sits there, and the
- * connection counts as connecting until its handshake is done.
+ * reconnects.
  */
 #ifndef RR_CONN_H
 #define RR_CONN_H

@@ -1,4 +1,4 @@
-/* tls.c — the TLS filter under conn's transport hook (see tls.h).
+/* tls.c — the TLS transport (see tls.h): a session over the plain socket.
  *
  * OpenSSL is reached only through the function pointers below, filled by
  * dlopen/dlsym at the first session: the headers give us types and
@@ -25,7 +25,11 @@
 #include <openssl/x509v3.h>
 
 #include "log.h"
+#include "rr.h"
+#include "sock.h"
 #include "tls.h"
+
+enum { TLS_OK = 0, TLS_IOERR = -1, TLS_REFUSED = -2 };
 
 #define CRYPTO_FUNCS(X) \
     X(BIO *, BIO_new, (const BIO_METHOD *)) \
@@ -91,7 +95,7 @@ static struct {
     const struct rr_tls_opts *opts;
 } g;
 
-struct rr_tls {
+struct session {
     SSL *ssl;
     BIO *in, *out;              /* owned by ssl */
     const struct rr_tls_opts *o;
@@ -105,7 +109,7 @@ struct rr_tls {
 /* The session whose SSL call is running: the verify callback records the
  * certificate's names there. One thread, and OpenSSL calls back only from
  * inside that call. */
-static struct rr_tls *current;
+static struct session *current;
 
 /* ---- loading ---------------------------------------------------------- */
 
@@ -115,7 +119,7 @@ static int load_lib(char *err, size_t errlen)
     const char *missing = NULL;
 
     if (g.loaded)
-        return RR_TLS_OK;
+        return TLS_OK;
     if (g.err[0])
         goto fail;
     /* Never unloaded: OpenSSL registers exit handlers of its own. */
@@ -145,10 +149,10 @@ static int load_lib(char *err, size_t errlen)
         goto fail;
     }
     g.loaded = true;
-    return RR_TLS_OK;
+    return TLS_OK;
 fail:
     snprintf(err, errlen, "%s", g.err);
-    return RR_TLS_REFUSED;
+    return TLS_REFUSED;
 }
 
 /* The reason of the first queued OpenSSL error, or what. Empties the queue. */
@@ -239,10 +243,10 @@ static int get_ctx(const struct rr_tls_opts *o, char *err, size_t errlen)
     unsigned long code;
 
     if (g.ctx)
-        return RR_TLS_OK;
+        return TLS_OK;
     if (!(ctx = f.SSL_CTX_new(f.TLS_client_method()))) {
         snprintf(err, errlen, "cannot set up TLS: %s", ssl_reason(NULL, "out of memory"));
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     }
     f.SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_2_VERSION, NULL);
     f.SSL_CTX_set_verify(ctx, o->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
@@ -282,17 +286,19 @@ static int get_ctx(const struct rr_tls_opts *o, char *err, size_t errlen)
                "path can pose as Redis and read what we send");
     g.ctx = ctx;
     g.opts = o;
-    return RR_TLS_OK;
+    return TLS_OK;
 fail:
     f.SSL_CTX_free(ctx);
-    return RR_TLS_REFUSED;
+    return TLS_REFUSED;
 }
 
-int rr_tls_prepare(const struct rr_tls_opts *o, char *err, size_t errlen)
+/* Load OpenSSL and build the process-wide context now (session_new does
+ * it too). Returns TLS_OK or an error. */
+static int prepare(const struct rr_tls_opts *o, char *err, size_t errlen)
 {
     int rc = load_lib(err, errlen);
 
-    if (rc == RR_TLS_OK) {
+    if (rc == TLS_OK) {
         f.ERR_clear_error();
         rc = get_ctx(o, err, errlen);
     }
@@ -301,10 +307,15 @@ int rr_tls_prepare(const struct rr_tls_opts *o, char *err, size_t errlen)
 
 /* ---- sessions --------------------------------------------------------- */
 
-int rr_tls_new(struct rr_tls **out, const struct rr_tls_opts *o, const char *host,
-               char *err, size_t errlen)
+static void session_free(struct session *t);
+
+/* A client session to host (a name or an IP literal). Loads OpenSSL and
+ * builds the process-wide context from o on first use (o must stay valid:
+ * every session of a process shares the first o it was given). */
+static int session_new(struct session **out, const struct rr_tls_opts *o, const char *host,
+                       char *err, size_t errlen)
 {
-    struct rr_tls *t;
+    struct session *t;
     X509_VERIFY_PARAM *vp;
     unsigned char ip[16];
     const char *name = o->sni && o->sni[0] ? o->sni : host;
@@ -312,11 +323,11 @@ int rr_tls_new(struct rr_tls **out, const struct rr_tls_opts *o, const char *hos
     int rc;
 
     *out = NULL;
-    if ((rc = rr_tls_prepare(o, err, errlen)) != RR_TLS_OK)
+    if ((rc = prepare(o, err, errlen)) != TLS_OK)
         return rc;
     if (!(t = calloc(1, sizeof *t))) {
         snprintf(err, errlen, "out of memory");
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     }
     t->o = o;
     t->sent_cert = o->cert != NULL;
@@ -334,28 +345,28 @@ int rr_tls_new(struct rr_tls **out, const struct rr_tls_opts *o, const char *hos
     /* SNI carries a host name only (RFC 6066), never an address. */
     if (!is_ip && f.SSL_ctrl(t->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
                              t->host) != 1) {
-        snprintf(err, errlen, "invalid TLS server name '%s'", t->host);
+        snprintf(err, errlen, "invalid TLS server name '%.200s'", t->host);
         goto refuse;
     }
     if (!o->insecure) {
         vp = f.SSL_get0_param(t->ssl);
         if ((is_ip ? f.X509_VERIFY_PARAM_set1_ip_asc(vp, name)
                    : f.X509_VERIFY_PARAM_set1_host(vp, name, 0)) != 1) {
-            snprintf(err, errlen, "cannot verify the name '%s'", t->host);
+            snprintf(err, errlen, "cannot verify the name '%.200s'", t->host);
             goto refuse;
         }
     }
     *out = t;
-    return RR_TLS_OK;
+    return TLS_OK;
 refuse:
-    rr_tls_free(t);
-    return RR_TLS_REFUSED;
+    session_free(t);
+    return TLS_REFUSED;
 fail:
-    rr_tls_free(t);
-    return RR_TLS_IOERR;
+    session_free(t);
+    return TLS_IOERR;
 }
 
-void rr_tls_free(struct rr_tls *t)
+static void session_free(struct session *t)
 {
     if (!t)
         return;
@@ -364,19 +375,20 @@ void rr_tls_free(struct rr_tls *t)
     free(t);
 }
 
-int rr_tls_feed(struct rr_tls *t, const char *data, size_t len, char *err, size_t errlen)
+/* Ciphertext read from the socket. TLS_OK or TLS_IOERR. */
+static int session_feed(struct session *t, const char *data, size_t len, char *err, size_t errlen)
 {
     if (len > INT_MAX || f.BIO_write(t->in, data, (int)len) != (int)len) {
         snprintf(err, errlen, "out of memory");
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     }
     if (len)
         t->got_bytes = true;
-    return RR_TLS_OK;
+    return TLS_OK;
 }
 
 /* Say why an SSL call failed, as "what happened; what to change". */
-static int failure(struct rr_tls *t, int rc, char *err, size_t errlen)
+static int failure(struct session *t, int rc, char *err, size_t errlen)
 {
     int e = f.SSL_get_error(t->ssl, rc);
     long v = f.SSL_get_verify_result(t->ssl);
@@ -387,7 +399,7 @@ static int failure(struct rr_tls *t, int rc, char *err, size_t errlen)
     if (e == SSL_ERROR_ZERO_RETURN) {
         snprintf(err, errlen, "connection closed by server");
         f.ERR_clear_error();
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     }
     if (!t->o->insecure && v != X509_V_OK) {
         f.ERR_clear_error();
@@ -419,7 +431,7 @@ static int failure(struct rr_tls *t, int rc, char *err, size_t errlen)
             snprintf(err, errlen, "certificate verification failed: %s",
                      f.X509_verify_cert_error_string(v));
         }
-        return RR_TLS_REFUSED;
+        return TLS_REFUSED;
     }
     why = ssl_reason(&code, NULL);
     reason = ERR_GET_LIB(code) == ERR_LIB_SSL ? ERR_GET_REASON(code) : 0;
@@ -427,12 +439,12 @@ static int failure(struct rr_tls *t, int rc, char *err, size_t errlen)
     case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
         snprintf(err, errlen, "the server requires a client certificate; pass --tls-cert "
                  "and --tls-key");
-        return RR_TLS_REFUSED;
+        return TLS_REFUSED;
     case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:
         snprintf(err, errlen, "the server refused the TLS handshake (%s)%s", why,
                  t->sent_cert ? "; check --tls-cert"
                               : ": does it require a client certificate (--tls-cert, --tls-key)?");
-        return RR_TLS_REFUSED;
+        return TLS_REFUSED;
     case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
     case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
     case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
@@ -440,25 +452,26 @@ static int failure(struct rr_tls *t, int rc, char *err, size_t errlen)
     case SSL_R_TLSV1_ALERT_DECRYPT_ERROR:
         snprintf(err, errlen, "the server refused our client certificate (%s); check "
                  "--tls-cert and --tls-key", why);
-        return RR_TLS_REFUSED;
+        return TLS_REFUSED;
     case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION:
     case SSL_R_UNSUPPORTED_PROTOCOL:
         snprintf(err, errlen, "the server does not offer TLS 1.2 or later (%s)", why);
-        return RR_TLS_REFUSED;
+        return TLS_REFUSED;
     case SSL_R_WRONG_VERSION_NUMBER:
     case SSL_R_PACKET_LENGTH_TOO_LONG:
     case SSL_R_HTTP_REQUEST:
     case SSL_R_RECORD_LENGTH_MISMATCH:
         snprintf(err, errlen, "the server did not answer TLS: is it a plain redis:// port?");
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     }
     snprintf(err, errlen, "TLS: %s", why ? why : e == SSL_ERROR_SYSCALL
                                                       ? "connection closed by server"
                                                       : "handshake failed");
-    return RR_TLS_IOERR;
+    return TLS_IOERR;
 }
 
-int rr_tls_handshake(struct rr_tls *t, char *err, size_t errlen)
+/* Advance the handshake: 1 done, 0 needs more input, or an error. */
+static int session_handshake(struct session *t, char *err, size_t errlen)
 {
     int rc, e;
 
@@ -474,7 +487,9 @@ int rr_tls_handshake(struct rr_tls *t, char *err, size_t errlen)
     return failure(t, rc, err, errlen);
 }
 
-long rr_tls_read(struct rr_tls *t, char *buf, size_t cap, char *err, size_t errlen)
+/* Decrypt into buf: the number of bytes (> 0), 0 when more input is
+ * needed, or an error (a close_notify is TLS_IOERR "closed"). */
+static long session_read(struct session *t, char *buf, size_t cap, char *err, size_t errlen)
 {
     int rc, e;
 
@@ -490,25 +505,28 @@ long rr_tls_read(struct rr_tls *t, char *buf, size_t cap, char *err, size_t errl
     return failure(t, rc, err, errlen);
 }
 
-int rr_tls_write(struct rr_tls *t, const char *data, size_t len, char *err, size_t errlen)
+/* Encrypt len bytes of plaintext (after the handshake). */
+static int session_write(struct session *t, const char *data, size_t len, char *err, size_t errlen)
 {
     int rc;
 
     if (len == 0)
-        return RR_TLS_OK;
+        return TLS_OK;
     f.ERR_clear_error();
     /* A memory BIO takes everything: one call writes it all. */
     rc = f.SSL_write(t->ssl, data, len > INT_MAX ? INT_MAX : (int)len);
     if (rc == (int)len)
-        return RR_TLS_OK;
+        return TLS_OK;
     if (rc > 0) {
         snprintf(err, errlen, "TLS: short write");
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     }
     return failure(t, rc, err, errlen);
 }
 
-int rr_tls_take_output(struct rr_tls *t, char **out, size_t *len)
+/* The ciphertext waiting to be sent, as a malloc'ed buffer the caller owns
+ * (*out NULL and *len 0 when there is none). TLS_OK or TLS_IOERR. */
+static int session_output(struct session *t, char **out, size_t *len)
 {
     size_t n = f.BIO_ctrl_pending(t->out);
     char *buf;
@@ -516,22 +534,26 @@ int rr_tls_take_output(struct rr_tls *t, char **out, size_t *len)
     *out = NULL;
     *len = 0;
     if (n == 0)
-        return RR_TLS_OK;
+        return TLS_OK;
     if (n > INT_MAX || !(buf = malloc(n)))
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     if (f.BIO_read(t->out, buf, (int)n) != (int)n) {
         free(buf);
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     }
     *out = buf;
     *len = n;
-    return RR_TLS_OK;
+    return TLS_OK;
 }
 
-int rr_tls_closed(const struct rr_tls *t, char *err, size_t errlen)
+/* The server closed or reset the connection before its first reply: if it
+ * had asked for a client certificate, that is a refusal of ours (or of
+ * none): TLS_REFUSED with the reason in err. Else TLS_IOERR, err
+ * untouched. */
+static int session_closed(const struct session *t, char *err, size_t errlen)
 {
     if (!t->cert_requested)
-        return RR_TLS_IOERR;
+        return TLS_IOERR;
     if (t->sent_cert)
         snprintf(err, errlen, "the server closed the connection after asking for our client "
                  "certificate: it does not accept --tls-cert (is it signed by the CA the "
@@ -539,12 +561,213 @@ int rr_tls_closed(const struct rr_tls *t, char *err, size_t errlen)
     else
         snprintf(err, errlen, "the server requires a client certificate; pass --tls-cert "
                  "and --tls-key");
-    return RR_TLS_REFUSED;
+    return TLS_REFUSED;
 }
 
-const char *rr_tls_stall_reason(const struct rr_tls *t)
+/* Why a handshake that ran out of time did not finish, for the message. */
+static const char *session_stall(const struct session *t)
 {
     return t->got_bytes ? "the TLS handshake did not finish"
                         : "the server did not answer TLS: is it a plain redis:// port, "
                           "or is the server stopped?";
+}
+
+/* ---- the transport ---------------------------------------------------- */
+
+struct tls_transport {
+    struct rr_wire t;          /* first: the transport is this */
+    struct rr_wire *sock;      /* the bytes */
+    struct rr_transport_events ev;  /* the owner's */
+    const struct rr_tls_opts *o;
+    const char *host;
+    struct session *tls;            /* once TCP is up */
+    bool up;                        /* the handshake is done */
+    bool answered;                  /* the server answered a request */
+    bool closed;
+};
+
+static void fail(struct tls_transport *tt, enum rr_transport_fault fault,
+                 enum rr_transport_verdict verdict, const char *detail)
+{
+    struct rr_transport_failure fl = { fault, verdict, detail };
+
+    tt->ev.failed(tt->ev.arg, &fl);
+}
+
+/* A session failed: rc says whether retrying can help. */
+static void session_failed(struct tls_transport *tt, long rc, const char *why)
+{
+    fail(tt, RR_TF_CONNECT, rc == TLS_REFUSED ? RR_TV_REFUSED : RR_TV_RETRY, why);
+}
+
+/* Send what the session has to send (handshake records, ciphertext).
+ * Returns 0, or -1 with why filled. */
+static int flush(struct tls_transport *tt, char *why, size_t whylen)
+{
+    char *out;
+    size_t n;
+
+    if (session_output(tt->tls, &out, &n) != TLS_OK) {
+        snprintf(why, whylen, "%s", uv_strerror(UV_ENOMEM));
+        return -1;
+    }
+    return n ? tt->sock->ops->write(tt->sock, out, n, false, why, whylen) : 0;
+}
+
+/* TCP is up: start the handshake; the transport stays connecting (under
+ * the owner's connect deadline) until it is done. */
+static void on_sock_up(void *arg)
+{
+    struct tls_transport *tt = arg;
+    char why[RR_ERRLEN];
+    int rc = session_new(&tt->tls, tt->o, tt->host, why, sizeof why);
+
+    if (rc == TLS_OK && (rc = session_handshake(tt->tls, why, sizeof why)) >= 0) {
+        if (flush(tt, why, sizeof why) < 0)
+            fail(tt, RR_TF_STREAM, RR_TV_NONE, why);
+        return;
+    }
+    session_failed(tt, rc, why);
+}
+
+/* Ciphertext: it drives the handshake first, then is decrypted for the
+ * owner. Every step stops as soon as the owner closed us. */
+static void on_sock_data(void *arg, const char *data, size_t len)
+{
+    struct tls_transport *tt = arg;
+    char why[RR_ERRLEN], plain[16384];
+    long n;
+    int rc;
+
+    if ((rc = session_feed(tt->tls, data, len, why, sizeof why)) != TLS_OK) {
+        session_failed(tt, rc, why);
+        return;
+    }
+    if (!tt->up) {
+        rc = session_handshake(tt->tls, why, sizeof why);
+        if (flush(tt, why, sizeof why) < 0) {
+            fail(tt, RR_TF_STREAM, RR_TV_NONE, why);
+            return;
+        }
+        if (rc < 0)
+            session_failed(tt, rc, why);
+        if (rc <= 0)
+            return;
+        tt->up = true;
+        tt->ev.up(tt->ev.arg);
+    }
+    while (!tt->closed) {
+        if ((n = session_read(tt->tls, plain, sizeof plain, why, sizeof why)) < 0) {
+            session_failed(tt, n, why);
+            return;
+        }
+        if (n == 0)
+            break;
+        tt->ev.data(tt->ev.arg, plain, (size_t)n);
+    }
+    /* TLS 1.3 may answer records of its own (a key update). */
+    if (!tt->closed && flush(tt, why, sizeof why) < 0)
+        fail(tt, RR_TF_STREAM, RR_TV_NONE, why);
+}
+
+/* The socket broke. Closed or reset before any reply, after the server had
+ * asked for a client certificate: that is a refusal of ours. */
+static void on_sock_failed(void *arg, const struct rr_transport_failure *fl)
+{
+    struct tls_transport *tt = arg;
+    char why[RR_ERRLEN];
+
+    if (fl->fault != RR_TF_CONNECT && tt->tls && !tt->answered
+        && session_closed(tt->tls, why, sizeof why) == TLS_REFUSED) {
+        session_failed(tt, TLS_REFUSED, why);
+        return;
+    }
+    if (fl->fault == RR_TF_EOF && !tt->up) {
+        fail(tt, RR_TF_CONNECT, RR_TV_NONE,
+             "connection closed during the TLS handshake (is it a TLS port?)");
+        return;
+    }
+    tt->ev.failed(tt->ev.arg, fl);
+}
+
+static void on_sock_released(void *arg)
+{
+    struct tls_transport *tt = arg;
+    struct rr_transport_events ev = tt->ev;
+
+    session_free(tt->tls);
+    free(tt);
+    ev.released(ev.arg);
+}
+
+static int tls_write(struct rr_wire *t, char *data, size_t len, bool secret,
+                     char *why, size_t whylen)
+{
+    struct tls_transport *tt = (struct tls_transport *)t;
+    int rc = session_write(tt->tls, data, len, why, whylen);
+
+    if (secret)
+        explicit_bzero(data, len);
+    free(data);
+    if (rc != TLS_OK)
+        return -1;
+    return flush(tt, why, whylen);
+}
+
+static void tls_answered(struct rr_wire *t)
+{
+    ((struct tls_transport *)t)->answered = true;
+}
+
+static const char *tls_stalled(const struct rr_wire *t)
+{
+    const struct tls_transport *tt = (const struct tls_transport *)t;
+
+    return tt->tls ? session_stall(tt->tls) : NULL;
+}
+
+static void tls_close(struct rr_wire *t)
+{
+    struct tls_transport *tt = (struct tls_transport *)t;
+
+    if (tt->closed)
+        return;
+    tt->closed = true;
+    tt->sock->ops->close(tt->sock);
+}
+
+static const struct rr_transport_ops tls_ops = {
+    tls_write, tls_answered, tls_stalled, tls_close,
+};
+
+int rr_tls_open(struct rr_wire **out, uv_loop_t *loop, const struct rr_endpoint *ep,
+                const struct rr_tls_opts *o, const struct rr_transport_events *ev,
+                char *why, size_t whylen)
+{
+    struct tls_transport *tt = calloc(1, sizeof *tt);
+    struct rr_transport_events inner = {
+        tt, on_sock_up, on_sock_data, on_sock_failed, on_sock_released,
+    };
+    char ignored[RR_ERRLEN];
+    int err;
+
+    *out = NULL;
+    if (!tt) {
+        snprintf(why, whylen, "%s", uv_strerror(UV_ENOMEM));
+        return UV_ENOMEM;
+    }
+    tt->t.ops = &tls_ops;
+    tt->ev = *ev;
+    tt->o = o;
+    tt->host = ep->host;
+    err = rr_sock_open(&tt->sock, loop, ep, &inner, why, whylen);
+    if (!tt->sock) {
+        free(tt);
+        return err;
+    }
+    *out = &tt->t;
+    /* While the SYN or the lookup is out; its errors come again with the
+     * session. */
+    prepare(o, ignored, sizeof ignored);
+    return err;
 }

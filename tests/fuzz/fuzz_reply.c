@@ -1,7 +1,7 @@
 /* fuzz_reply.c — libFuzzer target for the reply classifiers.
  *
  * The input is a byte stream from a Redis server. It goes through a hiredis
- * redisReader exactly as conn.c's transport_feed does, and every complete
+ * redisReader as it comes from the socket, and every complete
  * reply (and each element of an array reply) is classified with
  * rr_lock_classify_acquire, rr_lock_classify_renew and rr_job_record_parse.
  * Invariants:
@@ -12,7 +12,9 @@
  *     number;
  *   - an ERR vote has a reason; BUSY/DONE/STALE only for their tags;
  *   - renew says 1 or 0 only for the integer replies 1 and 0;
- *   - a parsed record's strings are NUL-terminated and its status known.
+ *   - a parsed record's strings are NUL-terminated and its status known;
+ *   - the capped reader (resp.h) gives the same replies as a plain hiredis
+ *     reader, and the same protocol error, until it stops at the cap.
  *
  * hiredis 0.14 allocates an array's element table as soon as it reads the
  * "*N" header, so "*1000000000\r\n" asks for 8 GB; inputs with a count
@@ -30,6 +32,7 @@
 #include "conn.h"
 #include "job.h"
 #include "lock.h"
+#include "resp.h"
 
 #define FAIL(...) do { fprintf(stderr, "fuzz_reply: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
 #define MAX_COUNT 100000
@@ -159,8 +162,31 @@ static void check_all(const redisReply *r)
     check_record(r);
 }
 
+/* The capped reader's answer next to hiredis's own: rc and reply as
+ * redisReaderGetReply gave them. Returns false once it stopped at the cap. */
+static bool same_as_capped(struct rr_resp_reader *cr, int rc, const redisReply *r)
+{
+    redisReply *c = NULL;
+    int crc = rr_resp_get(cr, &c);
+
+    if (crc == RR_RESP_TOO_LARGE)
+        return false;
+    if (rc != REDIS_OK) {
+        if (crc != RR_RESP_PROTO)
+            FAIL("hiredis failed, the capped reader gave %d", crc);
+        return false;
+    }
+    if (!r != !c || (r && (r->type != c->type || r->len != c->len || r->elements != c->elements)))
+        FAIL("the capped reader gave another reply (%d, type %d) than hiredis (type %d)", crc,
+             c ? c->type : -1, r ? r->type : -1);
+    if (c)
+        freeReplyObject(c);
+    return r != NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    struct rr_resp_reader *cr;
     redisReader *rd;
     struct rr_vote v;
     void *reply;
@@ -178,12 +204,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FAIL("an I/O error counted as a vote");
 
     rd = redisReaderCreate();
-    if (!rd)
+    cr = rr_resp_reader_new();
+    if (!rd || !cr)
         abort();
-    if (redisReaderFeed(rd, (const char *)data, size) != REDIS_OK)
+    if (redisReaderFeed(rd, (const char *)data, size) != REDIS_OK
+        || rr_resp_feed(cr, (const char *)data, size) != RR_RESP_OK)
         abort();
+    bool capped = true;
     while (n++ < MAX_REPLIES) {
-        if (redisReaderGetReply(rd, &reply) != REDIS_OK || reply == NULL)
+        int rc = redisReaderGetReply(rd, &reply);
+        if (capped)
+            capped = same_as_capped(cr, rc, rc == REDIS_OK ? reply : NULL);
+        if (rc != REDIS_OK || reply == NULL)
             break;
         const redisReply *r = reply;
         check_all(r);
@@ -192,6 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 check_all(r->element[i]);
         freeReplyObject(reply);
     }
+    rr_resp_reader_free(cr);
     redisReaderFree(rd);
     return 0;
 }
