@@ -1,4 +1,5 @@
 /* audit.c — the words of a run's messages (see audit.h). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -173,6 +174,21 @@ static const char *loss_why(const struct rr_run_action *a)
     }
 }
 
+static const char *stop_name(int sig)
+{
+    return sig == SIGTSTP ? "SIGTSTP" : sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU";
+}
+
+/* Why a job-control stop is not obeyed: nothing could continue it. */
+static const char *no_job_why(bool terminal, bool command)
+{
+    if (!terminal)
+        return command ? ", sent by a process: there is no terminal to continue it"
+                       : ": there is no terminal to continue redlock-run";
+    return ": redlock-run is not a job of a shell on its terminal, so nothing would "
+           "continue it";
+}
+
 /* The messages of a run that holds the lock, and of its end. */
 static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
                         const struct rr_run_action *a)
@@ -220,6 +236,32 @@ static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
         rr_log(RR_LOG_WARN, "stopped", NULL,
                "stopped (SIGTSTP), and the command with us; the lease runs out in %lldms "
                "unless we are continued", a->n);
+        break;
+    case RR_MSG_TTY_STOP:
+        rr_log(RR_LOG_WARN, "tty_stop", NULL,
+               "the command was stopped by %s: it %s the terminal while redlock-run was in "
+               "the background; stopping with it (fg continues both), or use --foreground",
+               stop_name(a->sig), a->sig == SIGTTIN ? "read" : "changed or wrote to");
+        break;
+    case RR_MSG_CHILD_STOPPED:
+        rr_log(RR_LOG_WARN, "child_stopped", NULL,
+               "the command was stopped (%s) by another process; it keeps the lock until it "
+               "is continued or ends, and the guard ends it when the lease can no longer be "
+               "renewed", strsignal(a->sig));
+        break;
+    case RR_MSG_CHILD_CONTINUED:
+        /* Without a terminal only kill(2) sends these: say so, not "read
+         * the terminal". Once a warning, then (a command that keeps
+         * stopping itself) only in the debug log. */
+        rr_log(a->n ? RR_LOG_WARN : RR_LOG_DEBUG, "child_continued",
+               (struct rr_field[]){ RR_FS("stop_signal", stop_name(a->sig)), RR_FIELD_END },
+               "the command was stopped by %s%s; continued it (the lease and --max-runtime "
+               "still apply)", stop_name(a->sig), no_job_why(a->terminal, true));
+        break;
+    case RR_MSG_TSTP_IGNORED:
+        rr_log(a->n ? RR_LOG_WARN : RR_LOG_DEBUG, "sigtstp_ignored", NULL,
+               "ignored SIGTSTP%s; the command runs on, under its lease",
+               no_job_why(a->terminal, false));
         break;
     case RR_MSG_MIN_HOLD:
         fmt_dur(a->n, d, sizeof(d));

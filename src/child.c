@@ -57,13 +57,12 @@ struct rr_child {
     bool closing;              /* rr_child_free was called: handles closing */
     bool tty;                  /* its group has the terminal (tty.h) */
     bool lease_ran_out;        /* the guard had acted, seen as it stood down */
-    bool said_tty_stop;        /* warned that SIGTTIN/SIGTTOU stopped it */
-    bool said_stop;            /* warned that someone else stopped it */
     int open_handles;
     int64_t kill_deadline_ms;  /* uv_now() based, valid if kill_armed */
     int64_t grace_ms;          /* TERM -> KILL for stragglers */
     int wstatus;               /* the leader's, once reaped */
     rr_child_exit_fn exit_cb;
+    rr_child_stop_fn stop_cb;
     void *arg;
 };
 
@@ -361,32 +360,15 @@ static void on_sweep_timer(uv_timer_t *h)
     sweep_next(ch, rr_sweep_look(&ch->sweep));
 }
 
-/* Not an exit. Ctrl-Z (the command had the terminal), or a read or write
- * of the terminal from the background: the job stops, and we with it, as
- * a shell's job would — run.c's SIGTSTP handler stops the group, lets the
- * lease be watched by the guard, and continues the command with the
- * terminal on fg, if the lease allows. */
+/* Not an exit: reported, and run_step.c decides (a job stops as a whole
+ * only where a shell can continue it). A stopped job gives the terminal
+ * back, as a shell's would. */
 static void on_stopped(struct rr_child *ch, int sig)
 {
-    if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-        if (ch->tty)
-            rr_tty_take(ch->pid);
-        if (sig != SIGTSTP && !ch->said_tty_stop) {
-            ch->said_tty_stop = true;
-            rr_log(RR_LOG_WARN, "tty_stop", NULL,
-                   "the command was stopped by %s: it %s the terminal while redlock-run "
-                   "was in the background; stopping with it (fg continues both), or use "
-                   "--foreground", sig == SIGTTIN ? "SIGTTIN" : "SIGTTOU",
-                   sig == SIGTTIN ? "read" : "changed or wrote to");
-        }
-        raise(SIGTSTP);
-    } else if (!ch->said_stop) {
-        ch->said_stop = true;
-        rr_log(RR_LOG_WARN, "child_stopped", NULL,
-               "the command was stopped (%s) by another process; it keeps the lock until "
-               "it is continued or ends, and the guard ends it when the lease can no "
-               "longer be renewed", strsignal(sig));
-    }
+    if (ch->tty && (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+        rr_tty_take(ch->pid);
+    if (ch->stop_cb)
+        ch->stop_cb(ch, sig, ch->arg);
 }
 
 static void try_reap(struct rr_child *ch)
@@ -624,6 +606,7 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     ch->foreground = o->foreground;
     ch->grace_ms = o->grace_ms;
     ch->exit_cb = exit_cb;
+    ch->stop_cb = o->stop_cb;
     ch->arg = arg;
     transition(ch, CHILD_RUNNING);
     if (watch(ch, argv[0], err, errlen) < 0)

@@ -21,10 +21,16 @@ struct rr_child;
  * gone too; wstatus is waitpid()'s for the command. */
 typedef void (*rr_child_exit_fn)(struct rr_child *ch, int wstatus, void *arg);
 
+/* Called each time the command (the group's leader) is stopped, with the
+ * signal that stopped it; the terminal, if it had it, is ours again. What
+ * to do (stop with it, continue it, nothing) is the caller's decision. */
+typedef void (*rr_child_stop_fn)(struct rr_child *ch, int sig, void *arg);
+
 struct rr_child_opts {
     bool foreground;          /* stay in our process group */
     int64_t deadline_ms;      /* the lease's end (rr_now_ms clock), RR_INF for none */
     int64_t grace_ms;         /* TERM this long before the end; stragglers' grace */
+    rr_child_stop_fn stop_cb; /* NULL: a stopped command is left as it is */
 };
 
 /* rr_child_spawn's result when the lease had less than the grace left at

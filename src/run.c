@@ -16,10 +16,12 @@
 #include "service.h"
 #include "lock.h"
 #include "log.h"
+#include "proc.h"
 #include "queue.h"
 #include "run_step.h"
 #include "run.h"
 #include "svc_config.h"
+#include "tty.h"
 
 /* Signals forwarded to the child's process group while it runs. */
 static const int fwd_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -172,6 +174,33 @@ static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
          NULL);
 }
 
+static pid_t parent_of(pid_t pid)
+{
+    struct rr_proc_stat st;
+
+    return rr_proc_read_stat(pid, &st) == 0 ? st.ppid : -1;
+}
+
+/* Could a shell continue us after a stop, now (tty.h)? Asked at each stop
+ * only: a terminal can go away, or come (a shell's job when started). */
+static void job_control(struct rr_run_ev *ev)
+{
+    struct rr_tty_facts f;
+
+    rr_tty_facts(&f, parent_of);
+    ev->terminal = f.terminal;
+    ev->job_control = rr_tty_job_control(&f);
+}
+
+static void on_child_stop(struct rr_child *ch, int sig, void *arg)
+{
+    struct rr_run_ev ev = { .kind = RR_EV_CHILD_STOPPED, .now = rr_now_ms(), .sig = sig };
+
+    (void)ch;
+    job_control(&ev);
+    feed(arg, &ev, NULL);
+}
+
 static int build_env(struct run *r)
 {
     extern char **environ;
@@ -193,7 +222,8 @@ static void start_child(struct run *r)
     } else {
         struct rr_child_opts co = { .foreground = r->cfg->foreground,
                                     .deadline_ms = r->sm.valid_until,
-                                    .grace_ms = r->sm.stop_grace_ms };
+                                    .grace_ms = r->sm.stop_grace_ms,
+                                    .stop_cb = on_child_stop };
         rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env, &co,
                             on_child_exit, r, err, sizeof(err));
     }
@@ -254,8 +284,11 @@ static void on_signal(uv_signal_t *h, int sig)
  * not stop us.) */
 static void on_sigtstp(uv_signal_t *h, int sig)
 {
+    struct rr_run_ev ev = { .kind = RR_EV_SIGTSTP, .now = rr_now_ms() };
+
     (void)sig;
-    feed_kind(h->data, RR_EV_SIGTSTP);
+    job_control(&ev);
+    feed(h->data, &ev, NULL);
 }
 
 /* Continued: whether the guard had to act while we were stopped. */

@@ -391,6 +391,51 @@ static void on_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
     }
 }
 
+/* The whole job stops, as a shell's job would: the command is in a process
+ * group of its own, so it would work on while we, stopped, let the lease run
+ * out; the command first, then us. Only where a shell can continue us. */
+static void stop_job(struct rr_run_sm *sm, struct rr_run_actions *out, int64_t now)
+{
+    if (holding(sm)) {
+        push(out, RR_ACT_FORWARD)->sig = SIGSTOP;
+        say(out, RR_MSG_STOPPED, sm->valid_until - now, NULL);
+    }
+    push(out, RR_ACT_STOP_SELF);
+}
+
+/* The command stopped (waitpid's WUNTRACED). A job-control stop (SIGTSTP,
+ * SIGTTIN, SIGTTOU) stops the job as a whole where a shell can continue it.
+ * Elsewhere (cron, CI: no terminal, or one no shell of ours runs) nobody
+ * ever could: as the kernel discards these signals for a group that no
+ * shell can continue, the stop is undone, at once and each time; a command
+ * that keeps stopping itself is still bounded by the lease and
+ * --max-runtime. A SIGSTOP is someone's deliberate pause: it stays. */
+static void on_child_stopped(struct rr_run_sm *sm, const struct rr_run_ev *ev,
+                             struct rr_run_actions *out)
+{
+    if (!holding(sm))
+        return;
+    if (ev->sig != SIGTSTP && ev->sig != SIGTTIN && ev->sig != SIGTTOU) {
+        if (!sm->said_child_stop) {
+            sm->said_child_stop = true;
+            say(out, RR_MSG_CHILD_STOPPED, 0, NULL)->sig = ev->sig;
+        }
+        return;
+    }
+    if (!ev->job_control) {
+        push(out, RR_ACT_RESUME_CHILD);
+        struct rr_run_action *a = say(out, RR_MSG_CHILD_CONTINUED, sm->child_continued++ == 0, NULL);
+        a->sig = ev->sig;
+        a->terminal = ev->terminal;
+        return;
+    }
+    if (ev->sig != SIGTSTP && !sm->said_tty_stop) {
+        sm->said_tty_stop = true;
+        say(out, RR_MSG_TTY_STOP, 0, NULL)->sig = ev->sig;
+    }
+    stop_job(sm, out, ev->now);
+}
+
 static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run_actions *out)
 {
     switch (ev->kind) {
@@ -419,14 +464,14 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
         }
         break;
     case RR_EV_SIGTSTP:
-        /* The command is in a process group of its own, so it would work on
-         * while we, stopped, let the lease run out: the whole job stops, the
-         * command first, then us. */
-        if (holding(sm)) {
-            push(out, RR_ACT_FORWARD)->sig = SIGSTOP;
-            say(out, RR_MSG_STOPPED, sm->valid_until - ev->now, NULL);
+        if (ev->job_control) {
+            stop_job(sm, out, ev->now);
+        } else {
+            /* Nobody could continue us: a stop would last for ever, the
+             * command killed at the lease's end and us left in state T.
+             * SIGSTOP still stops us; the guard enforces the lease. */
+            say(out, RR_MSG_TSTP_IGNORED, sm->tstp_ignored++ == 0, NULL)->terminal = ev->terminal;
         }
-        push(out, RR_ACT_STOP_SELF);
         break;
     default:   /* RR_EV_CONTINUED */
         /* The guard enforced the lease meanwhile; the command goes on only if
@@ -484,6 +529,9 @@ void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run
     case RR_EV_CHILD_FAILED:
     case RR_EV_CHILD_EXITED:
         on_child(sm, ev, out);
+        break;
+    case RR_EV_CHILD_STOPPED:
+        on_child_stopped(sm, ev, out);
         break;
     case RR_EV_RENEW_DUE:
     case RR_EV_RENEW_NOT_SENT:

@@ -44,6 +44,7 @@ enum rr_run_event {
     RR_EV_CHILD_LATE,       /* the lease left less than the grace at exec; text */
     RR_EV_CHILD_FAILED,     /* spawn_rc (-127, -126, -1), text */
     RR_EV_CHILD_EXITED,     /* code, child_exit, child_signal, lease_ran_out */
+    RR_EV_CHILD_STOPPED,    /* sig: the command's stop signal; job_control, terminal */
     RR_EV_RENEW_DUE,        /* the renew timer */
     RR_EV_RENEW_NOT_SENT,
     RR_EV_RENEWED,          /* sent_ms, valid_until */
@@ -52,7 +53,7 @@ enum rr_run_event {
     RR_EV_LOST_DEADLINE,    /* the lost timer: the lease may be running out */
     RR_EV_MAX_RUNTIME,
     RR_EV_SIGNAL,           /* sig: a terminating (or USR) signal */
-    RR_EV_SIGTSTP,
+    RR_EV_SIGTSTP,          /* job_control, terminal */
     RR_EV_CONTINUED,        /* SIGCONT, or back from our own stop; lease_ran_out */
     RR_EV_RELEASED,         /* freed: a quorum released (or no errors); text */
     RR_EV_RELEASE_NOT_SENT,
@@ -78,6 +79,10 @@ struct rr_run_ev {
     int64_t sent_ms, valid_until;
     int sig;
     bool freed;
+    /* CHILD_STOPPED, SIGTSTP: can a shell continue us after a stop (a
+     * controlling terminal, and we are a job of it: tty.h); is there a
+     * terminal at all (for the message). */
+    bool job_control, terminal;
 };
 
 /* What a user is told; audit.h formats each one. */
@@ -105,6 +110,10 @@ enum rr_run_msg {
     RR_MSG_RENEW_FAILED,      /* text, n: 1 first of an outage */
     RR_MSG_FORWARDED,         /* n: the signal */
     RR_MSG_STOPPED,           /* n: lease left ms */
+    RR_MSG_TTY_STOP,          /* sig: SIGTTIN or SIGTTOU stopped the command; we stop with it */
+    RR_MSG_CHILD_STOPPED,     /* sig: another process stopped the command (SIGSTOP) */
+    RR_MSG_CHILD_CONTINUED,   /* sig, terminal, n: 1 the first time: no job control, continued */
+    RR_MSG_TSTP_IGNORED,      /* terminal, n: 1 the first time: no job control, not stopping */
     RR_MSG_MIN_HOLD,          /* n: hold ms */
     RR_MSG_RELEASE_FAILED,    /* text */
     RR_MSG_RELEASE_NOT_SENT,
@@ -129,7 +138,7 @@ enum rr_run_act {
     RR_ACT_FORWARD,           /* sig to the command */
     RR_ACT_STOP_CHILD,        /* TERM, KILL after ms */
     RR_ACT_KILL_CHILD,        /* KILL now */
-    RR_ACT_RESUME_CHILD,
+    RR_ACT_RESUME_CHILD,      /* the terminal back to the command if we have it, SIGCONT */
     RR_ACT_SET_DEADLINE,      /* ms: the lease's new end, for the guard */
     RR_ACT_STOP_SELF,         /* raise SIGSTOP; RR_EV_CONTINUED when continued */
     RR_ACT_ARM_RENEW,         /* ms */
@@ -153,6 +162,7 @@ struct rr_run_action {
     int64_t ms;
     int sig;
     int code;
+    bool terminal;            /* RR_MSG_CHILD_CONTINUED, _TSTP_IGNORED */
     /* RR_ACT_WAIT */
     long long rank;
     int64_t pttl, backoff, left;
@@ -204,6 +214,10 @@ struct rr_run_sm {
     enum rr_job_status final_status;  /* our reason to stop (lost, timeout); NONE */
     int final_code;
     bool child_started;
+    bool said_tty_stop;          /* RR_MSG_TTY_STOP, once */
+    bool said_child_stop;        /* RR_MSG_CHILD_STOPPED, once */
+    long long child_continued;   /* stops of the command undone (no job control) */
+    long long tstp_ignored;      /* SIGTSTPs not obeyed (no job control) */
 };
 
 /* Initialise sm in ACQUIRING for a run that starts at now. */

@@ -57,6 +57,10 @@ static const char *acts(void)
         [RR_MSG_RENEW_FAILED] = "renew_failed",
         [RR_MSG_FORWARDED] = "forwarded",
         [RR_MSG_STOPPED] = "stopped",
+        [RR_MSG_TTY_STOP] = "tty_stop",
+        [RR_MSG_CHILD_STOPPED] = "child_stopped",
+        [RR_MSG_CHILD_CONTINUED] = "child_continued",
+        [RR_MSG_TSTP_IGNORED] = "tstp_ignored",
         [RR_MSG_MIN_HOLD] = "min_hold",
         [RR_MSG_RELEASE_FAILED] = "release_failed",
         [RR_MSG_RELEASE_NOT_SENT] = "release_not_sent",
@@ -500,8 +504,10 @@ END_TEST
 
 START_TEST(test_stop_and_continue)
 {
+    /* Job control: a shell can continue us. */
     run(&params);
-    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP, .now = 2100 }),
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP, .now = 2100,
+                                              .job_control = true, .terminal = true }),
                      "forward:19 say:stopped stop_self");
     ck_assert_int_eq(out.a[1].n, 28000);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED, .now = 3000 }), "resume");
@@ -511,8 +517,95 @@ START_TEST(test_stop_and_continue)
     ck_assert_int_eq(out.a[4].loss, RR_LOSS_STOPPED);
     /* Outside the run of the command, we just stop. */
     start(&params);
-    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP }), "stop_self");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP, .job_control = true }),
+                     "stop_self");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED }), "");
+}
+END_TEST
+
+/* The command stopped by SIGTTIN (it read the terminal from the
+ * background), SIGTTOU or SIGTSTP, where a shell can continue us: the job
+ * stops as a whole. */
+START_TEST(test_child_stop_job_control)
+{
+    run(&params);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 2100,
+                                              .sig = SIGTTIN, .job_control = true,
+                                              .terminal = true }),
+                     "say:tty_stop forward:19 say:stopped stop_self");
+    ck_assert_int_eq(out.a[0].sig, SIGTTIN);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED, .now = 3000 }), "resume");
+    /* Said once; Ctrl-Z (SIGTSTP) needs no word of its own. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 3100,
+                                              .sig = SIGTTOU, .job_control = true }),
+                     "forward:19 say:stopped stop_self");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 3200,
+                                              .sig = SIGTSTP, .job_control = true }),
+                     "forward:19 say:stopped stop_self");
+    /* SIGSTOP from another process: said once, the command stays stopped. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .sig = SIGSTOP,
+                                              .job_control = true }),
+                     "say:child_stopped");
+    ck_assert_int_eq(out.a[0].sig, SIGSTOP);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .sig = SIGSTOP }), "");
+}
+END_TEST
+
+/* No terminal (cron, CI), or nobody who could continue us: a stop would
+ * last for ever. The command's job-control stops are undone at once, each
+ * time; our SIGTSTP is not obeyed; the lease and --max-runtime stay. */
+START_TEST(test_no_job_control)
+{
+    struct rr_run_params p = params;
+
+    p.timeout_ms = 60000;
+    start(&p);
+    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_STARTED, .now = 1100 });
+    ck_assert_int_eq(sm.state, RR_RUN_RUNNING);
+
+    static const int sigs[] = { SIGTTIN, SIGTTOU, SIGTSTP, SIGTTIN };
+    for (int i = 0; i < 4; i++) {
+        ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 2000 + i,
+                                                  .sig = sigs[i] }),
+                         "resume say:child_continued");
+        ck_assert_int_eq(out.a[1].sig, sigs[i]);
+        ck_assert_int_eq(out.a[1].n, i == 0);   /* a warning once, then debug */
+        ck_assert(!out.a[1].terminal);
+    }
+    ck_assert_int_eq(sm.child_continued, 4);
+    /* A terminal, but not a job of a shell: the same, said so. */
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .sig = SIGTSTP, .terminal = true });
+    ck_assert(find(RR_ACT_RESUME_CHILD) != NULL);
+    ck_assert(out.a[1].terminal);
+
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP, .now = 3000 }),
+                     "say:tstp_ignored");
+    ck_assert_int_eq(out.a[0].n, 1);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP, .now = 3100 }),
+                     "say:tstp_ignored");
+    ck_assert_int_eq(out.a[0].n, 0);
+    ck_assert_int_eq(sm.state, RR_RUN_RUNNING);
+    ck_assert(find(RR_ACT_STOP_SELF) == NULL);
+
+    /* Nothing of the lease was touched: renewals, the lost deadline and
+     * --max-runtime still decide. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_MAX_RUNTIME, .now = 61100 }),
+                     "say:timeout enter:stopping stop:5000");
+    /* Stopped again while stopping: continued, so that it can end. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 61200,
+                                              .sig = SIGTTOU }),
+                     "resume say:child_continued");
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 61300, .code = 143,
+                             .child_exit = -1, .child_signal = SIGTERM });
+    ck_assert_int_eq(sm.exit_code, RR_EXIT_TIMEOUT);
+
+    /* Not holding: SIGTSTP is not obeyed either, and a late stop report
+     * after the command ended does nothing. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .sig = SIGTTIN }), "");
+    start(&params);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP }), "say:tstp_ignored");
+    ck_assert_int_eq(sm.state, RR_RUN_ACQUIRING);
 }
 END_TEST
 
@@ -536,6 +629,8 @@ static Suite *run_suite(void)
     tcase_add_test(tc, test_certain_loss);
     tcase_add_test(tc, test_renewals);
     tcase_add_test(tc, test_stop_and_continue);
+    tcase_add_test(tc, test_child_stop_job_control);
+    tcase_add_test(tc, test_no_job_control);
     suite_add_tcase(s, tc);
     return s;
 }
