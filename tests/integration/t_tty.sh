@@ -3,7 +3,9 @@
 # --foreground the command's process group gets the terminal while it runs
 # (a read works), Ctrl-Z stops the job as a whole in an interactive bash and
 # fg continues it, and a command that reads the terminal from a backgrounded
-# redlock-run stops the job instead of holding the lock while stopped.
+# redlock-run stops the job instead of holding the lock while stopped. And
+# without a terminal (cron, CI: a session of its own, under setsid) nothing
+# could ever continue a stopped job: redlock-run is never left stopped.
 # shellcheck disable=SC2016  # the commands are for the pty's shell
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -99,5 +101,164 @@ assert_contains "$o" "Stopped" "bash's job table"
 assert_contains "$o" "got:hello" "the command's output after fg"
 assert_contains "$o" "RC=0" "exit status"
 assert_key_gone R "$(k_lock tty-background)"
+
+t "SIGTSTP to a job of an interactive shell stops the command too; the lease runs out; no overlap"
+# (Was t_lease.sh's, without a terminal; the whole job stops only where a
+# shell can continue it.) The command stamps A every 50 ms; once the lease is
+# gone a second run takes the lock and stamps B; fg then ends the first with 79.
+lease_gone() { key_gone R "$(k_lock tty-lease)"; }
+timeout -k 2 30 "$PY" - "$RR_BIN" "$R_URL" "$TMP/lease.a" "$TMP/lease.go" \
+    >"$TMP/pty.out" 2>&1 <<'PY' &
+import os, pty, sys, time, select
+rr, url, a, go = sys.argv[1:5]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["PS1"] = "PROMPT> "
+    os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
+out = b""
+def drain(sec, until=None):
+    global out
+    end = time.time() + sec
+    while time.time() < end and not (until and until()):
+        r, _, _ = select.select([fd], [], [], 0.05)
+        if r:
+            try:
+                d = os.read(fd, 4096)
+            except OSError:
+                return
+            if not d:
+                return
+            out += d
+def send(s):
+    os.write(fd, s.encode())
+drain(0.5)
+send("%s -t 2s --kill-after 300ms -r %s tty-lease -- sh -c 'while :; do date +%%s%%N >> \"$1\"; "
+     "sleep 0.05; done' sh %s &\n" % (rr, url, a))
+drain(5, lambda: os.path.exists(a) and os.path.getsize(a) > 0)
+send("kill -TSTP %1\n")
+drain(0.5)
+send("echo JOBS; jobs\n")
+drain(0.5)
+drain(20, lambda: os.path.exists(go))
+send("fg; echo RC=$?\n")
+drain(10, lambda: b"RC=" in out)
+drain(0.3)
+send("exit\n")
+drain(0.5)
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+PY
+py=$!
+track_pid "$py"
+wait_for 8 test -s "$TMP/lease.a" || fail "the first command did not start"
+wait_for 8 lease_gone || fail "the lock was never given up"
+rr_direct -r "$R_URL" -t 5s tty-lease -- \
+    sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/lease.b"
+assert_rc 0 "the second run"
+: >"$TMP/lease.go"
+wait_pid "$py" 30
+o=$(cat "$TMP/pty.out")
+assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
+assert_contains "$o" "Stopped" "bash's job table"
+assert_contains "$o" "RC=79" "the first run's exit status after fg"
+a_max=$(sort -n "$TMP/lease.a" 2>/dev/null | tail -1)
+b_min=$(sort -n "$TMP/lease.b" 2>/dev/null | head -1)
+if [ -z "$a_max" ] || [ -z "$b_min" ]; then
+    fail "a run did not stamp (a: '$a_max', b: '$b_min')"
+elif [ "$a_max" -gt "$b_min" ]; then
+    fail "overlap: the first command still ran $(( (a_max - b_min) / 1000000 ))ms after the second started"
+fi
+end_test
+
+# ---- without a terminal ----------------------------------------------------
+
+# no_tty PREFIX ARGS... — redlock-run ARGS in a session of its own without a
+# controlling terminal, as under cron or CI, in the background. W: its pid,
+# BG: the job (setsid, or redlock-run itself), T0: when it was started.
+no_tty() {
+    local prefix=$1; shift
+    rm -f "$prefix.pid"
+    T0=$(now_ms)
+    setsid -w sh -c 'echo $$ >"$0.pid"; exec "$@"' "$prefix" "$RR_BIN" "$@" \
+        >"$prefix.out" 2>"$prefix.err" </dev/null &
+    BG=$!
+    track_pid "$BG"
+    wait_for 5 test -s "$prefix.pid"
+    W=$(cat "$prefix.pid" 2>/dev/null)
+    track_pid "$W"
+    ERR=$prefix.err
+}
+
+# watch_no_tty SECONDS — wait for the no_tty run at most SECONDS after its
+# start, looking at its state every 20 ms: STATES has every state seen (T
+# is stopped). Then it is continued and killed if still there; RC, HUNG
+# (1: it had to be killed), ELAPSED_MS from its start.
+watch_no_tty() {
+    local deadline=$(( T0 + $(secs_ms "$1") )) st hung=0
+    STATES=
+    while ! pid_gone "$W" && [ "$(now_ms)" -lt "$deadline" ]; do
+        st=$(awk '{ print $3 }' "/proc/$W/stat" 2>/dev/null)
+        case $STATES in *"$st"*) ;; *) STATES=$STATES$st ;; esac
+        sleep 0.02
+    done
+    if ! pid_gone "$W"; then
+        hung=1
+        { kill -CONT "$W"; kill -KILL "$W"; } 2>/dev/null
+    fi
+    wait_pid "$BG" 5
+    ELAPSED_MS=$(( $(now_ms) - T0 ))
+    [ "$hung" = 0 ] || HUNG=1
+}
+
+# assert_never_stopped WHAT — redlock-run was never seen stopped (state T).
+assert_never_stopped() {
+    case $STATES in *T*) fail "$1: redlock-run was seen stopped (states seen: $STATES)" ;; esac
+}
+
+# The bound: the lease (-t 3s) and the grace (min(--kill-after, ttl/4):
+# 750ms). Today's redlock-run needs a fraction of it; the old one stayed
+# stopped for ever once the guard had killed the command at the lease's end.
+BOUND=3.75
+
+for sig in TTIN TTOU TSTP; do
+    t "no terminal: a command stopped by SIG$sig is continued; redlock-run ends by itself with its status"
+    no_tty "$TMP/nt-$sig" -t 3s -r "$R_URL" "notty-$sig" -- \
+        sh -c "kill -$sig \$\$; kill -$sig \$\$; echo after the stops"
+    watch_no_tty "$BOUND"
+    assert_rc 0
+    assert_never_stopped "SIG$sig"
+    assert_contains "$(cat "$TMP/nt-$sig.out")" "after the stops" "the command's output"
+    e=$(cat "$ERR")
+    assert_contains "$e" "the command was stopped by SIG$sig, sent by a process: there is no terminal to continue it; continued it" "our message"
+    assert_not_contains "$e" "read the terminal" "our message"
+    assert_not_contains "$e" "stopping with it" "our message"
+    # Said once: the second stop is in the debug log only.
+    [ "$(grep -c "stopped by SIG$sig" "$ERR")" = 1 ] || fail "the warning is not said once: $e"
+    assert_key_gone R "$(k_lock "notty-$sig")"
+    end_test
+done
+
+t "no terminal: SIGTSTP to redlock-run is ignored with a warning; the command ends normally"
+no_tty "$TMP/nt-self" -t 3s -r "$R_URL" notty-self -- \
+    sh -c ': >"$1"; sleep 1; echo finished' sh "$TMP/nt-self.started"
+wait_for 3 test -e "$TMP/nt-self.started" || fail "the command did not start"
+kill -TSTP "$W"
+watch_no_tty "$BOUND"
+assert_rc 0
+assert_never_stopped "SIGTSTP to redlock-run"
+assert_contains "$(cat "$TMP/nt-self.out")" "finished" "the command's output"
+assert_contains "$(cat "$ERR")" "ignored SIGTSTP: there is no terminal to continue redlock-run" "our message"
+assert_key_gone R "$(k_lock notty-self)"
+end_test
+
+t "no terminal: a command that keeps stopping itself is still ended by --max-runtime"
+no_tty "$TMP/nt-loop" -t 3s --max-runtime 1s --kill-after 200ms -r "$R_URL" notty-loop -- \
+    sh -c 'while :; do kill -TSTP $$; done'
+watch_no_tty "$BOUND"
+assert_rc 124
+assert_never_stopped "a command stopping itself in a loop"
+assert_contains "$(cat "$ERR")" "ran longer than --max-runtime" "our message"
+assert_key_gone R "$(k_lock notty-loop)"
+end_test
 
 done_testing
