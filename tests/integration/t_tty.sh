@@ -12,11 +12,12 @@
 
 start_redis R || { t "start redis"; fail "cannot start"; done_testing; exit 1; }
 
-# pty_run MODE — drive redlock-run under a pty (python's pty module); the
-# transcript goes to $TMP/pty.out. MODE: direct (redlock-run is the session's
-# foreground job), ctrlz or background (an interactive bash runs it).
+# pty_run MODE [FILE GO] — drive redlock-run under a pty (python's pty
+# module); the transcript goes to $TMP/pty.out. MODE: direct (redlock-run is
+# the session's foreground job), ctrlz, background or lease (an interactive
+# bash runs it; lease: the command stamps FILE, and fg waits for GO to exist).
 pty_run() {
-    timeout -k 2 20 "$PY" - "$RR_BIN" "$R_URL" "$1" >"$TMP/pty.out" 2>&1 <<'PY'
+    timeout -k 2 30 "$PY" - "$RR_BIN" "$R_URL" "$@" >"$TMP/pty.out" 2>&1 <<'PY'
 import os, pty, sys, time, select
 rr, url, mode = sys.argv[1:4]
 cmd = ["sh", "-c", 'read x; echo "got:$x"']
@@ -30,10 +31,10 @@ else:
         os.environ["PS1"] = "PROMPT> "
         os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
 out = b""
-def drain(sec):
+def drain(sec, until=None):
     global out
     end = time.time() + sec
-    while time.time() < end:
+    while time.time() < end and not (until and until()):
         r, _, _ = select.select([fd], [], [], 0.05)
         if r:
             try:
@@ -50,6 +51,23 @@ if mode == "direct":
     drain(4)
     _, st = os.waitpid(pid, 0)
     out += b"\nRC=%d\n" % os.waitstatus_to_exitcode(st)
+elif mode == "lease":
+    a, go = sys.argv[4:6]
+    drain(0.5)
+    send(("%s -t 2s --kill-after 300ms -r %s tty-lease -- sh -c 'while :; do "
+          "date +%%s%%N >> \"$1\"; sleep 0.05; done' sh %s &\n" % (rr, url, a)).encode())
+    drain(5, lambda: os.path.exists(a) and os.path.getsize(a) > 0)
+    send(b"kill -TSTP %1\n")
+    drain(0.5)
+    send(b"echo JOBS; jobs\n")
+    drain(0.5)
+    drain(20, lambda: os.path.exists(go))
+    send(b"fg; echo RC=$?\n")
+    drain(10, lambda: b"RC=" in out)
+    drain(0.3)
+    send(b"exit\n")
+    drain(0.5)
+    os.waitpid(pid, 0)
 else:
     drain(0.5)
     line = "%s -t 10s -r %s tty-%s -- sh -c 'read x; echo got:$x'%s\n" % (
@@ -107,47 +125,7 @@ t "SIGTSTP to a job of an interactive shell stops the command too; the lease run
 # shell can continue it.) The command stamps A every 50 ms; once the lease is
 # gone a second run takes the lock and stamps B; fg then ends the first with 79.
 lease_gone() { key_gone R "$(k_lock tty-lease)"; }
-timeout -k 2 30 "$PY" - "$RR_BIN" "$R_URL" "$TMP/lease.a" "$TMP/lease.go" \
-    >"$TMP/pty.out" 2>&1 <<'PY' &
-import os, pty, sys, time, select
-rr, url, a, go = sys.argv[1:5]
-pid, fd = pty.fork()
-if pid == 0:
-    os.environ["PS1"] = "PROMPT> "
-    os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
-out = b""
-def drain(sec, until=None):
-    global out
-    end = time.time() + sec
-    while time.time() < end and not (until and until()):
-        r, _, _ = select.select([fd], [], [], 0.05)
-        if r:
-            try:
-                d = os.read(fd, 4096)
-            except OSError:
-                return
-            if not d:
-                return
-            out += d
-def send(s):
-    os.write(fd, s.encode())
-drain(0.5)
-send("%s -t 2s --kill-after 300ms -r %s tty-lease -- sh -c 'while :; do date +%%s%%N >> \"$1\"; "
-     "sleep 0.05; done' sh %s &\n" % (rr, url, a))
-drain(5, lambda: os.path.exists(a) and os.path.getsize(a) > 0)
-send("kill -TSTP %1\n")
-drain(0.5)
-send("echo JOBS; jobs\n")
-drain(0.5)
-drain(20, lambda: os.path.exists(go))
-send("fg; echo RC=$?\n")
-drain(10, lambda: b"RC=" in out)
-drain(0.3)
-send("exit\n")
-drain(0.5)
-os.waitpid(pid, 0)
-sys.stdout.write(out.decode(errors="replace"))
-PY
+pty_run lease "$TMP/lease.a" "$TMP/lease.go" &
 py=$!
 track_pid "$py"
 wait_for 8 test -s "$TMP/lease.a" || fail "the first command did not start"
