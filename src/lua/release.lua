@@ -4,7 +4,11 @@
 --! KEYS lock state history void queue once?
 --! ARGV token status exit_code signal hold_ms wait_ms channel host pid
 --! ARGV fence once started_ms state_ttl_ms void_ms stands waiter
---! ARGV waiter_prefix wake_prefix limit sharded history_id...
+--! ARGV waiter_prefix wake_prefix limit slot sharded history_id...
+-- lock, state: slot 1's keys (--limit N: slot K is lock:K, state:K);
+-- slot: the slot we hold, 0 when we do not know: a give-back, whose
+-- acquire may have taken any free slot (its reply may have been lost), so
+-- the slot whose lock or record carries our token is found here.
 -- void: our token's tombstone; stands: 1/0; waiter: our waiter id ('');
 -- sharded: 1, SPUBLISH (on a cluster); history_id...: the entries to undo.
 -- A release that frees the lock wakes the next live waiter only (its own
@@ -23,11 +27,30 @@ local lock, statek, histk = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY]
 local voidk, queuek, oncek = KEYS[KEY_VOID], KEYS[KEY_QUEUE], KEYS[KEY_ONCE]
 local wid, qpre = ARGV[ARG_WAITER] or '', ARGV[ARG_WAITER_PREFIX]
 local wakepre, limit = ARGV[ARG_WAKE_PREFIX], tonumber(ARGV[ARG_LIMIT]) or 1
+local token, status = ARGV[ARG_TOKEN], ARGV[ARG_STATUS]
+
+-- Our slot's keys. The lock may have expired while the record lives on,
+-- so either one carrying our token names the slot; none: nothing is ours
+-- (slot 1's keys then, which hold another token or nothing).
+local function slotkey(k, i)
+  if i == 1 then return k end
+  return k .. ':' .. i
+end
+local slot = tonumber(ARGV[ARG_SLOT]) or 0
+if slot == 0 and limit > 1 then
+  for i = 1, limit do
+    if redis.call('GET', slotkey(lock, i)) == token or
+       redis.call('HGET', slotkey(statek, i), 'token') == token then
+      slot = i
+      break
+    end
+  end
+end
+if slot > 1 then lock, statek = slotkey(lock, slot), slotkey(statek, slot) end
 -- On a cluster the channels are sharded (SPUBLISH): they live on the
 -- slot's owner only, where the waiters' SSUBSCRIBE is, not on every node.
 local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
 local queued = false
-local token, status = ARGV[ARG_TOKEN], ARGV[ARG_STATUS]
 local code, sig = ARGV[ARG_EXIT_CODE], ARGV[ARG_SIGNAL]
 local hold, wait, channel = tonumber(ARGV[ARG_HOLD_MS]), ARGV[ARG_WAIT_MS], ARGV[ARG_CHANNEL]
 

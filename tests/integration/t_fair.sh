@@ -265,6 +265,66 @@ kill_wait TERM "$w" 5
 for p in "${hs[@]}"; do kill_wait TERM "$p" 10; done
 end_test
 
+t "--limit: a give-back after a lost reply frees the slot it took, whatever slot that is"
+# The server is stopped while B acquires: B's reply never comes, B ends 69
+# and gives back without knowing which slot its acquire took (slot 2: A
+# holds slot 1). The give-back must find B's token there, free the slot and
+# put back the slot's record, or C gets "held" while only A runs, and a
+# later run records B, which ran nothing, as abandoned.
+job=limgive d=$TMP/limgive
+mkdir -p "$d"
+R F DEL "$(k_hist $job)" >/dev/null
+bg "$d/a" "$RR_BIN" -r "$U" --limit 2 "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/held"
+a=$BG
+wait_for 10 file_there "$d/held" || fail "A did not start"
+pause_redis F
+bg "$d/b" "$RR_BIN" -r "$U" --limit 2 -t 3s --redis-timeout 300ms "$job" -- touch "$d/b.ran"
+b=$BG
+sleep 0.45
+resume_redis F
+wait_pid "$b" 10
+assert_rc 69 "B, whose reply was lost"
+assert_no_file "$d/b.ran" "B's command"
+note "B: $(tr '\n' '|' < "$d/b.err")"
+assert_eq 0 "$(R F EXISTS "$(k_lock $job):2")" "slot 2's lock after B's give-back"
+st2=$(R F HMGET "$(k_state $job):2" status pid | tr '\n' ' ')
+note "slot 2's record after the give-back: $st2"
+[ "$st2" != "running $b " ] || fail "slot 2's record is B's, running: $st2"
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "C, while A holds slot 1 ($(cat "$ERR"))"
+# Once B's lease would have ended, a run takes slot 2 again.
+wait_for 5 key_gone F "$(k_lock $job):2"
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "D, after B's lease"
+hist=$(R F XRANGE "$(k_hist $job)" - + | tr '\n' ' ')
+assert_not_contains "$hist" "abandoned" "history (A runs, B ran nothing, C and D succeeded)"
+kill_wait TERM "$a" 10
+end_test
+
+t "plain master: a give-back after a lost reply frees the lock and puts back the record"
+# Without --limit there is one slot: the give-back names its keys.
+job=plaingive d=$TMP/plaingive
+mkdir -p "$d"
+rr_direct -r "$U" "$job" -- true
+assert_rc 0 "the first run"
+pause_redis F
+bg "$d/b" "$RR_BIN" -r "$U" -t 3s --redis-timeout 300ms "$job" -- touch "$d/b.ran"
+b=$BG
+sleep 0.45
+resume_redis F
+wait_pid "$b" 10
+assert_rc 69 "B, whose reply was lost"
+assert_no_file "$d/b.ran" "B's command"
+# B's acquire ran (it drew a fence) after B had stopped waiting for it.
+assert_ne "$(hget F "$(k_state $job)" fence)" "$(R F GET "$(k_fence $job)")" \
+    "the fence counter (B's acquire never ran: no reply was lost)"
+assert_eq 0 "$(R F EXISTS "$(k_lock $job)")" "the lock after B's give-back"
+assert_hash F "$(k_state $job)" status succeeded
+rr_direct -r "$U" "$job" -- true
+assert_rc 0 "C, after B"
+assert_not_contains "$(R F XRANGE "$(k_hist $job)" - + | tr '\n' ' ')" "abandoned" "history"
+end_test
+
 t "--limit with --once, and bad --limit values: 64 with a message"
 rr -r "$U" --limit 3 --once daily x -- true
 assert_rc 64 "--limit with --once"
