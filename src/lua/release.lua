@@ -21,7 +21,9 @@
 -- even one 'running' with no lock, for which it added an 'abandoned' entry:
 -- with stands = 1 (the round had a quorum, so that run is dead) the
 -- restored record is marked abandoned to match; with 0 (no quorum: the run
--- may be alive on other masters) the entries, by id, are deleted.
+-- may be alive on other masters) the entries, by id, are deleted: the ids
+-- our record keeps in 'buried' (a lost reply told the client none) and
+-- those the client passes.
 -- Returns {released (1/0), state_written (1/0)}
 local lock, statek, histk = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY]
 local voidk, queuek, oncek = KEYS[KEY_VOID], KEYS[KEY_QUEUE], KEYS[KEY_ONCE]
@@ -71,6 +73,8 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local started = tonumber(ARGV[ARG_STARTED_MS]) or now
 local written = 0
+local undo = {}
+for i = ARG_HISTORY_ID, #ARGV do undo[#undo + 1] = ARGV[i] end
 for _, key in ipairs({statek, oncek}) do
   local tok
   if key == statek then
@@ -82,6 +86,11 @@ for _, key in ipairs({statek, oncek}) do
   if tok == token then
     local prev = redis.call('HGET', key, 'prev')
     if status == '' then
+      if prev and ARGV[ARG_STANDS] == '0' then
+        for id in string.gmatch(redis.call('HGET', key, 'buried') or '', '%S+') do
+          undo[#undo + 1] = id
+        end
+      end
       -- An acquisition given back: the record we replaced comes back.
       local ttl = redis.call('PTTL', key)
       if prev then
@@ -98,7 +107,7 @@ for _, key in ipairs({statek, oncek}) do
       if s then started = s end
       redis.call('HSET', key, 'status', status, 'finished_ms', now,
                  'heartbeat_ms', now, 'exit_code', code, 'signal', sig)
-      if prev then redis.call('HDEL', key, 'prev') end
+      if prev then redis.call('HDEL', key, 'prev', 'buried') end
       -- The once record is kept --state-ttl from the end of the run (while
       -- it ran, renew.lua kept it alive).
       if key == oncek then redis.call('PEXPIRE', key, ARGV[ARG_STATE_TTL_MS]) end
@@ -107,7 +116,7 @@ for _, key in ipairs({statek, oncek}) do
   end
 end
 if status == '' and ARGV[ARG_STANDS] == '0' then
-  for i = ARG_HISTORY_ID, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
+  for _, id in ipairs(undo) do redis.call('XDEL', histk, id) end
 end
 -- The queue: a finished run leaves it (with several masters a holder keeps
 -- its place until here, so that a give-back does not lose it); a freed

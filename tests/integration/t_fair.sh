@@ -301,6 +301,38 @@ assert_not_contains "$hist" "abandoned" "history (A runs, B ran nothing, C and D
 kill_wait TERM "$a" 10
 end_test
 
+t "--limit: a lost-reply give-back over a dead run's record leaves one abandoned entry, for that run"
+# Slot 2's record is a dead run's (D, killed -9). B's acquire takes slot 2,
+# records D abandoned and keeps D's record; B never hears of it. Its
+# give-back puts D's record back and takes its entry back too (the round
+# had no quorum), so the run that next takes slot 2 records D once, and
+# nobody records B.
+job=limdead d=$TMP/limdead
+mkdir -p "$d"
+bg "$d/a" "$RR_BIN" -r "$U" --limit 2 "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/held"
+a=$BG
+wait_for 10 file_there "$d/held" || fail "A did not start"
+bg "$d/dd" "$RR_BIN" -r "$U" --limit 2 -t 1s "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/dheld"
+dd=$BG
+wait_for 10 file_there "$d/dheld" || fail "D did not start"
+kill_wait KILL "$dd" 5
+wait_for 5 key_gone F "$(k_lock $job):2" || fail "D's lock did not expire"
+pause_redis F
+bg "$d/b" "$RR_BIN" -r "$U" --limit 2 -t 3s --redis-timeout 300ms "$job" -- touch "$d/b.ran"
+b=$BG
+sleep 0.45
+resume_redis F
+wait_pid "$b" 10
+assert_rc 69 "B, whose reply was lost"
+assert_eq "running $dd " "$(R F HMGET "$(k_state $job):2" status pid | tr '\n' ' ')" "slot 2's record"
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "C, while A holds slot 1 ($(cat "$ERR"))"
+ab=$(R F XRANGE "$(k_hist $job)" - + | tr '\n' ' ' | grep -o "status abandoned exit_code  signal  host [^ ]* pid [0-9]*" |
+    sed 's/.* pid //' | tr '\n' ' ')
+assert_eq "$dd " "$ab" "the pids of the abandoned entries (D once, never B $b)"
+kill_wait TERM "$a" 10
+end_test
+
 t "plain master: a give-back after a lost reply frees the lock and puts back the record"
 # Without --limit there is one slot: the give-back names its keys.
 job=plaingive d=$TMP/plaingive
