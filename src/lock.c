@@ -385,10 +385,12 @@ static void on_abandon_reply(struct rr_svc *c, int status, redisReply *r, void *
 static bool mark_abandoned(struct op *op)
 {
     struct rr_lock *lk = op->lk;
+    /* Slot 1's keys: with --limit the script looks at every slot. */
     const char *keys[RR_ABANDON_NKEYS] = {
-        [RR_ABANDON_KEY_LOCK] = lk->keys.lock, [RR_ABANDON_KEY_STATE] = lk->keys.state,
+        [RR_ABANDON_KEY_LOCK] = lk->base_lock, [RR_ABANDON_KEY_STATE] = lk->base_state,
         [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_ONCE] = lk->keys.once,
     };
+    const char *args[RR_ABANDON_NARGS] = { [RR_ABANDON_ARG_LIMIT] = lk->limit };
     int nkeys = lk->keys.once[0] ? RR_ABANDON_NKEYS : RR_ABANDON_KEY_ONCE;
 
     op->marked = true;
@@ -401,7 +403,7 @@ static bool mark_abandoned(struct op *op)
             continue;
         op->pending++;
         if (rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON, nkeys, keys, RR_ABANDON_NARGS,
-                           NULL, on_abandon_reply, &op->slots[i]) != 0)
+                           args, on_abandon_reply, &op->slots[i]) != 0)
             op->pending--;
     }
     return op->pending > 0;

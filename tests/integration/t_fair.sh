@@ -333,6 +333,30 @@ assert_eq "$dd " "$ab" "the pids of the abandoned entries (D once, never B $b)"
 kill_wait TERM "$a" 10
 end_test
 
+t "--limit --on-stale refuse: the dead run's slot is marked abandoned, not slot 1"
+# abandon.lua used to look at slot 1 only: while A held it, slot 2's dead
+# record stayed 'running' (no history entry) however often runs refused it.
+job=limstale d=$TMP/limstale
+mkdir -p "$d"
+bg "$d/a" "$RR_BIN" -r "$U" --limit 2 "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/held"
+a=$BG
+wait_for 10 file_there "$d/held" || fail "A did not start"
+bg "$d/dd" "$RR_BIN" -r "$U" --limit 2 -t 1s "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/dheld"
+dd=$BG
+wait_for 10 file_there "$d/dheld" || fail "D did not start"
+kill_wait KILL "$dd" 5
+wait_for 5 key_gone F "$(k_lock $job):2" || fail "D's lock did not expire"
+rr_direct -r "$U" --limit 2 --on-stale refuse "$job" -- touch "$d/e.ran"
+assert_rc 65 "E, refused for the dead run"
+assert_no_file "$d/e.ran" "E's command"
+assert_hash F "$(k_state $job):2" status abandoned
+assert_hash F "$(k_state $job)" status running
+ab=$(R F XRANGE "$(k_hist $job)" - + | tr '\n' ' ' | grep -o "status abandoned exit_code  signal  host [^ ]* pid [0-9]*" |
+    sed 's/.* pid //' | tr '\n' ' ')
+assert_eq "$dd " "$ab" "the pids of the abandoned entries (D once)"
+kill_wait TERM "$a" 10
+end_test
+
 t "plain master: a give-back after a lost reply frees the lock and puts back the record"
 # Without --limit there is one slot: the give-back names its keys.
 job=plaingive d=$TMP/plaingive
