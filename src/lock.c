@@ -24,6 +24,7 @@ struct rr_lock {
     char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
     long long ticket;              /* our arrival ticket: the largest seen */
     char base_lock[320], base_state[320];   /* --limit slot 1 */
+    int slot;                      /* after OK: the --limit slot we hold; 0 none */
     long long fence;               /* after OK: ours, for the history */
     long long *started_ms;         /* per master, Redis TIME at acquire */
     bool *unsure;                  /* per master: our acquire was never answered */
@@ -248,9 +249,10 @@ static void on_release_reply(struct rr_svc *c, int status, redisReply *r, void *
 
 static int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
 {
-    char code[16], sig[16], hold[24], wait[24], fence[24], started[24];
+    char code[16], sig[16], hold[24], wait[24], fence[24], started[24], slot[12];
+    /* Slot 1's keys and the slot: release.lua names slot K's keys. */
     const char *keys[RR_RELEASE_NKEYS] = {
-        [RR_RELEASE_KEY_LOCK] = lk->keys.lock, [RR_RELEASE_KEY_STATE] = lk->keys.state,
+        [RR_RELEASE_KEY_LOCK] = lk->base_lock, [RR_RELEASE_KEY_STATE] = lk->base_state,
         [RR_RELEASE_KEY_HISTORY] = lk->keys.history, [RR_RELEASE_KEY_VOID] = lk->void_key,
         [RR_RELEASE_KEY_QUEUE] = lk->keys.queue, [RR_RELEASE_KEY_ONCE] = lk->keys.once,
     };
@@ -266,6 +268,10 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
     snprintf(wait, sizeof(wait), "%lld", (long long)ri->wait_ms);
     snprintf(fence, sizeof(fence), "%lld", lk->fence);
     snprintf(started, sizeof(started), "%lld", 0LL);
+    /* A give-back cannot know which slot its acquire took: a reply that
+     * was lost or turned into an error may hide any slot. 0 makes the
+     * script find the slot that carries our token. */
+    snprintf(slot, sizeof(slot), "%d", op->kind == OP_ACQUIRE ? 0 : lk->slot);
     /* Each master recorded its own start time; the script prefers the one in
      * its own state record and falls back to this. */
     for (int i = 0; i < lk->n; i++)
@@ -288,7 +294,8 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
         [RR_RELEASE_ARG_STANDS] = stands ? "1" : "0", [RR_RELEASE_ARG_WAITER] = lk->waiter,
         [RR_RELEASE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
         [RR_RELEASE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix,
-        [RR_RELEASE_ARG_LIMIT] = lk->limit, [RR_RELEASE_ARG_SHARDED] = "0",
+        [RR_RELEASE_ARG_LIMIT] = lk->limit, [RR_RELEASE_ARG_SLOT] = slot,
+        [RR_RELEASE_ARG_SHARDED] = "0",
     };
     int sent = 0;
 
@@ -378,10 +385,12 @@ static void on_abandon_reply(struct rr_svc *c, int status, redisReply *r, void *
 static bool mark_abandoned(struct op *op)
 {
     struct rr_lock *lk = op->lk;
+    /* Slot 1's keys: with --limit the script looks at every slot. */
     const char *keys[RR_ABANDON_NKEYS] = {
-        [RR_ABANDON_KEY_LOCK] = lk->keys.lock, [RR_ABANDON_KEY_STATE] = lk->keys.state,
+        [RR_ABANDON_KEY_LOCK] = lk->base_lock, [RR_ABANDON_KEY_STATE] = lk->base_state,
         [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_ONCE] = lk->keys.once,
     };
+    const char *args[RR_ABANDON_NARGS] = { [RR_ABANDON_ARG_LIMIT] = lk->limit };
     int nkeys = lk->keys.once[0] ? RR_ABANDON_NKEYS : RR_ABANDON_KEY_ONCE;
 
     op->marked = true;
@@ -394,7 +403,7 @@ static bool mark_abandoned(struct op *op)
             continue;
         op->pending++;
         if (rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON, nkeys, keys, RR_ABANDON_NARGS,
-                           NULL, on_abandon_reply, &op->slots[i]) != 0)
+                           args, on_abandon_reply, &op->slots[i]) != 0)
             op->pending--;
     }
     return op->pending > 0;
@@ -485,6 +494,7 @@ static int sync_fences(struct op *op)
 /* Renew and release act on the slot's keys: lock, lock:2 ... lock:N. */
 static void take_slot(struct rr_lock *lk, int slot)
 {
+    lk->slot = slot;
     if (slot <= 1)
         return;
     char sfx[16];
@@ -656,6 +666,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     memset(lk->unsure, 0, sizeof(*lk->unsure) * (size_t)lk->n);
     snprintf(lk->keys.lock, sizeof(lk->keys.lock), "%s", lk->base_lock);
     snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
+    lk->slot = 0;
     snprintf(lk->ticket_s, sizeof(lk->ticket_s), "%lld", lk->ticket);
     if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply,
                  lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,

@@ -23,7 +23,9 @@
 -- unless we take the lock: DONE and STALE only report such a record
 -- (stale = 1; lock.c sends abandon.lua once no master has a holder), and OK
 -- adds its 'abandoned' history entries but keeps the record it replaces as
--- it was and returns the entries' ids, so a give-back can undo both.
+-- it was and returns the entries' ids, also kept in our record's field
+-- 'buried' (for a give-back whose reply was lost), so a give-back can undo
+-- both.
 -- Fair waiting: waiters queue in a ZSET by arrival ticket (INCR qseq), each
 -- with a key q:WAITER that it refreshes; an entry whose key expired is a
 -- dead waiter and is dropped when met at the head. A free lock goes to the
@@ -204,6 +206,10 @@ local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once,
                 'queued', queued}
+if #ids > 0 then
+  fields[#fields + 1] = 'buried'
+  fields[#fields + 1] = table.concat(ids, ' ')
+end
 -- The record we replace is kept, serialised and unchanged, in field 'prev'
 -- until our run ends, so that giving back a partial acquisition can put it
 -- back.

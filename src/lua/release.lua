@@ -4,7 +4,11 @@
 --! KEYS lock state history void queue once?
 --! ARGV token status exit_code signal hold_ms wait_ms channel host pid
 --! ARGV fence once started_ms state_ttl_ms void_ms stands waiter
---! ARGV waiter_prefix wake_prefix limit sharded history_id...
+--! ARGV waiter_prefix wake_prefix limit slot sharded history_id...
+-- lock, state: slot 1's keys (--limit N: slot K is lock:K, state:K);
+-- slot: the slot we hold, 0 when we do not know: a give-back, whose
+-- acquire may have taken any free slot (its reply may have been lost), so
+-- the slot whose lock or record carries our token is found here.
 -- void: our token's tombstone; stands: 1/0; waiter: our waiter id ('');
 -- sharded: 1, SPUBLISH (on a cluster); history_id...: the entries to undo.
 -- A release that frees the lock wakes the next live waiter only (its own
@@ -17,17 +21,38 @@
 -- even one 'running' with no lock, for which it added an 'abandoned' entry:
 -- with stands = 1 (the round had a quorum, so that run is dead) the
 -- restored record is marked abandoned to match; with 0 (no quorum: the run
--- may be alive on other masters) the entries, by id, are deleted.
+-- may be alive on other masters) the entries, by id, are deleted: the ids
+-- our record keeps in 'buried' (a lost reply told the client none) and
+-- those the client passes.
 -- Returns {released (1/0), state_written (1/0)}
 local lock, statek, histk = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY]
 local voidk, queuek, oncek = KEYS[KEY_VOID], KEYS[KEY_QUEUE], KEYS[KEY_ONCE]
 local wid, qpre = ARGV[ARG_WAITER] or '', ARGV[ARG_WAITER_PREFIX]
 local wakepre, limit = ARGV[ARG_WAKE_PREFIX], tonumber(ARGV[ARG_LIMIT]) or 1
+local token, status = ARGV[ARG_TOKEN], ARGV[ARG_STATUS]
+
+-- Our slot's keys. The lock may have expired while the record lives on,
+-- so either one carrying our token names the slot; none: nothing is ours
+-- (slot 1's keys then, which hold another token or nothing).
+local function slotkey(k, i)
+  if i == 1 then return k end
+  return k .. ':' .. i
+end
+local slot = tonumber(ARGV[ARG_SLOT]) or 0
+if slot == 0 and limit > 1 then
+  for i = 1, limit do
+    if redis.call('GET', slotkey(lock, i)) == token or
+       redis.call('HGET', slotkey(statek, i), 'token') == token then
+      slot = i
+      break
+    end
+  end
+end
+if slot > 1 then lock, statek = slotkey(lock, slot), slotkey(statek, slot) end
 -- On a cluster the channels are sharded (SPUBLISH): they live on the
 -- slot's owner only, where the waiters' SSUBSCRIBE is, not on every node.
 local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
 local queued = false
-local token, status = ARGV[ARG_TOKEN], ARGV[ARG_STATUS]
 local code, sig = ARGV[ARG_EXIT_CODE], ARGV[ARG_SIGNAL]
 local hold, wait, channel = tonumber(ARGV[ARG_HOLD_MS]), ARGV[ARG_WAIT_MS], ARGV[ARG_CHANNEL]
 
@@ -48,6 +73,8 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local started = tonumber(ARGV[ARG_STARTED_MS]) or now
 local written = 0
+local undo = {}
+for i = ARG_HISTORY_ID, #ARGV do undo[#undo + 1] = ARGV[i] end
 for _, key in ipairs({statek, oncek}) do
   local tok
   if key == statek then
@@ -59,6 +86,11 @@ for _, key in ipairs({statek, oncek}) do
   if tok == token then
     local prev = redis.call('HGET', key, 'prev')
     if status == '' then
+      if prev and ARGV[ARG_STANDS] == '0' then
+        for id in string.gmatch(redis.call('HGET', key, 'buried') or '', '%S+') do
+          undo[#undo + 1] = id
+        end
+      end
       -- An acquisition given back: the record we replaced comes back.
       local ttl = redis.call('PTTL', key)
       if prev then
@@ -75,7 +107,7 @@ for _, key in ipairs({statek, oncek}) do
       if s then started = s end
       redis.call('HSET', key, 'status', status, 'finished_ms', now,
                  'heartbeat_ms', now, 'exit_code', code, 'signal', sig)
-      if prev then redis.call('HDEL', key, 'prev') end
+      if prev then redis.call('HDEL', key, 'prev', 'buried') end
       -- The once record is kept --state-ttl from the end of the run (while
       -- it ran, renew.lua kept it alive).
       if key == oncek then redis.call('PEXPIRE', key, ARGV[ARG_STATE_TTL_MS]) end
@@ -84,7 +116,7 @@ for _, key in ipairs({statek, oncek}) do
   end
 end
 if status == '' and ARGV[ARG_STANDS] == '0' then
-  for i = ARG_HISTORY_ID, #ARGV do redis.call('XDEL', histk, ARGV[i]) end
+  for _, id in ipairs(undo) do redis.call('XDEL', histk, id) end
 end
 -- The queue: a finished run leaves it (with several masters a holder keeps
 -- its place until here, so that a give-back does not lose it); a freed

@@ -265,6 +265,123 @@ kill_wait TERM "$w" 5
 for p in "${hs[@]}"; do kill_wait TERM "$p" 10; done
 end_test
 
+# --- give-backs whose reply was lost, and dead runs, with --limit ---------------
+
+# hold_slot1 JOB DIR — a run of --limit 2 that holds slot 1 for 30 s; its
+# wrapper's pid in A.
+hold_slot1() {
+    bg "$2/a" "$RR_BIN" -r "$U" --limit 2 "$1" -- sh -c 'touch "$1"; sleep 30' sh "$2/held"
+    A=$BG
+    wait_for 10 file_there "$2/held" || fail "A did not start"
+}
+
+# dead_slot2 JOB DIR — a run that takes slot 2 and is killed -9; returns
+# when its lock has expired (its record still says running). Its pid in D.
+dead_slot2() {
+    bg "$2/dd" "$RR_BIN" -r "$U" --limit 2 -t 1s "$1" -- sh -c 'touch "$1"; sleep 30' sh "$2/dheld"
+    D=$BG
+    wait_for 10 file_there "$2/dheld" || fail "D did not start"
+    kill_wait KILL "$D" 5
+    wait_for 5 key_gone F "$(k_lock "$1"):2" || fail "D's lock did not expire"
+}
+
+# lost_reply DIR ARGS... — B runs redlock-run ARGS while the server is
+# stopped for 0.45 s: its acquire is answered after --redis-timeout 300ms,
+# so B gives up (69) and gives back without the reply. Its pid in B.
+lost_reply() {
+    local d=$1; shift
+    pause_redis F
+    bg "$d/b" "$RR_BIN" -r "$U" -t 3s --redis-timeout 300ms "$@" -- touch "$d/b.ran"
+    B=$BG
+    sleep 0.45
+    resume_redis F
+    wait_pid "$B" 10
+    assert_rc 69 "B, whose reply was lost"
+    assert_no_file "$d/b.ran" "B's command"
+}
+
+# abandoned_pids JOB — the pids the job's 'abandoned' history entries name.
+abandoned_pids() {
+    R F XRANGE "$(k_hist "$1")" - + | tr '\n' ' ' |
+        grep -o "status abandoned exit_code  signal  host [^ ]* pid [0-9]*" |
+        sed 's/.* pid //' | tr '\n' ' '
+}
+
+t "--limit: a give-back after a lost reply frees the slot it took, whatever slot that is"
+# A holds slot 1, so B's acquire takes slot 2. The give-back must find B's
+# token there, free the slot and put back the slot's record, or C gets
+# "held" while only A runs, and a later run records B, which ran nothing,
+# as abandoned.
+job=limgive d=$TMP/limgive
+mkdir -p "$d"
+hold_slot1 "$job" "$d"
+lost_reply "$d" --limit 2 "$job"
+note "B: $(tr '\n' '|' < "$d/b.err")"
+assert_eq 0 "$(R F EXISTS "$(k_lock $job):2")" "slot 2's lock after B's give-back"
+st2=$(R F HMGET "$(k_state $job):2" status pid | tr '\n' ' ')
+note "slot 2's record after the give-back: $st2"
+[ "$st2" != "running $B " ] || fail "slot 2's record is B's, running: $st2"
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "C, while A holds slot 1 ($(cat "$ERR"))"
+# Once B's lease would have ended, a run takes slot 2 again.
+wait_for 5 key_gone F "$(k_lock $job):2"
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "D, after B's lease"
+assert_eq "" "$(abandoned_pids $job)" "abandoned entries (A runs, B ran nothing, C and D succeeded)"
+kill_wait TERM "$A" 10
+end_test
+
+t "--limit: a lost-reply give-back over a dead run's record leaves one abandoned entry, for that run"
+# Slot 2's record is a dead run's (D, killed -9). B's acquire takes slot 2,
+# records D abandoned and keeps D's record; B never hears of it. Its
+# give-back puts D's record back and takes its entry back too (the round
+# had no quorum), so the run that next takes slot 2 records D once, and
+# nobody records B.
+job=limdead d=$TMP/limdead
+mkdir -p "$d"
+hold_slot1 "$job" "$d"
+dead_slot2 "$job" "$d"
+lost_reply "$d" --limit 2 "$job"
+assert_eq "running $D " "$(R F HMGET "$(k_state $job):2" status pid | tr '\n' ' ')" "slot 2's record"
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "C, while A holds slot 1 ($(cat "$ERR"))"
+assert_eq "$D " "$(abandoned_pids $job)" "the pids of the abandoned entries (D once, never B $B)"
+kill_wait TERM "$A" 10
+end_test
+
+t "--limit --on-stale refuse: the dead run's slot is marked abandoned, not slot 1"
+# abandon.lua used to look at slot 1 only: while A held it, slot 2's dead
+# record stayed 'running' (no history entry) however often runs refused it.
+job=limstale d=$TMP/limstale
+mkdir -p "$d"
+hold_slot1 "$job" "$d"
+dead_slot2 "$job" "$d"
+rr_direct -r "$U" --limit 2 --on-stale refuse "$job" -- touch "$d/e.ran"
+assert_rc 65 "E, refused for the dead run"
+assert_no_file "$d/e.ran" "E's command"
+assert_hash F "$(k_state $job):2" status abandoned
+assert_hash F "$(k_state $job)" status running
+assert_eq "$D " "$(abandoned_pids $job)" "the pids of the abandoned entries (D once)"
+kill_wait TERM "$A" 10
+end_test
+
+t "plain master: a give-back after a lost reply frees the lock and puts back the record"
+# Without --limit there is one slot: the give-back names its keys.
+job=plaingive d=$TMP/plaingive
+mkdir -p "$d"
+rr_direct -r "$U" "$job" -- true
+assert_rc 0 "the first run"
+lost_reply "$d" "$job"
+# B's acquire ran (it drew a fence) after B had stopped waiting for it.
+assert_ne "$(hget F "$(k_state $job)" fence)" "$(R F GET "$(k_fence $job)")" \
+    "the fence counter (B's acquire never ran: no reply was lost)"
+assert_eq 0 "$(R F EXISTS "$(k_lock $job)")" "the lock after B's give-back"
+assert_hash F "$(k_state $job)" status succeeded
+rr_direct -r "$U" "$job" -- true
+assert_rc 0 "C, after B"
+assert_eq "" "$(abandoned_pids $job)" "abandoned entries"
+end_test
+
 t "--limit with --once, and bad --limit values: 64 with a message"
 rr -r "$U" --limit 3 --once daily x -- true
 assert_rc 64 "--limit with --once"
