@@ -114,6 +114,13 @@ wait_for 3 logged "<11>.*aud1m: cannot write --metrics-file" || fail "not in sys
 rr -q -r "$U" --metrics-file "$TMP/no-such-dir/m.prom" aud1m -- sh -c 'exit 3'
 assert_rc 3
 assert_eq 2 "$(grep -c '' "$ERR")" "lines: the failed run and the metrics error"
+# A file too large to be ours is never overwritten (what we could not read would be lost).
+head -c 5000000 /dev/zero | tr '\0' x >"$TMP/big.prom"
+rr -q -r "$U" --metrics-file "$TMP/big.prom" aud1m -- true
+assert_rc 0
+one_line
+assert_contains "$(cat "$ERR")" "cannot write --metrics-file $TMP/big.prom: it is over 4 MiB"
+assert_eq 5000000 "$(stat -c %s "$TMP/big.prom")" "size of the file not ours"
 end_test
 
 t "--metrics-file not ending in .prom: a warning at start (the textfile collector would not read it)"
