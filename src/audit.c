@@ -148,18 +148,22 @@ static void say_released(const struct rr_audit *au, const struct rr_run_sm *sm, 
         snprintf(after, sizeof after, "lock released");
     }
     fmt_dur(held, d, sizeof(d));
+    /* The command's own exit status, or the signal that ended it: one of
+     * the two, as in the state record (never a made-up -1). */
+    struct rr_field f[8];
+    int n = 0;
+    f[n++] = RR_FS("status", status);
+    f[n++] = sm->signal > 0 ? RR_FN("signal", sm->signal) : RR_FN("exit_code", sm->child_exit);
+    f[n++] = RR_FN("fence", sm->fence);
+    f[n++] = RR_FN("held_ms", held);
+    f[n++] = RR_FS("host", au->host);
+    f[n++] = RR_FN("pid", getpid());
+    f[n] = RR_FIELD_END;
     rr_log_audit(sm->status == RR_JOB_SUCCEEDED ? RR_LOG_INFO
                  : sm->status == RR_JOB_FAILED  ? RR_LOG_WARN
                                                 : RR_LOG_ERROR,
-                 "released",
-                 (struct rr_field[]){ RR_FS("status", status),
-                                      RR_FN("exit_code", sm->child_exit),
-                                      RR_FN("signal", sm->signal),
-                                      RR_FN("fence", sm->fence),
-                                      RR_FN("held_ms", rr_now_ms() - sm->acquired_at),
-                                      RR_FIELD_END },
-                 "run %s (%s) after %s, fence %lld, on %s pid %ld; %s", status, how, d,
-                 sm->fence, au->host, (long)getpid(), after);
+                 "released", f, "run %s (%s) after %s, fence %lld, on %s pid %ld; %s", status,
+                 how, d, sm->fence, au->host, (long)getpid(), after);
 }
 
 static const char *loss_why(const struct rr_run_action *a)
@@ -203,18 +207,18 @@ static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
                "command ended with status %d", (int)a->n);
         break;
     case RR_MSG_LEASE_RAN_OUT:
-        rr_log(RR_LOG_ERROR, "lost", NULL,
-               "lock lost: the lease ran out before it could be renewed; the command "
-               "was stopped at its end");
+        rr_log_progress(RR_LOG_ERROR, "lost", NULL,
+                        "lock lost: the lease ran out before it could be renewed; the "
+                        "command was stopped at its end");
         break;
     case RR_MSG_LOST:
-        rr_log(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command", loss_why(a),
-               a->n ? "killed" : "stopping");
+        rr_log_progress(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command",
+                        loss_why(a), a->n ? "killed" : "stopping");
         break;
     case RR_MSG_TIMEOUT:
         fmt_dur(au->cfg->timeout_ms, d, sizeof(d));
-        rr_log(RR_LOG_ERROR, "timeout", NULL,
-               "command ran longer than --max-runtime %s; stopping it", d);
+        rr_log_progress(RR_LOG_ERROR, "timeout", NULL,
+                        "command ran longer than --max-runtime %s; stopping it", d);
         break;
     case RR_MSG_RENEWED_AGAIN:
         rr_log(RR_LOG_WARN, "renewed", NULL, "renewed again after %d failed attempt%s",
@@ -292,10 +296,10 @@ void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
 
     switch (a->msg) {
     case RR_MSG_SETUP:
-        rr_log(RR_LOG_ERROR, "setup", NULL, "%s", t);
+        rr_log_audit(RR_LOG_ERROR, "setup", NULL, "%s", t);
         break;
     case RR_MSG_ACQUIRE_NOT_SENT:
-        rr_log(RR_LOG_ERROR, "internal", NULL, "cannot send the acquire request");
+        rr_log_audit(RR_LOG_ERROR, "internal", NULL, "cannot send the acquire request");
         break;
     case RR_MSG_ABANDONED:
         rr_log(RR_LOG_WARN, "abandoned", NULL,
@@ -335,10 +339,10 @@ void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
                      rr_diag_unavailable_hint(t));
         break;
     case RR_MSG_LATE:
-        rr_log(RR_LOG_ERROR, "late", NULL, "%s; try again", t);
+        rr_log_audit(RR_LOG_ERROR, "late", NULL, "%s; try again", t);
         break;
     case RR_MSG_EXEC_FAILED:
-        rr_log(RR_LOG_ERROR, "exec_failed", NULL, "%s", t);
+        rr_log_audit(RR_LOG_ERROR, "exec_failed", NULL, "%s", t);
         break;
     default:
         say_holding(au, sm, a);

@@ -518,15 +518,23 @@ static void syslog_send(int prio, const char *msg)
              MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-static void vlog(enum rr_log_level level, bool audit, const char *event,
+/* How a line is routed (see log.h): a plain line goes where its level
+ * says; an outcome also reaches syslog always, and under -q stderr too when
+ * it is a failure; a progress line is left to the outcome under -q. */
+enum kind { PLAIN, OUTCOME, PROGRESS };
+
+static void vlog(enum rr_log_level level, enum kind kind, const char *event,
                  const struct rr_field *fields, const char *fmt, va_list ap_in)
 {
     if ((int)level < 0)
         level = RR_LOG_ERROR;
     if (level > RR_LOG_DEBUG)
         level = RR_LOG_DEBUG;
-    bool to_stderr = rr_log_enabled(level);
-    bool to_syslog = st.use_syslog && (to_stderr || audit);
+    bool quiet = st.verbosity < 0;
+    bool to_stderr = kind == OUTCOME    ? rr_log_enabled(level) || level <= RR_LOG_WARN
+                     : kind == PROGRESS ? rr_log_enabled(level) && !quiet
+                                        : rr_log_enabled(level);
+    bool to_syslog = st.use_syslog && (to_stderr || kind != PLAIN);
     if (!to_stderr && !to_syslog)
         return;
     int saved_errno = errno;   /* callers may log between a call and errno */
@@ -592,7 +600,7 @@ void rr_log(enum rr_log_level level, const char *event,
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog(level, false, event, fields, fmt, ap);
+    vlog(level, PLAIN, event, fields, fmt, ap);
     va_end(ap);
 }
 
@@ -601,6 +609,15 @@ void rr_log_audit(enum rr_log_level level, const char *event,
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog(level, true, event, fields, fmt, ap);
+    vlog(level, OUTCOME, event, fields, fmt, ap);
+    va_end(ap);
+}
+
+void rr_log_progress(enum rr_log_level level, const char *event,
+                     const struct rr_field *fields, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, PROGRESS, event, fields, fmt, ap);
     va_end(ap);
 }

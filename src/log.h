@@ -1,6 +1,7 @@
 /* log.h — messages to stderr (text or JSON lines) and optionally syslog.
  *
- * Levels: errors always show; NOTICE is what -q silences (busy, skipped);
+ * Levels: errors always show; -q silences warnings and notices (busy,
+ * skipped) except a run's outcome when it is a failure (rr_log_audit);
  * INFO is -v narration (acquired in N ms, renewed, released); DEBUG is -vv.
  * Every line passes through redaction: registered secrets become "***".
  */
@@ -38,10 +39,20 @@ void rr_log(enum rr_log_level level, const char *event,
             const struct rr_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* The same, for a run's outcome: it reaches syslog (with --syslog) whatever
- * -q/-v do to stderr, so that syslog keeps an audit trail of every run. */
+/* The same, for a run's outcome (one line a run): it reaches syslog (with
+ * --syslog) whatever -q/-v do to stderr, so that syslog keeps an audit trail
+ * of every run; under -q it reaches stderr too when level is WARN or worse,
+ * so that cron mails every run that went wrong and none that did not. */
 void rr_log_audit(enum rr_log_level level, const char *event,
                   const struct rr_field *fields, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* A line about a run in progress that its outcome line will follow (the
+ * command timed out or lost the lock and is being stopped): shown as level
+ * says, except on stderr under -q, where the outcome stands for it; with
+ * --syslog it reaches syslog whatever -q says. */
+void rr_log_progress(enum rr_log_level level, const char *event,
+                     const struct rr_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Would a message at this level be shown anywhere? */

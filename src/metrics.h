@@ -1,12 +1,12 @@
-/* metrics.h — the Prometheus textfile-collector file for one lock.
+/* metrics.h — the Prometheus textfile-collector text, pure: parse, fold a
+ * run in, format (the file itself: metrics_file.h).
  *
- * One file per NAME (--metrics-file PATH). Every run reads the file the
- * previous run left, so counters survive across runs, and a run that did
- * not hold the lock (busy, skipped, refused, error) updates only the
- * counters and its own "last attempt" figures: it never erases what the
- * last holder recorded. Written as a temporary file in the same directory,
- * then renamed; runs on one host take turns with flock(2) on its directory.
- * The label is `lock`, not `job`, which Prometheus uses for itself.
+ * A file holds the series of every lock written to it, told apart by the
+ * `lock` label (not `job`, which Prometheus uses for itself). Every run
+ * reads what the previous runs left, so counters survive across runs, and
+ * a run that did not hold the lock (busy, skipped, refused, error) updates
+ * only the counters and its own "last attempt" figures: it never erases
+ * what the last holder recorded.
  */
 #ifndef RR_METRICS_H
 #define RR_METRICS_H
@@ -56,11 +56,36 @@ void rr_metrics_parse(const char *buf, size_t len, const char *lock, struct rr_m
 /* Fold one run into m. Pure. */
 void rr_metrics_update(struct rr_metrics *m, const struct rr_run_report *rep);
 
-/* The file's text for m. Pure. */
+/* The file's text for m alone. Pure. */
 void rr_metrics_format(FILE *f, const char *lock, const struct rr_metrics *m);
 
-/* Read PATH, fold rep in, write PATH atomically. Returns 0, or -1 with err. */
-int rr_metrics_write(const char *path, const char *lock, const struct rr_run_report *rep,
-                     char *err, size_t errlen);
+/* The figures of every lock in one file, in the order first seen. */
+struct rr_metrics_entry {
+    char *lock;               /* owned by the set */
+    struct rr_metrics m;
+};
+struct rr_metrics_set {
+    struct rr_metrics_entry *e;
+    size_t n, cap;
+};
+
+/* Read every lock's figures from buf into set (initialised here; free it
+ * with rr_metrics_set_free). Returns 0, or -1 out of memory (set empty). Pure. */
+int rr_metrics_set_parse(const char *buf, size_t len, struct rr_metrics_set *set);
+
+/* The figures of lock in set, added (as never run) if it has none yet;
+ * NULL out of memory. The pointer lasts until the set next grows. */
+struct rr_metrics *rr_metrics_set_get(struct rr_metrics_set *set, const char *lock);
+
+/* The file's text for every lock in set: each family once, with the samples
+ * of every lock under it. Pure. */
+void rr_metrics_set_format(FILE *f, const struct rr_metrics_set *set);
+
+/* Free what the set holds; it is empty afterwards. */
+void rr_metrics_set_free(struct rr_metrics_set *set);
+
+/* Does the node_exporter textfile collector read a file of this name
+ * (only names ending in .prom)? Pure. */
+bool rr_metrics_name_collected(const char *path);
 
 #endif

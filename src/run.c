@@ -16,6 +16,7 @@
 #include "service.h"
 #include "lock.h"
 #include "log.h"
+#include "metrics_file.h"
 #include "proc.h"
 #include "queue.h"
 #include "run_step.h"
@@ -481,6 +482,11 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
         .conflict_exit_code = cfg->conflict_exit_code,
     };
 
+    if (cfg->metrics_file && !rr_metrics_name_collected(cfg->metrics_file))
+        rr_log(RR_LOG_WARN, "metrics", NULL,
+               "--metrics-file %s: the node_exporter textfile collector reads only files "
+               "ending in .prom; rename it if that collector is to read it",
+               cfg->metrics_file);
     memset(&r, 0, sizeof(r));
     r.loop = loop;
     r.cfg = cfg;
@@ -502,10 +508,11 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     rep.fence = r.sm.fence;
     rep.wait_ms = r.sm.wait_ms;
     rep.end_s = (double)rr_audit_wall_ms() / 1000.0;
-    if (cfg->metrics_file) {
-        if (rr_metrics_write(cfg->metrics_file, cfg->name, &rep, err, sizeof(err)) != 0)
-            rr_log(RR_LOG_WARN, "metrics", NULL, "%s", err);
-    }
+    /* An error, not a warning: under -q too, a monitor reading a file that
+     * went stale must not be the first to know. */
+    if (cfg->metrics_file &&
+        rr_metrics_write(cfg->metrics_file, cfg->name, &rep, err, sizeof(err)) != 0)
+        rr_log(RR_LOG_ERROR, "metrics", NULL, "%s", err);
     rr_lock_free(r.lock);
     rr_waiter_free(r.waiter);
     rr_child_env_free(r.child_env);

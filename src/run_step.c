@@ -561,6 +561,10 @@ void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run
         break;
     case RR_EV_RELEASE_NOT_SENT:
         say(out, RR_MSG_RELEASE_NOT_SENT, 0, NULL);
+        /* The run's outcome is said all the same: under -q it is the only
+         * line a failed run leaves. */
+        if (sm->child_started)
+            say(out, RR_MSG_RELEASED, 0, NULL);
         finish(sm, out, sm->exit_code);
         break;
     }

@@ -420,6 +420,32 @@ START_TEST(test_levels_by_verbosity)
 }
 END_TEST
 
+/* Under -q an outcome that is a failure (WARN or worse) still shows, one
+ * line; a progress line is left to the outcome; without -q both show. */
+START_TEST(test_quiet_outcomes)
+{
+    rr_log_init("job", -1, false, false);
+    start_capture();
+    rr_log_audit(RR_LOG_INFO, "released", NULL, "succeeded");
+    rr_log_audit(RR_LOG_NOTICE, "busy", NULL, "busy");
+    rr_log(RR_LOG_WARN, "renew_failed", NULL, "a warning");
+    rr_log_progress(RR_LOG_ERROR, "timeout", NULL, "stopping it");
+    rr_log_audit(RR_LOG_WARN, "released", NULL, "run failed");
+    char *out = stop_capture();
+    ck_assert_str_eq(out, "redlock-run: job: run failed\n");
+    free(out);
+
+    rr_log_init("job", 0, false, false);
+    start_capture();
+    rr_log_progress(RR_LOG_ERROR, "timeout", NULL, "stopping it");
+    rr_log_audit(RR_LOG_ERROR, "released", NULL, "run timeout");
+    rr_log_audit(RR_LOG_INFO, "released", NULL, "succeeded");
+    out = stop_capture();
+    ck_assert_str_eq(out, "redlock-run: job: stopping it\nredlock-run: job: run timeout\n");
+    free(out);
+}
+END_TEST
+
 START_TEST(test_errno_preserved)
 {
     rr_log_init(NULL, 0, false, false);
@@ -747,6 +773,19 @@ START_TEST(test_syslog_also_stderr)
     ck_assert_int_gt(n, 0);
     dgram[n] = '\0';
     ck_assert_ptr_nonnull(strstr(dgram, "redlock-run unit test: syslog path"));
+
+    /* Under -q, syslog still gets the progress line stderr leaves out. */
+    rr_log_init("settle", -1, false, true);
+    start_capture();
+    rr_log_progress(RR_LOG_ERROR, "timeout", NULL, "redlock-run unit test: stopping it");
+    out = stop_capture();
+    ck_assert_str_eq(out, "");
+    free(out);
+    n = recv(fd, dgram, sizeof dgram - 1, MSG_DONTWAIT);
+    ck_assert_int_gt(n, 0);
+    dgram[n] = '\0';
+    ck_assert_ptr_nonnull(strstr(dgram, "<11>"));
+    ck_assert_ptr_nonnull(strstr(dgram, "settle: redlock-run unit test: stopping it"));
     rr_log_init("settle", 0, false, false);   /* closes the log again */
 
     /* No syslog daemon: said once, on stderr, whatever the level. */
@@ -831,6 +870,7 @@ static Suite *log_suite(void)
     tcase_add_test(tc, test_levels_by_verbosity);
     tcase_add_test(tc, test_errno_preserved);
     tcase_add_test(tc, test_syslog_also_stderr);
+    tcase_add_test(tc, test_quiet_outcomes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("json");

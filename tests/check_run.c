@@ -185,6 +185,24 @@ START_TEST(test_failure_and_min_hold)
     /* The release did not reach a quorum: said, and the code stays. */
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .freed = false }),
                      "say:release_failed say:released enter:done finish:3");
+
+}
+END_TEST
+
+/* A release that cannot even be sent still says how the run ended. */
+START_TEST(test_release_not_sent)
+{
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 4100, .code = 1, .child_exit = 1 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_NOT_SENT }),
+                     "say:release_not_sent say:released enter:done finish:1");
+    /* Nothing ran: nothing to report but the refusal itself. */
+    start(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_FAILED, .now = 1100, .spawn_rc = -127,
+                             .text = "x: not found" });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_NOT_SENT }),
+                     "say:release_not_sent enter:done finish:127");
 }
 END_TEST
 
@@ -615,6 +633,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, test_init);
     tcase_add_test(tc, test_success);
     tcase_add_test(tc, test_failure_and_min_hold);
+    tcase_add_test(tc, test_release_not_sent);
     tcase_add_test(tc, test_give_back);
     tcase_add_test(tc, test_woken_during_acquire);
     tcase_add_test(tc, test_signal_while_waiting);

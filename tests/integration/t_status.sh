@@ -276,8 +276,28 @@ rr_direct -r "$U" --metrics-file "$mf2" heldm -- false
 body=$(cat "$mf2" 2>/dev/null)
 assert_contains "$body" "redlock_run_last_status{lock=\"heldm\",status=\"failed\"} 1"
 assert_contains "$body" "redlock_run_last_success_timestamp_seconds{lock=\"heldm\"} 1"
+end_test
+
+t "--metrics-file shared by two jobs finishing at once: both series kept, no count lost"
+mf3=$TMP/metrics/shared.prom
+for job in sharea shareb; do
+    (for i in $(seq 8); do "$RR_BIN" -r "$U" --metrics-file "$mf3" "$job" -- sh -c "exit $((i % 4 == 0))"; done) \
+        >"$TMP/$job.loop" 2>&1 &
+    track_pid $!
+    eval "loop_$job=\$!"
+done
+wait_pid "$loop_sharea" 60
+wait_pid "$loop_shareb" 60
+body=$(cat "$mf3" 2>/dev/null)
+for job in sharea shareb; do
+    assert_contains "$body" "redlock_run_runs_total{lock=\"$job\",status=\"succeeded\"} 6"
+    assert_contains "$body" "redlock_run_runs_total{lock=\"$job\",status=\"failed\"} 2"
+    assert_contains "$body" "redlock_run_last_fence{lock=\"$job\"} "
+done
+assert_eq 1 "$(grep -c '^# TYPE redlock_run_runs_total counter$' "$mf3")" "TYPE lines of one family"
 PROMTOOL=$(command -v promtool || echo "$TOP/build/tools/promtool")
 if [ -x "$PROMTOOL" ]; then
+    "$PROMTOOL" check metrics <"$mf3" >"$TMP/promtool.out" 2>&1 || fail "promtool: $(cat "$TMP/promtool.out")"
     "$PROMTOOL" check metrics <"$mf2" >"$TMP/promtool.out" 2>&1 || fail "promtool: $(cat "$TMP/promtool.out")"
     "$PROMTOOL" check metrics <"$mf" >"$TMP/promtool.out" 2>&1 || fail "promtool: $(cat "$TMP/promtool.out")"
 elif [ "${CI:-}" = true ]; then

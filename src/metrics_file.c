@@ -1,0 +1,160 @@
+/* metrics_file.c — the --metrics-file on disk (see metrics_file.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "metrics_file.h"
+
+/* A file of ours holds a few kilobytes a lock; a larger one is not ours,
+ * and is never overwritten (which would drop what we could not read). */
+#define MAX_FILE (4 * 1024 * 1024)
+
+/* The error for path, with what to do about errno e in its directory. */
+static int fail_errno(char *err, size_t errlen, const char *path, const char *dir, int e)
+{
+    const char *what = e == ENOENT                               ? "create the directory"
+                       : e == EACCES || e == EPERM || e == EROFS ? "let this user write to"
+                       : e == ENOSPC || e == EDQUOT ? "free some space on the file system of"
+                                                    : "check";
+
+    snprintf(err, errlen, "cannot write --metrics-file %s: %s; %s %s", path, strerror(e), what,
+             dir);
+    return -1;
+}
+
+/* path's directory, for the flock and the messages. */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, len, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+}
+
+/* What the file holds now (*buf, malloc'd, NUL-terminated; empty when there
+ * is no file yet). Returns 0, or -1 with err. */
+static int read_all(const char *path, const char *dir, char **buf, size_t *len, char *err,
+                    size_t errlen)
+{
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    size_t n = 0;
+    ssize_t r = 0;
+
+    *buf = NULL;
+    if (in < 0 && errno != ENOENT)
+        return fail_errno(err, errlen, path, dir, errno);
+    if (!(*buf = malloc(MAX_FILE + 1))) {
+        if (in >= 0)
+            close(in);
+        snprintf(err, errlen, "cannot write --metrics-file %s: out of memory", path);
+        return -1;
+    }
+    while (in >= 0 && n <= MAX_FILE && (r = read(in, *buf + n, MAX_FILE + 1 - n)) != 0) {
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        n += (size_t)r;
+    }
+    int e = errno;
+    if (in >= 0)
+        close(in);
+    (*buf)[n > MAX_FILE ? MAX_FILE : n] = '\0';
+    *len = n;
+    if (r < 0)
+        return fail_errno(err, errlen, path, dir, e);
+    if (n > MAX_FILE) {
+        snprintf(err, errlen,
+                 "cannot write --metrics-file %s: it is over %d MiB, so not a file redlock-run "
+                 "wrote; give redlock-run a file of its own",
+                 path, MAX_FILE / (1024 * 1024));
+        return -1;
+    }
+    return 0;
+}
+
+/* Write the text of set beside path and rename it over path: the collector
+ * never sees half a file. */
+static int replace(const char *path, const char *dir, const struct rr_metrics_set *set,
+                   char *err, size_t errlen)
+{
+    char tmp[PATH_MAX];
+    FILE *f;
+    int fd;
+
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    if ((fd = mkstemp(tmp)) < 0)
+        return fail_errno(err, errlen, path, dir, errno);
+    fchmod(fd, 0644);
+    if (!(f = fdopen(fd, "w"))) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return fail_errno(err, errlen, path, dir, e);
+    }
+    rr_metrics_set_format(f, set);
+    int bad = fflush(f) != 0 || ferror(f);
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad && rename(tmp, path) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        unlink(tmp);
+        return fail_errno(err, errlen, path, dir, e);
+    }
+    return 0;
+}
+
+int rr_metrics_write(const char *path, const char *lock, const struct rr_run_report *rep,
+                     char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    struct rr_metrics_set set;
+    struct rr_metrics *m;
+    char *buf;
+    size_t len = 0;
+    int lfd, rc = -1;
+
+    if (strlen(path) + sizeof ".tmp.XXXXXX" > PATH_MAX) {
+        snprintf(err, errlen, "--metrics-file path is too long");
+        return -1;
+    }
+    dir_of(path, dir, sizeof dir);
+    /* Runs on this host take turns, so no series and no count is lost: a
+     * flock on the directory, which leaves no file of ours for the
+     * collector to see. */
+    lfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lfd < 0)
+        return fail_errno(err, errlen, path, dir, errno);
+    while (flock(lfd, LOCK_EX) < 0 && errno == EINTR)
+        ;
+    if (read_all(path, dir, &buf, &len, err, errlen) != 0)
+        goto out;
+    if (rr_metrics_set_parse(buf, len, &set) != 0 || !(m = rr_metrics_set_get(&set, lock))) {
+        rr_metrics_set_free(&set);
+        snprintf(err, errlen, "cannot write --metrics-file %s: out of memory", path);
+        goto out;
+    }
+    rr_metrics_update(m, rep);
+    rc = replace(path, dir, &set, err, errlen);
+    rr_metrics_set_free(&set);
+out:
+    free(buf);
+    close(lfd);
+    return rc;
+}

@@ -1,0 +1,22 @@
+/* metrics_file.h — the --metrics-file on disk: read what is there, fold
+ * one run in (metrics.h), write it back whole.
+ *
+ * Written as a temporary file in the same directory, then renamed, so the
+ * collector never reads half a file; runs on this host take turns with
+ * flock(2) on the directory, so two jobs that share a file and finish at
+ * once do not lose each other's series or counts.
+ */
+#ifndef RR_METRICS_FILE_H
+#define RR_METRICS_FILE_H
+
+#include <stddef.h>
+
+#include "metrics.h"
+
+/* Read PATH, fold rep in as lock's run (every other lock's series kept as
+ * it was), write PATH atomically. Returns 0, or -1 with err: one line that
+ * names the file and what to check. */
+int rr_metrics_write(const char *path, const char *lock, const struct rr_run_report *rep,
+                     char *err, size_t errlen);
+
+#endif
