@@ -177,6 +177,10 @@ static void on_hint(struct rr_conn *c, redisReply *msg, void *arg)
         p->str[n] != ' ')
         return;
     forget_master(s, NULL, 0);
+    /* Our subscriptions stay on the old master, which may go on as a master
+     * for a while: the new master's messages (a holder's release waking a
+     * waiter) would never reach us. Subscribe again there. */
+    svc_resubscribe(s);
 }
 
 /* A connection to a sentinel. It has no databases and credentials of its

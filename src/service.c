@@ -408,6 +408,14 @@ static void on_resub_timer(uv_timer_t *t)
     }
 }
 
+void svc_resubscribe(struct rr_svc *s)
+{
+    if (s->n_subs > 0 && s->sub_conn) {
+        s->sub_conn = NULL;
+        start_resub(s);
+    }
+}
+
 static void start_resub(struct rr_svc *s)
 {
     if (s->closing)

@@ -110,6 +110,11 @@ struct rr_conn *svc_node_conn(struct rr_svc *s, const char *host, int port);
 /* Try again to route every parked request (call when a lookup ended). */
 void svc_kick(struct rr_svc *s);
 
+/* The master moved (a backend learned it other than by the connection
+ * going down): subscribe again where the master is now, and tell the
+ * subscriber that messages may have been missed (msg NULL). */
+void svc_resubscribe(struct rr_svc *s);
+
 /* Set s->err, one line. */
 void svc_error(struct rr_svc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -4,7 +4,8 @@
 # Discovery (a dead or stopped first sentinel, all dead, an unknown master),
 # every mode through the sentinels, --sync-replicas, a SENTINEL FAILOVER and
 # a kill -9 of the master in the middle of a run, a waiter across a
-# failover, and the sentinels' own password.
+# failover (its subscription follows the master), and the sentinels' own
+# password.
 # shellcheck disable=SC2016,SC2153  # child commands; SENT_URL etc. come from lib_topo
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -173,6 +174,34 @@ if [ -s "$TMP/ww.at" ]; then
 else
     fail "the waiter's command did not run"
 fi
+
+t "a waiter's subscription follows a failover: the new master's wake reaches it"
+# The old master may go on as a master for many seconds after SENTINEL
+# FAILOVER, keeping our subscription there; the holder's release publishes
+# the wake-up on the new master. The sentinels' +switch-master moves it.
+topo_sentinel_wait_synced 30 || fail "the group did not settle"
+rm -f "$TMP/wf.go"
+bg "$TMP/wfh" "$RR_BIN" -r "$SENT_URL" --sync-replicas 1 -t 20s --renew 500ms s-follow -- \
+    sh -c "while [ ! -e '$TMP/wf.go' ]; do sleep 0.05; done"
+holder=$BG
+held() { [ "$(M EXISTS 'redlock:{s-follow}:lock')" = 1 ]; }
+wait_for 5 held || fail "the holder did not take the lock"
+bg "$TMP/wfw" "$RR_BIN" -r "$SENT_URL" -w 30s s-follow -- true
+waiter=$BG
+subscribed() { [ "$(M PUBSUB CHANNELS 'redlock:{s-follow}:wake:*' | grep -c .)" -ge 1 ]; }
+wait_for 5 subscribed || fail "the waiter did not subscribe"
+topo_sentinel_failover 20 || fail "the failover did not complete"
+if wait_for 5 subscribed; then
+    pass_sub=1
+else
+    pass_sub=0
+fi
+touch "$TMP/wf.go"
+wait_pid "$holder" 20
+assert_eq 0 "$RC" "the holder"
+wait_pid "$waiter" 30
+assert_eq 0 "$RC" "the waiter"
+assert_eq 1 "$pass_sub" "the waiter subscribed on the new master $MASTER_PORT"
 
 # --- rediss-sentinel:// ---------------------------------------------------------
 
