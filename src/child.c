@@ -363,9 +363,9 @@ static void on_sweep_timer(uv_timer_t *h)
 
 /* Not an exit. Ctrl-Z (the command had the terminal), or a read or write
  * of the terminal from the background: the job stops, and we with it, as
- * a shell's job would — run.c's SIGTSTP handler stops the group, lets the
- * lease be watched by the guard, and continues the command with the
- * terminal on fg, if the lease allows. */
+ * a shell's job would: the run's state machine (RR_EV_SIGTSTP in
+ * run_step.c) stops the group, lets the lease be watched by the guard, and
+ * continues the command with the terminal on fg, if the lease allows. */
 static void on_stopped(struct rr_child *ch, int sig)
 {
     if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {

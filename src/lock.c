@@ -516,7 +516,7 @@ static void decide(struct op *op)
             res->n_ok++;
             if (v->fence > res->fence)
                 res->fence = v->fence;
-            /* --limit N > 1 runs on one master only (cli.c): one slot. */
+            /* --limit N > 1 runs on one master only (cli_check.c): one slot. */
             if (!res->slot)
                 take_slot(lk, res->slot = v->slot);
             res->abandoned |= v->abandoned;
