@@ -91,6 +91,11 @@ for f in "$TOP"/src/*.c "$TOP"/src/*.h "$TOP"/src/lua/*.lua; do
     grep -qF -- "$pat" <<<"$map" || missing="$missing $b"
 done
 [ -z "$missing" ] || fail "not in README.md's source map:$missing"
+gone=
+for f in $(grep -o '`src/[a-z_/]*\.[ch]`' <<<"$map" | tr -d '`'); do
+    [ -e "$TOP/$f" ] || gone="$gone $f"
+done
+[ -z "$gone" ] || fail "in README.md's source map but not in the tree:$gone"
 end_test
 
 done_testing
