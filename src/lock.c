@@ -141,16 +141,6 @@ void rr_lock_free(struct rr_lock *lk)
     free(lk);
 }
 
-const char *rr_lock_token(const struct rr_lock *lk)
-{
-    return lk->token;
-}
-
-const struct rr_job_keys *rr_lock_keys(const struct rr_lock *lk)
-{
-    return &lk->keys;
-}
-
 void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
 {
     rr_vote_acquire(status == RR_REPLY_OK ? r : NULL,
