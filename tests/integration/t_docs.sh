@@ -92,6 +92,7 @@ for f in "$TOP"/src/*.c "$TOP"/src/*.h "$TOP"/src/lua/*.lua; do
 done
 [ -z "$missing" ] || fail "not in README.md's source map:$missing"
 gone=
+# shellcheck disable=SC2016  # the backquotes are Markdown's, not a command
 for f in $(grep -o '`src/[a-z_/]*\.[ch]`' <<<"$map" | tr -d '`'); do
     [ -e "$TOP/$f" ] || gone="$gone $f"
 done
