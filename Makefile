@@ -27,6 +27,24 @@ VERSION := 0.1.0
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags hiredis libuv 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs hiredis libuv 2>/dev/null)
+# libuv and hiredis are linked statically by default (STATIC=0: dynamically),
+# from the .a files their Debian -dev packages ship: the dynamic loader's
+# relocations and page faults were the largest part of a plain run, and the
+# binary then needs only libc, so one build installs on Debian 12 and 13
+# (README, "Build and install"). libuv's archive is libuv_a.a on Debian 12
+# and libuv.a on later releases.
+STATIC ?= 1
+ifeq ($(STATIC),1)
+# The compiler's own search path finds the archives (hiredis.pc's libdir is
+# not where Debian puts the library); a name without a path is "not found".
+find_a = $(firstword $(foreach a,$(1),$(filter /%,$(shell $(CC) -print-file-name=$(a)))))
+UV_A := $(call find_a,libuv_a.a libuv.a)
+HIREDIS_A := $(call find_a,libhiredis.a)
+ifneq ($(and $(UV_A),$(HIREDIS_A)),)
+PKG_LIBS := $(HIREDIS_A) $(UV_A) \
+            $(filter-out -luv -lhiredis,$(shell $(PKG_CONFIG) --libs --static hiredis libuv 2>/dev/null))
+endif
+endif
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
