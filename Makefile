@@ -6,6 +6,7 @@
 #   make SANITIZE=address,undefined check
 #   make DEVELOPER=1          strict warnings as errors
 #   make install PREFIX=/usr/local DESTDIR=
+#   make dist                 the release tarball in build/dist/ (scripts/release.sh)
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -75,7 +76,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit integration deps install uninstall clean fuzz bench demo
+.PHONY: all check unit integration deps install uninstall clean fuzz bench demo dist
 
 all: redlock-run
 
@@ -136,6 +137,12 @@ demo:
 bench: redlock-run
 	@scripts/bench
 
+# The release tarball: its own static, hardened build in build-dist/, the
+# man page, the completions and an install.sh (scripts/release.sh).
+DISTDIR ?= build/dist
+dist:
+	@scripts/release.sh $(DISTDIR)
+
 install: redlock-run
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
@@ -151,7 +158,7 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/redlock-run.fish
 
 clean:
-	rm -rf build build-san build-fuzz redlock-run
+	rm -rf build build-san build-fuzz build-dist redlock-run
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d)
 -include mk/fuzz.mk
