@@ -4,7 +4,8 @@
 # completions, README.md and an install.sh; install.sh installs into a
 # PREFIX (or stages under a DESTDIR), the installed binary runs and takes a
 # lock, and a system whose glibc is too old (or that has none) is refused
-# with the version needed. (Debian 13: scripts/trixie-check install.)
+# with the version needed; the GitHub example's install step works on it.
+# (Debian 13: scripts/trixie-check install.)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -64,6 +65,24 @@ for fake in old musl; do
     assert_no_file "$TMP/no-$fake/bin/redlock-run" "a binary installed anyway ($fake)"
 done
 assert_contains "$(env PATH="$TMP/old:$PATH" sh "$D/install.sh" --prefix "$TMP/no" 2>&1)" "has glibc 2.31"
+end_test
+
+t "examples/github-actions.yml: its install step, as a runner runs it, installs the tarball"
+if "$PY" -c 'import yaml' 2>/dev/null; then
+    step=$("$PY" -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print([s["run"] for s in d["jobs"]["deploy"]["steps"] if s.get("name") == "Install redlock-run"][0])' \
+        "$TOP/examples/github-actions.yml")
+    mkdir -p "$TMP/runner/dist"
+    cp "$TGZ" "$TMP/runner/dist/"
+    : >"$TMP/github_path"
+    (RUNNER_TEMP=$TMP/runner GITHUB_PATH=$TMP/github_path bash -e -c "$step") >"$TMP/gh.out" 2>&1 ||
+        fail "the install step: $(tail -2 "$TMP/gh.out")"
+    assert_eq "$TMP/runner/redlock-run/bin" "$(cat "$TMP/github_path")" "GITHUB_PATH"
+    assert_contains "$("$TMP/runner/redlock-run/bin/redlock-run" --version 2>&1)" "redlock-run $VERSION"
+else
+    note "python3-yaml missing; skipped"
+fi
 end_test
 
 done_testing
