@@ -12,9 +12,15 @@ README=$TOP/README.md
 help_opts() { "$RR_BIN" --help | grep -o -- '--[a-z][a-z-]*' | sort -u; }
 # The options the source actually accepts, from the option table.
 src_opts() {
-    grep -o '{ *\.name = "[a-z][a-z-]*"' "$TOP/src/cli.c" |
-        sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u |
-        grep -vx -- --timeout   # accepted only to be refused with a hint
+    # Rows of kind RR_CLI_REFUSED* are habits refused with a hint, not options.
+    grep '{ *\.name = "[a-z][a-z-]*"' "$TOP/src/cli.c" | grep -v 'RR_CLI_REFUSED' |
+        grep -o '{ *\.name = "[a-z][a-z-]*"' |
+        sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u
+}
+# The refused habits: named in the man page, so a reader learns the hint.
+refused_opts() {
+    grep '{ *\.name = "[a-z][a-z-]*".*RR_CLI_REFUSED' "$TOP/src/cli.c" |
+        grep -o '{ *\.name = "[a-z][a-z-]*"' | sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u
 }
 
 t "the option table is not empty (the checks below can fail)"
@@ -25,6 +31,16 @@ end_test
 t "every long option in src/cli.c is in --help"
 missing=$(comm -23 <(src_opts) <(help_opts) | tr '\n' ' ')
 [ -z "$missing" ] || fail "not in --help: $missing"
+end_test
+
+t "every refused habit (--timeout, --nonblock, --signal) is explained in the man page"
+n=$(refused_opts | wc -l)
+[ "$n" -ge 3 ] || fail "found only $n refused rows in src/cli.c"
+missing=
+for o in $(refused_opts); do
+    grep -q -- "\\\\-\\\\-${o#--}\\b" "$MAN" || missing="$missing $o"
+done
+[ -z "$missing" ] || fail "not in man/redlock-run.1:$missing"
 end_test
 
 t "every long option in --help is in the man page"
