@@ -23,6 +23,16 @@ refused_opts() {
         grep -o '{ *\.name = "[a-z][a-z-]*"' | sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u
 }
 
+# assert_in_man OPTION...: each long option is in the man page source, which
+# writes an option's leading dashes as \-\-.
+assert_in_man() {
+    local o missing=
+    for o in "$@"; do
+        grep -q -- "\\\\-\\\\-${o#--}\\b" "$MAN" || missing="$missing $o"
+    done
+    [ -z "$missing" ] || fail "not in man/redlock-run.1:$missing"
+}
+
 t "the option table is not empty (the checks below can fail)"
 n=$(src_opts | wc -l)
 [ "$n" -ge 25 ] || fail "found only $n long options in src/cli.c"
@@ -36,20 +46,11 @@ end_test
 t "every refused habit (--timeout, --nonblock, --signal) is explained in the man page"
 n=$(refused_opts | wc -l)
 [ "$n" -ge 3 ] || fail "found only $n refused rows in src/cli.c"
-missing=
-for o in $(refused_opts); do
-    grep -q -- "\\\\-\\\\-${o#--}\\b" "$MAN" || missing="$missing $o"
-done
-[ -z "$missing" ] || fail "not in man/redlock-run.1:$missing"
+assert_in_man $(refused_opts)
 end_test
 
 t "every long option in --help is in the man page"
-missing=
-for o in $(help_opts); do
-    # The man source writes an option's leading dashes as \-\-.
-    grep -q -- "\\\\-\\\\-${o#--}\\b" "$MAN" || missing="$missing $o"
-done
-[ -z "$missing" ] || fail "not in man/redlock-run.1:$missing"
+assert_in_man $(help_opts)
 end_test
 
 t "every long option in --help is in the README or named in the man page only"
