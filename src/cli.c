@@ -30,7 +30,17 @@ const struct rr_cli_opt rr_cli_opts[] = {
     { .name = "timeout", .kind = RR_CLI_REFUSED,
       .refusal = "--timeout is not an option: to wait for the lock use --wait DUR, "
                  "to limit the run use --max-runtime DUR" },
+    /* flock(1)'s "do not wait" is already what we do. Refused rather than
+     * ignored: "-n -w 1m" would otherwise mean whatever the last one says. */
+    { .name = "nonblock", .letter = 'n', .kind = RR_CLI_REFUSED_BARE,
+      .refusal = "-n/--nonblock is not needed: a busy lock exits at once (75, see -E) "
+                 "unless --wait DUR (-w, as in flock) asks to wait" },
     { .name = "kill-after", .kind = RR_CLI_DURATION, CFG(kill_after_ms) },
+    /* timeout(1)'s stop signal: the lease's end is enforced by the guard
+     * process as well as here, and both send TERM, then KILL. */
+    { .name = "signal", .letter = 's', .kind = RR_CLI_REFUSED,
+      .refusal = "-s/--signal is not an option: COMMAND is always stopped with SIGTERM, then "
+                 "SIGKILL after --kill-after DUR; trap TERM in COMMAND to stop another way" },
     { .name = "once", .kind = RR_CLI_STRING, CFG(once_raw), .mark = RR_GIVEN_ONCE },
     { .name = "on-stale", .kind = RR_CLI_CHOICE, CFG(on_stale),
       .choices = { { "run", RR_STALE_RUN }, { "refuse", RR_STALE_REFUSE } } },
@@ -75,7 +85,8 @@ _Static_assert(sizeof(enum rr_on_stale) == sizeof(int) && sizeof(enum rr_log_for
 
 bool rr_cli_takes_value(enum rr_cli_kind kind)
 {
-    return kind != RR_CLI_MARK && kind != RR_CLI_FLAG && kind != RR_CLI_COUNT;
+    return kind != RR_CLI_MARK && kind != RR_CLI_FLAG && kind != RR_CLI_COUNT &&
+           kind != RR_CLI_REFUSED_BARE;
 }
 
 /* getopt_long's val for row i: its letter, or a number no letter has. */
@@ -192,6 +203,7 @@ static int take_option(const struct rr_cli_opt *o, const char *arg, struct rr_co
         sn->redis[sn->n_redis++] = arg;
         return 0;
     case RR_CLI_REFUSED:
+    case RR_CLI_REFUSED_BARE:
         snprintf(err, errlen, "%s", o->refusal);
         return -1;
     }
@@ -209,6 +221,10 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
     char q[72];
     size_t n;
 
+    if (o && (o->kind == RR_CLI_REFUSED || o->kind == RR_CLI_REFUSED_BARE)) {
+        snprintf(err, errlen, "%s", o->refusal);   /* "--timeout" alone, "--nonblock=1" */
+        return;
+    }
     if (c == ':') {
         if (o)
             snprintf(err, errlen, "option --%s needs a value", o->name);
@@ -218,6 +234,13 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
     }
     if (o && !rr_cli_takes_value(o->kind) && strncmp(word, "--", 2) == 0 && strchr(word, '=')) {
         snprintf(err, errlen, "option --%s does not take a value", o->name);
+        return;
+    }
+    if (optopt == 'k') {
+        /* timeout(1)'s -k; ours has no short form, as -k could be misread
+         * as flock's or curl's. */
+        snprintf(err, errlen, "unknown option '-k': the grace from SIGTERM to SIGKILL is "
+                              "--kill-after DUR (timeout's -k)");
         return;
     }
     if (optopt > 0x20 && optopt < 0x7f && !o) {

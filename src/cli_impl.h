@@ -49,7 +49,8 @@ enum rr_cli_kind {
     RR_CLI_NUMBER,      /* an int field, a decimal in [lo, hi] */
     RR_CLI_CHOICE,      /* an enum field, one of two names */
     RR_CLI_URL,         /* one more --redis value, judged after the loop */
-    RR_CLI_REFUSED,     /* not an option: refused with a hint */
+    RR_CLI_REFUSED,     /* not an option: refused with a hint (its value too) */
+    RR_CLI_REFUSED_BARE, /* the same, for a habit that takes no value */
 };
 
 enum rr_cli_where { RR_CLI_IN_CONFIG, RR_CLI_IN_SEEN };
@@ -70,7 +71,7 @@ struct rr_cli_opt {
     long lo, hi;                  /* NUMBER: the range */
     const char *noun;             /* NUMBER: " of holders", as in "a number of holders" */
     struct rr_cli_choice choices[2]; /* CHOICE */
-    const char *refusal;          /* REFUSED: the whole message */
+    const char *refusal;          /* REFUSED, REFUSED_BARE: the whole message */
 };
 
 /* The option table (cli.c), in --help order; rr_cli_n_opts rows. */

@@ -284,8 +284,13 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "%-10s", "abandoned");
         for (int i = 0; i < n_stale; i++)
             fprintf(f, " %s", str(stale->element[i]));
-        fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once ID %s\n",
-                "", cfg->name);
+        /* The real ID when there is one; the operator copies this line. */
+        if (n_stale == 1)
+            fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once %s %s\n",
+                    "", str(stale->element[0]), cfg->name);
+        else
+            fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|clear "
+                       "--once ID %s, ID one of the above\n", "", cfg->name);
     }
     text_history(f, hist);
     return code;
@@ -535,9 +540,13 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
                op->cfg->once_id[0] ? op->cfg->once_id : "the job", op->cfg->name);
         op->exit_code = RR_EXIT_BUSY;
     } else if (op->done) {
-        fprintf(op->out, "%s %s%s of %s (was %s)\n",
+        /* Without --once only the last-run record is touched; an operator
+         * who meant an abandoned --once record must not think it is gone. */
+        fprintf(op->out, "%s %s%s of %s (was %s)%s\n",
                 op->cfg->resolve == RR_RESOLVE_CLEAR ? "cleared" : "marked as succeeded:",
-                target, op->cfg->once_id, op->cfg->name, op->what);
+                target, op->cfg->once_id, op->cfg->name, op->what,
+                op->cfg->once_id[0] ? ""
+                : "; --once records are not touched: add --once with the ID that --status lists");
         op->exit_code = 0;
     } else if (op->none) {
         fprintf(op->out, "no record of %s%s for %s; nothing to resolve\n", target,

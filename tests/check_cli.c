@@ -148,6 +148,15 @@ static const struct bad bads[] = {
     { ARGS("-r", "redis://a:1,,redis://b:1", "job", "true"), "--redis: an empty URL" },
     { ARGS("--release", "--once", "x", "job"), "--release takes no --once" },
     { ARGS("--timeout", "5m", "job", "true"), "--timeout is not an option: to wait for the lock use --wait DUR, to limit the run use --max-runtime DUR" },
+    { ARGS("--timeout"), "--timeout is not an option: to wait" },
+    { ARGS("-n", "job", "true"), "-n/--nonblock is not needed: a busy lock exits at once (75, see -E) unless --wait DUR (-w, as in flock) asks to wait" },
+    { ARGS("--nonblock", "job", "true"), "-n/--nonblock is not needed" },
+    { ARGS("--nonblock=1", "job", "true"), "-n/--nonblock is not needed" },
+    { ARGS("-qn", "job", "true"), "-n/--nonblock is not needed" },
+    { ARGS("-k", "5s", "--max-runtime", "1m", "job", "true"), "unknown option '-k': the grace from SIGTERM to SIGKILL is --kill-after DUR (timeout's -k)" },
+    { ARGS("-s", "KILL", "--max-runtime", "1m", "job", "true"), "-s/--signal is not an option: COMMAND is always stopped with SIGTERM, then SIGKILL after --kill-after DUR" },
+    { ARGS("--signal=9", "job", "true"), "-s/--signal is not an option" },
+    { ARGS("job", "true", "-s"), NULL },
     { ARGS("--max-runtime", "1x", "job", "true"), "--max-runtime: invalid duration" },
     { ARGS("--kill-after", "inf", "job", "true"), "--kill-after must be finite" },
     { ARGS("--min-hold", "inf", "job", "true"), "--min-hold must be finite" },
@@ -767,7 +776,7 @@ END_TEST
 
 /* --help is written by hand: each row of the option table must have its
  * line, with the short form where the row has one, and the refused
- * --timeout none. */
+ * habits (--timeout, --nonblock, --signal) none. */
 START_TEST(usage_matches_table)
 {
     const char *h = help_text();
@@ -777,7 +786,7 @@ START_TEST(usage_matches_table)
         char want[80];
         const char *at;
 
-        if (o->kind == RR_CLI_REFUSED) {
+        if (o->kind == RR_CLI_REFUSED || o->kind == RR_CLI_REFUSED_BARE) {
             snprintf(want, sizeof want, " --%s ", o->name);
             ck_assert_msg(strstr(h, want) == NULL, "--help lists the refused --%s", o->name);
             continue;

@@ -137,4 +137,21 @@ assert_rc 127
 assert_key_gone B "$(k_lock nohold)"
 end_test
 
+t "flock(1) and timeout(1) habits: one line, exit 64, a hint that says what to use"
+R B FLUSHALL >/dev/null
+# hint_ TEXT ARGS... — a case_ whose one line must also contain TEXT.
+hint_() {
+    local want=$1; shift
+    case_ 64 "$@"
+    grep -qF -- "$want" "$ERR" || fail "redlock-run $*: no hint '$want': $(head -c 200 "$ERR")"
+}
+hint_ "a busy lock exits at once (75, see -E) unless --wait DUR (-w, as in flock)" -r "$U" -n job "${RUN[@]}"
+hint_ "-n/--nonblock is not needed" -r "$U" --nonblock job "${RUN[@]}"
+hint_ "-n/--nonblock is not needed" -r "$U" -qn job "${RUN[@]}"
+hint_ "is --kill-after DUR (timeout's -k)" -r "$U" -k 5s --max-runtime 1m job "${RUN[@]}"
+hint_ "COMMAND is always stopped with SIGTERM, then SIGKILL after --kill-after DUR" -r "$U" -s KILL --max-runtime 1m job "${RUN[@]}"
+hint_ "-s/--signal is not an option" -r "$U" --signal=9 job "${RUN[@]}"
+hint_ "to wait for the lock use --wait DUR" -r "$U" --timeout
+end_test
+
 done_testing

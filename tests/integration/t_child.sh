@@ -77,4 +77,14 @@ assert_rc 124
 assert_sibling_killed "$sib" "--max-runtime"
 end_test
 
+t "--max-runtime: a command that ignores SIGTERM is KILLed; still exit 124, recorded as timeout"
+# 124 says why it ended, whichever signal it took (timeout(1) without
+# --preserve-status does the same); the record says timeout, not killed.
+rr -r "$U" --max-runtime 1s --kill-after 300ms stubborn -- \
+    sh -c 'trap "" TERM; while :; do sleep 0.1; done'
+assert_rc 124
+assert_hash S "$(k_state stubborn)" status timeout
+assert_key_gone S "$(k_lock stubborn)"
+end_test
+
 done_testing

@@ -12,9 +12,25 @@ README=$TOP/README.md
 help_opts() { "$RR_BIN" --help | grep -o -- '--[a-z][a-z-]*' | sort -u; }
 # The options the source actually accepts, from the option table.
 src_opts() {
-    grep -o '{ *\.name = "[a-z][a-z-]*"' "$TOP/src/cli.c" |
-        sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u |
-        grep -vx -- --timeout   # accepted only to be refused with a hint
+    # Rows of kind RR_CLI_REFUSED* are habits refused with a hint, not options.
+    grep '{ *\.name = "[a-z][a-z-]*"' "$TOP/src/cli.c" | grep -v 'RR_CLI_REFUSED' |
+        grep -o '{ *\.name = "[a-z][a-z-]*"' |
+        sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u
+}
+# The refused habits: named in the man page, so a reader learns the hint.
+refused_opts() {
+    grep '{ *\.name = "[a-z][a-z-]*".*RR_CLI_REFUSED' "$TOP/src/cli.c" |
+        grep -o '{ *\.name = "[a-z][a-z-]*"' | sed 's/.*"\([a-z-]*\)".*/--\1/' | sort -u
+}
+
+# assert_in_man OPTION...: each long option is in the man page source, which
+# writes an option's leading dashes as \-\-.
+assert_in_man() {
+    local o missing=
+    for o in "$@"; do
+        grep -q -- "\\\\-\\\\-${o#--}\\b" "$MAN" || missing="$missing $o"
+    done
+    [ -z "$missing" ] || fail "not in man/redlock-run.1:$missing"
 }
 
 t "the option table is not empty (the checks below can fail)"
@@ -27,13 +43,14 @@ missing=$(comm -23 <(src_opts) <(help_opts) | tr '\n' ' ')
 [ -z "$missing" ] || fail "not in --help: $missing"
 end_test
 
+t "every refused habit (--timeout, --nonblock, --signal) is explained in the man page"
+n=$(refused_opts | wc -l)
+[ "$n" -ge 3 ] || fail "found only $n refused rows in src/cli.c"
+assert_in_man $(refused_opts)
+end_test
+
 t "every long option in --help is in the man page"
-missing=
-for o in $(help_opts); do
-    # The man source writes an option's leading dashes as \-\-.
-    grep -q -- "\\\\-\\\\-${o#--}\\b" "$MAN" || missing="$missing $o"
-done
-[ -z "$missing" ] || fail "not in man/redlock-run.1:$missing"
+assert_in_man $(help_opts)
 end_test
 
 t "every long option in --help is in the README or named in the man page only"

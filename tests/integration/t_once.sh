@@ -148,6 +148,25 @@ assert_rc 0
 assert_file_exists "$TMP/cleared.ran" "marker"
 assert_hash S "$(k_once $job s3)" status succeeded
 
+t "--status names the abandoned ID to resolve; --resolve clear without --once says it left the --once record"
+job=named
+abandon "$job" s4
+rr -r "$U" --status "$job"
+assert_rc 3 "--status"
+assert_contains "$(cat "$OUT")" "resolve with: redlock-run --resolve succeeded|clear --once s4 $job" "--status"
+rr -r "$U" --resolve clear "$job"
+assert_rc 0 "--resolve clear without --once"
+assert_contains "$(cat "$OUT")" "cleared the last run of $job (was running); --once records are not touched: add --once with the ID that --status lists" "--resolve clear"
+assert_key_gone S "$(k_state $job)"
+assert_hash S "$(k_once $job s4)" status running
+abandon "$job" s5
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "resolve each with: redlock-run --resolve succeeded|clear --once ID $job, ID one of the above" "--status, two IDs"
+rr -r "$U" --resolve clear --once s4 "$job"
+assert_rc 0 "--resolve clear --once s4"
+assert_not_contains "$(cat "$OUT")" "not touched" "--resolve clear --once"
+end_test
+
 t "without --once an abandoned run is reported and the next run goes ahead"
 job=noonce
 abandon "$job" ""
