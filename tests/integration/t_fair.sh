@@ -127,6 +127,72 @@ dead_waiter "$job" "" "" -r "$U"
 wait_for 3 qlen_is "$job" 0 || fail "the dead waiter's entry is still queued"
 end_test
 
+# crowd JOB TTL N — a holder that holds JOB (--ttl TTL) until $TMP/JOB/go
+# exists, then writes its end time to h.end; N waiters queued behind it,
+# SIGKILLed all at once (their pids in CROWD, reaped). Sets H to the holder.
+crowd() {
+    local job=$1 ttl=$2 n=$3 d=$TMP/$1 i
+    mkdir -p "$d"
+    bg "$d/h" "$RR_BIN" -r "$U" -t "$ttl" "$job" -- sh -c \
+        'touch "$1"; while [ ! -e "$2" ]; do sleep 0.02; done; date +%s%3N > "$3"' \
+        sh "$d/held" "$d/go" "$d/h.end"
+    H=$BG
+    wait_for 10 file_there "$d/held" || fail "holder did not start"
+    CROWD=()
+    for i in $(seq 1 "$n"); do
+        bg "$d/c$i" "$RR_BIN" -r "$U" -t "$ttl" -w 120s "$job" -- touch "$d/crowd.ran"
+        CROWD+=("$BG")
+    done
+    wait_for 90 qlen_is "$job" "$n" || fail "expected $n queued, saw $(qlen "$job")"
+}
+crowd_kill() {
+    kill -KILL "${CROWD[@]}" 2>/dev/null
+    wait "${CROWD[@]}" 2>/dev/null
+}
+
+t "150 waiters killed at once cost the live waiter behind them at most one entry TTL"
+# --ttl 3s: entries live 1.5 s. Before, an acquire dropped about 11 dead
+# entries and a release 100, so the live waiter got the lock about 6 s
+# after the release.
+job=crowd d=$TMP/crowd
+crowd "$job" 3s 150
+bg "$d/w" "$RR_BIN" -r "$U" -t 3s -w 60s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w.start"
+w=$BG
+wait_for 10 qlen_is "$job" 151 || fail "the live waiter did not queue"
+crowd_kill
+touch "$d/go"
+wait_pid "$H" 30
+assert_rc 0 "the holder"
+wait_pid "$w" 60
+assert_rc 0 "the live waiter"
+assert_no_file "$d/crowd.ran" "a killed waiter's command"
+if [ -s "$d/h.end" ] && [ -s "$d/w.start" ]; then
+    gap=$(( $(cat "$d/w.start") - $(cat "$d/h.end") ))
+    note "the live waiter ran ${gap} ms after the release (entry TTL 1500 ms)"
+    assert_lt "$gap" 3000 "delay behind 150 dead waiters (ms), entry TTL 1500 + 1500 margin"
+else
+    fail "the holder or the live waiter did not run"
+fi
+wait_for 3 qlen_is "$job" 0 || fail "dead entries left: $(qlen "$job")"
+end_test
+
+t "a run without --wait, lock free but waiters queued: says they are ahead, not 'held'"
+# --ttl 20s: the killed waiters' entries live 10 s after the kill; until
+# then nobody can tell them from live ones.
+job=crowdmsg d=$TMP/crowdmsg
+crowd "$job" 20s 30
+crowd_kill
+touch "$d/go"
+wait_pid "$H" 30
+assert_rc 0 "the holder"
+assert_eq 0 "$(R F EXISTS "$(k_lock "$job")")" "the lock key after the release"
+rr_direct -r "$U" "$job" -- touch "$d/ran"
+assert_rc 75 "a run without --wait"
+assert_no_file "$d/ran" "the command of the run without --wait"
+assert_contains "$(cat "$ERR")" "not running: 30 waiters are queued ahead (the lock is free; they take it in turn)"
+assert_not_contains "$(cat "$ERR")" "held"
+end_test
+
 t "a waiter whose --wait ran out, or that got SIGTERM, is gone from the queue at once"
 job=giveup d=$TMP/giveup
 mkdir -p "$d"
