@@ -134,13 +134,14 @@ dead_waiter "$job" "" "" -r "$U"
 wait_for 3 qlen_is "$job" 0 || fail "the dead waiter's entry is still queued"
 end_test
 
-# crowd JOB TTL N — a holder that holds JOB (--ttl TTL) until $TMP/JOB/go
-# exists, then writes its end time to h.end; N waiters queued behind it,
-# SIGKILLed all at once (their pids in CROWD, reaped). Sets H to the holder.
+# crowd JOB TTL N — a holder that holds JOB until $TMP/JOB/go exists, then
+# writes its end time to h.end; N waiters (--ttl TTL) queued behind it
+# (crowd_kill: SIGKILLed all at once). Sets H to the holder, CROWD to the
+# waiters. The holder's lease is long: starting N processes may starve it.
 crowd() {
     local job=$1 ttl=$2 n=$3 d=$TMP/$1 i
     mkdir -p "$d"
-    bg "$d/h" "$RR_BIN" -r "$U" -t "$ttl" "$job" -- sh -c \
+    bg "$d/h" "$RR_BIN" -r "$U" -t 30s "$job" -- sh -c \
         'touch "$1"; while [ ! -e "$2" ]; do sleep 0.02; done; date +%s%3N > "$3"' \
         sh "$d/held" "$d/go" "$d/h.end"
     H=$BG
