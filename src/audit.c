@@ -82,6 +82,15 @@ static void say_busy(const struct rr_audit *au, const struct rr_acquire_result *
                  res->holder.pid, res->holder.fence);
     if (res->retry_ms >= 0)
         fmt_dur(res->retry_ms, d, sizeof(d));
+    if (!holder[0] && !d[0] && res->ahead > 0) {
+        /* Nobody holds it: the queue's waiters come first, in turn. */
+        rr_log_audit(RR_LOG_NOTICE, "busy",
+                     (struct rr_field[]){ RR_FN("queued_ahead", res->ahead), RR_FIELD_END },
+                     "%s: %lld waiter%s queued ahead (the lock is free; they take it in turn)",
+                     au->cfg->wait_ms ? "gave up waiting" : "not running", res->ahead,
+                     res->ahead == 1 ? " is" : "s are");
+        return;
+    }
     rr_log_audit(RR_LOG_NOTICE, "busy",
                  (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
                                       RR_FN("holder_pid", res->holder.pid),

@@ -528,6 +528,8 @@ static void decide(struct op *op)
                 res->rank = v->rank;
             if (v->ticket > lk->ticket)
                 lk->ticket = v->ticket;
+            if (v->ahead > res->ahead)
+                res->ahead = v->ahead;
             if (v->pttl_ms >= 0 && (res->retry_ms < 0 || v->pttl_ms < res->retry_ms))
                 res->retry_ms = v->pttl_ms;
             if (!rep || rep->kind != RR_VOTE_BUSY || (!rep->host[0] && v->host[0]))

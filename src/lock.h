@@ -48,6 +48,8 @@ struct rr_acquire_result {
     int64_t retry_ms;         /* BUSY: smallest holder PTTL, -1 unknown */
     int slot;                 /* OK: the --limit slot, 1..N (REDLOCK_SLOT) */
     long long rank;           /* BUSY: our best place in the queues, -1 not queued */
+    long long ahead;          /* BUSY: a master's lock is free, but this many
+                               * waiters are queued ahead there (max; 0 none) */
     int n_ok, n_busy, n_done, n_stale, n_err;
     bool abandoned;           /* a dead previous run was found and recorded */
     struct rr_vote holder;    /* BUSY/DONE/STALE: a representative vote */

@@ -130,8 +130,12 @@ void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *
         if (!int_of(r->element[1], &v->pttl_ms))
             goto malformed;
         holder_of(r, 2, v);
-        if (r->elements >= 7 && (!int_of(r->element[5], &v->rank) || v->rank < 0 ||
-                                 !int_of(r->element[6], &v->ticket) || v->ticket < 0))
+        /* rank -1 with ticket 0: not queued (a run without --wait). */
+        if (r->elements >= 7 && (!int_of(r->element[5], &v->rank) || v->rank < -1 ||
+                                 !int_of(r->element[6], &v->ticket) || v->ticket < 0 ||
+                                 (v->rank < 0) != (v->ticket == 0)))
+            goto malformed;
+        if (r->elements >= 8 && (!int_of(r->element[7], &v->ahead) || v->ahead < 0))
             goto malformed;
         v->kind = RR_VOTE_BUSY;
     } else if (strcmp(tag, "DONE") == 0 && r->elements >= 5) {

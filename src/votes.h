@@ -22,6 +22,8 @@ struct rr_vote {
     int slot;                 /* OK: the --limit slot we took, 1..N */
     long long rank;           /* BUSY: our place in the queue (0 first), -1 not queued */
     long long ticket;         /* BUSY: our arrival ticket, 0 not queued */
+    long long ahead;          /* BUSY: the lock is free, but this many waiters
+                               * are queued ahead (0: it is held) */
     bool abandoned;           /* OK: an abandoned previous run was recorded */
     int n_undo;               /* OK: the ids of those history entries, */
     char undo[2][48];         /*     deleted again if the round fails */

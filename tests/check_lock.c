@@ -153,6 +153,17 @@ START_TEST(test_classify_busy_queued)
     ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
     ck_assert_int_eq(v.rank, -1);
     ck_assert_int_eq(v.ticket, 0);
+    ck_assert_int_eq(v.ahead, 0);
+    /* The lock is free but waiters are queued: how many, queued or not. */
+    vote("*8\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:150\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
+    ck_assert_int_eq(v.rank, -1);
+    ck_assert_int_eq(v.ahead, 150);
+    vote("*8\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:3\r\n:41\r\n:3\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.rank, 3);
+    ck_assert_int_eq(v.ahead, 3);
 }
 END_TEST
 
@@ -225,7 +236,10 @@ static const char *const bad_replies[] = {
     "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n:0\r\n",         /* slot 0 */
     "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n:101\r\n",       /* slot > --limit max */
     "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n",   /* slot not a number */
-    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:3\r\n", /* rank < 0 */
+    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:3\r\n", /* not queued, ticket */
+    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-2\r\n:0\r\n", /* rank < -1 */
+    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:2\r\n:0\r\n",  /* no ticket */
+    "*8\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:-4\r\n", /* ahead < 0 */
     "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n$1\r\nx\r\n",
 };
 

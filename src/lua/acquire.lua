@@ -13,8 +13,9 @@
 -- sharded: 1, SPUBLISH (on a cluster).
 -- Returns {'VOID'} if this attempt was already given back
 --      or {'OK', fence, started_ms, abandoned, slot, history id...}
---      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket]} (rank, ticket:
---         our place in the queue, when we are queued)
+--      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket[, ahead]]} (rank,
+--         ticket: our place in the queue, when we are queued, else -1, 0;
+--         ahead: the lock is free, but this many waiters are queued ahead)
 --      or {'DONE', host, pid, fence, finished_ms, stale (1/0)}
 --      or {'STALE', host, pid, fence, heartbeat_ms, key, stale (1/0)}
 -- A record still 'running' while this master has no lock belongs to a run
@@ -45,24 +46,38 @@ local limit, qpre = tonumber(ARGV[ARG_LIMIT]) or 1, ARGV[ARG_WAITER_PREFIX]
 local keep, wakepre = ARGV[ARG_KEEP] == '1', ARGV[ARG_WAKE_PREFIX]
 local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
 
--- The first k live waiters (dead ones met on the way are dropped).
+-- The first k + 1 live waiters. Every dead entry met on the way is dropped
+-- (a crowd killed at once must not cost the next live waiter one call per
+-- ten of them), 64 at a time: one ZRANGE, one MGET of their q: keys, one
+-- ZREM. At most 4096 per call, so that the script stays short; more = we
+-- stopped there and a live waiter may be behind.
 local function heads(k)
-  local live = {}
-  local ids = redis.call('ZRANGE', queuek, 0, k + 9)
-  for _, id in ipairs(ids) do
-    if redis.call('EXISTS', qpre .. id) == 1 then
-      live[#live + 1] = id
-      if #live >= k + 1 then break end
-    else
-      redis.call('ZREM', queuek, id)
+  local live, dropped = {}, 0
+  while #live <= k do
+    if dropped >= 4096 then return live, true end
+    local ids = redis.call('ZRANGE', queuek, #live, #live + 63)
+    if #ids == 0 then break end
+    local keys, dead = {}, {}
+    for i, id in ipairs(ids) do keys[i] = qpre .. id end
+    local alive = redis.call('MGET', unpack(keys))
+    for i, id in ipairs(ids) do
+      if #live > k then break end
+      if alive[i] then live[#live + 1] = id else dead[#dead + 1] = id end
     end
+    if #dead > 0 then redis.call('ZREM', queuek, unpack(dead)) end
+    dropped = dropped + #dead
   end
-  return live, #ids >= k + 10
+  return live, false
 end
 
 -- A waiter takes or keeps its place in the queue and hears it is busy.
-local function busy(pttl, h2, h3, h4)
-  if wid == '' then return {'BUSY', pttl, h2, h3, h4} end
+-- free: the lock is free but live waiters are ahead of us; the reply then
+-- also says how many (ahead), for the message of a run that does not wait.
+local function busy(pttl, h2, h3, h4, free)
+  if wid == '' then
+    if not free then return {'BUSY', pttl, h2, h3, h4} end
+    return {'BUSY', pttl, h2, h3, h4, -1, 0, redis.call('ZCARD', queuek)}
+  end
   local sc = redis.call('ZSCORE', queuek, wid)
   if not sc then
     sc = redis.call('INCR', qseqk)
@@ -83,7 +98,9 @@ local function busy(pttl, h2, h3, h4)
   end
   redis.call('SET', qkey, '1', 'PX', qttl)
   if limit == 1 then redis.call('HSET', statek, 'queued', '1') end
-  return {'BUSY', pttl, h2, h3, h4, redis.call('ZRANK', queuek, wid), sc}
+  local rank = redis.call('ZRANK', queuek, wid)
+  if free then return {'BUSY', pttl, h2, h3, h4, rank, sc, rank} end
+  return {'BUSY', pttl, h2, h3, h4, rank, sc}
 end
 
 local function slotkey(k, i)
@@ -130,7 +147,7 @@ if wid ~= '' or limit > 1 or sr[2] == '1' then
     if live[i] == wid then mine = true end
   end
   if not mine and (#live > 0 or more) then
-    return busy(-1, '', '', '')
+    return busy(-1, '', '', '', true)
   end
   if wid ~= '' and not keep then
     redis.call('ZREM', queuek, wid)

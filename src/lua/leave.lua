@@ -9,18 +9,29 @@
 local queuek, qkey = KEYS[KEY_QUEUE], KEYS[KEY_WAITER_KEY]
 local wid, qpre, wakepre = ARGV[ARG_WAITER], ARGV[ARG_WAITER_PREFIX], ARGV[ARG_WAKE_PREFIX]
 local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
+-- The first live waiter; the dead entries before it are dropped, 64 at a
+-- time (ZRANGE, MGET of their q: keys, ZREM), at most 4096 per call.
+local function first_live()
+  for _ = 1, 64 do
+    local ids = redis.call('ZRANGE', queuek, 0, 63)
+    if #ids == 0 then return nil end
+    local keys, dead = {}, {}
+    for i, id in ipairs(ids) do keys[i] = qpre .. id end
+    local alive = redis.call('MGET', unpack(keys))
+    for i, id in ipairs(ids) do
+      if alive[i] then break end
+      dead[#dead + 1] = id
+    end
+    if #dead > 0 then redis.call('ZREM', queuek, unpack(dead)) end
+    if #dead < #ids then return ids[#dead + 1] end
+  end
+  return nil
+end
 local first = redis.call('ZRANGE', queuek, 0, 0)[1]
 local was = redis.call('ZREM', queuek, wid)
 redis.call('DEL', qkey)
 if first == wid then
-  for _ = 1, 100 do
-    local h = redis.call('ZRANGE', queuek, 0, 0)[1]
-    if not h then break end
-    if redis.call('EXISTS', qpre .. h) == 1 then
-      redis.call(publish, wakepre .. h, '1')
-      break
-    end
-    redis.call('ZREM', queuek, h)
-  end
+  local h = first_live()
+  if h then redis.call(publish, wakepre .. h, '1') end
 end
 return was

@@ -118,6 +118,24 @@ end
 if status == '' and ARGV[ARG_STANDS] == '0' then
   for _, id in ipairs(undo) do redis.call('XDEL', histk, id) end
 end
+-- The first live waiter; the dead entries before it are dropped, 64 at a
+-- time (ZRANGE, MGET of their q: keys, ZREM), at most 4096 per call.
+local function first_live()
+  for _ = 1, 64 do
+    local ids = redis.call('ZRANGE', queuek, 0, 63)
+    if #ids == 0 then return nil end
+    local keys, dead = {}, {}
+    for i, id in ipairs(ids) do keys[i] = qpre .. id end
+    local alive = redis.call('MGET', unpack(keys))
+    for i, id in ipairs(ids) do
+      if alive[i] then break end
+      dead[#dead + 1] = id
+    end
+    if #dead > 0 then redis.call('ZREM', queuek, unpack(dead)) end
+    if #dead < #ids then return ids[#dead + 1] end
+  end
+  return nil
+end
 -- The queue: a finished run leaves it (with several masters a holder keeps
 -- its place until here, so that a give-back does not lose it); a freed
 -- lock wakes the first live waiter, and nobody else.
@@ -129,12 +147,7 @@ if status == '' and limit == 1 and redis.call('ZCARD', queuek) > 0 then
   redis.call('HSET', statek, 'queued', '1')   -- a restored record lacks it
 end
 if released == 1 and (queued or limit > 1) then
-  local head
-  for _ = 1, 100 do
-    local h = redis.call('ZRANGE', queuek, 0, 0)[1]
-    if not h or redis.call('EXISTS', qpre .. h) == 1 then head = h break end
-    redis.call('ZREM', queuek, h)
-  end
+  local head = first_live()
   if head then
     redis.call(publish, wakepre .. head, '1')
   elseif limit == 1 and redis.call('EXISTS', queuek) == 0 then
