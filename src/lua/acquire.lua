@@ -213,11 +213,18 @@ end
 -- The record we replace is kept, serialised and unchanged, in field 'prev'
 -- until our run ends, so that giving back a partial acquisition can put it
 -- back.
+-- The last success (release.lua writes it) outlives the runs after it.
 local function replace(key)
   redis.call('HDEL', key, 'prev')   -- one level back is all we need
+  local ls = redis.call('HMGET', key, 'last_success_ms', 'last_success_fence',
+                        'last_success_host')
   local old = redis.call('DUMP', key)
   redis.call('DEL', key)
   redis.call('HSET', key, unpack(fields))
+  if ls[1] then
+    redis.call('HSET', key, 'last_success_ms', ls[1], 'last_success_fence', ls[2] or '',
+               'last_success_host', ls[3] or '')
+  end
   if old then redis.call('HSET', key, 'prev', old) end
 end
 replace(statek)
