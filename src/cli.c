@@ -315,6 +315,17 @@ static const struct rr_cli_opt *find_letter(char letter)
     return NULL;
 }
 
+bool rr_cli_wants_check(int argc, const char *const *argv)
+{
+    bool status = false, max_age = false;
+
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        status = status || strcmp(argv[i], "--status") == 0;
+        max_age = max_age || strncmp(argv[i], "--max-age", 9) == 0;
+    }
+    return status && max_age;
+}
+
 void rr_cli_scrub_argv(int argc, char **argv)
 {
     int i;

@@ -364,7 +364,7 @@ assert_rc 2 "last run succeeded, too long ago"
 assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - chk-old succeeded"
 end_test
 
-t "--status --max-age: only failures is CRITICAL; --max-age without --status is refused"
+t "--status --max-age: only failures is CRITICAL; a bad check line is UNKNOWN (3); --max-age without --status is refused (64)"
 rr -r "$U" chk-bad -- false
 rr -r "$U" --status --max-age 25h chk-bad
 assert_rc 2 "never succeeded"
@@ -372,7 +372,10 @@ assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - chk-bad never succeeded (las
 rr -r "$U" --max-age 25h chk-bad -- true
 assert_rc 64 "--max-age on a run"
 rr -r "$U" --status --json --max-age 25h chk-bad
-assert_rc 64 "--max-age with --json"
+assert_rc 3 "--max-age with --json: UNKNOWN"
+rr -r "$U" --status --max-age 25x chk-bad
+assert_rc 3 "a bad --max-age: UNKNOWN"
+assert_contains "$(cat "$OUT")" "REDLOCK UNKNOWN - "
 end_test
 
 t "--status --max-age: Redis unavailable is UNKNOWN (3)"
