@@ -6,6 +6,7 @@
 #   make SANITIZE=address,undefined check
 #   make DEVELOPER=1          strict warnings as errors
 #   make install PREFIX=/usr/local DESTDIR=
+#   make dist                 the release tarball in build/dist/ (scripts/release.sh)
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -27,6 +28,24 @@ VERSION := 0.1.0
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags hiredis libuv 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs hiredis libuv 2>/dev/null)
+# libuv and hiredis are linked statically by default (STATIC=0: dynamically),
+# from the .a files their Debian -dev packages ship: the dynamic loader's
+# relocations and page faults were the largest part of a plain run, and the
+# binary then needs only libc, so one build installs on Debian 12 and 13
+# (README, "Build and install"). libuv's archive is libuv_a.a on Debian 12
+# and libuv.a on later releases.
+STATIC ?= 1
+ifeq ($(STATIC),1)
+# The compiler's own search path finds the archives (hiredis.pc's libdir is
+# not where Debian puts the library); a name without a path is "not found".
+find_a = $(firstword $(foreach a,$(1),$(filter /%,$(shell $(CC) -print-file-name=$(a)))))
+UV_A := $(call find_a,libuv_a.a libuv.a)
+HIREDIS_A := $(call find_a,libhiredis.a)
+ifneq ($(and $(UV_A),$(HIREDIS_A)),)
+PKG_LIBS := $(HIREDIS_A) $(UV_A) \
+            $(filter-out -luv -lhiredis,$(shell $(PKG_CONFIG) --libs --static hiredis libuv 2>/dev/null))
+endif
+endif
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
@@ -57,7 +76,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit integration deps install uninstall clean fuzz bench demo
+.PHONY: all check unit integration deps install uninstall clean fuzz bench demo dist
 
 all: redlock-run
 
@@ -118,6 +137,12 @@ demo:
 bench: redlock-run
 	@scripts/bench
 
+# The release tarball: its own static, hardened build in build-dist/, the
+# man page, the completions and an install.sh (scripts/release.sh).
+DISTDIR ?= build/dist
+dist:
+	@scripts/release.sh $(DISTDIR)
+
 install: redlock-run
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
@@ -133,7 +158,7 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/redlock-run.fish
 
 clean:
-	rm -rf build build-san build-fuzz redlock-run
+	rm -rf build build-san build-fuzz build-dist redlock-run
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d)
 -include mk/fuzz.mk

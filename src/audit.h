@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "cli.h"
+#include "config.h"
 #include "lock.h"
 #include "run_step.h"
 

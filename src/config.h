@@ -1,5 +1,6 @@
 /* config.h — what the command line asks for: struct rr_config, the modes,
- * and the defaults. Data only; cli.c fills it, everything above reads it. */
+ * and the defaults. Data only; cli.c and cli_check.c fill it, everything
+ * above reads it. */
 #ifndef RR_CONFIG_H
 #define RR_CONFIG_H
 

@@ -142,16 +142,6 @@ void rr_lock_free(struct rr_lock *lk)
     free(lk);
 }
 
-const char *rr_lock_token(const struct rr_lock *lk)
-{
-    return lk->token;
-}
-
-const struct rr_job_keys *rr_lock_keys(const struct rr_lock *lk)
-{
-    return &lk->keys;
-}
-
 void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v)
 {
     rr_vote_acquire(status == RR_REPLY_OK ? r : NULL,
@@ -526,7 +516,7 @@ static void decide(struct op *op)
             res->n_ok++;
             if (v->fence > res->fence)
                 res->fence = v->fence;
-            /* --limit N > 1 runs on one master only (cli.c): one slot. */
+            /* --limit N > 1 runs on one master only (cli_check.c): one slot. */
             if (!res->slot)
                 take_slot(lk, res->slot = v->slot);
             res->abandoned |= v->abandoned;

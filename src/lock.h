@@ -89,7 +89,4 @@ int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg);
 int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
                     rr_release_fn cb, void *arg);
 
-const char *rr_lock_token(const struct rr_lock *lk);
-const struct rr_job_keys *rr_lock_keys(const struct rr_lock *lk);
-
 #endif

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include "cli.h"
+#include "config.h"
 #include "service.h"
 #include "job.h"
 

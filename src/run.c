@@ -12,6 +12,7 @@
 #include "audit.h"
 #include "child.h"
 #include "child_env.h"
+#include "cli.h"
 #include "diag.h"
 #include "service.h"
 #include "lock.h"

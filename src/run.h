@@ -7,7 +7,7 @@
 #define RR_RUN_H
 
 #include <uv.h>
-#include "cli.h"
+#include "config.h"
 #include "service.h"
 #include "metrics.h"
 

@@ -1,4 +1,5 @@
 /* scripts.c — EVALSHA with EVAL fallback for the embedded Lua scripts. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,8 @@ const char *rr_script_sharded(const struct rr_svc *c)
     return rr_svc_sharded(c) ? "1" : "0";
 }
 
-bool rr_script_is_noscript(const redisReply *reply)
+/* Is reply a NOSCRIPT error? */
+static bool is_noscript(const redisReply *reply)
 {
     return reply && reply->type == REDIS_REPLY_ERROR && reply->str &&
            strncasecmp(reply->str, "NOSCRIPT", 8) == 0;
@@ -77,7 +79,7 @@ static void on_reply(struct rr_svc *c, int status, redisReply *reply, void *arg)
 {
     struct call *k = arg;
 
-    if (status == RR_REPLY_OK && !k->retried && rr_script_is_noscript(reply)) {
+    if (status == RR_REPLY_OK && !k->retried && is_noscript(reply)) {
         k->retried = true;
         k->argv[0] = "EVAL";
         k->argv[1] = lua_scripts[k->script].src;

@@ -9,7 +9,6 @@
 #ifndef RR_SCRIPTS_H
 #define RR_SCRIPTS_H
 
-#include <stdbool.h>
 #include "scripts_gen.h"
 #include "service.h"
 
@@ -22,9 +21,6 @@ const char *rr_script_src(enum rr_script s);
  * where waiters are on sharded channels (a cluster, rr_svc_sharded), else
  * "0". Static storage. */
 const char *rr_script_sharded(const struct rr_svc *c);
-
-/* Is reply a NOSCRIPT error? Pure. */
-bool rr_script_is_noscript(const redisReply *reply);
 
 /* Run script s on service c with nkeys keys and nargs args (all copied).
  * cb gets the script's reply — after one transparent EVAL retry on

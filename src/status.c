@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "service.h"
 #include "duration.h"
 #include "log.h"
@@ -195,6 +196,43 @@ static int check_line(struct op *op, const struct rr_job_record *rec, bool held)
     return code;
 }
 
+/* The history entries, newest first, one line each. */
+static void text_history(FILE *f, const redisReply *hist)
+{
+    char d[32];
+
+    if (hist->type != REDIS_REPLY_ARRAY || hist->elements == 0)
+        return;
+    fprintf(f, "history (newest first):\n");
+    for (size_t i = 0; i < hist->elements; i++) {
+        const redisReply *e = hist->element[i];
+        char t[32];
+        if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
+            continue;
+        const redisReply *h = e->element[1];
+        const char *s = field(h, "started_ms"), *dur = field(h, "duration_ms");
+        const char *code_s = field(h, "exit_code"), *once_s = field(h, "once");
+        const char *sig_s = field(h, "signal"), *by = field(h, "by");
+        char how[24];
+        /* One column for how it ended: "exit N", "signal N", or "-". */
+        if (sig_s && *sig_s && strcmp(sig_s, "0") != 0)
+            snprintf(how, sizeof how, "signal %s", sig_s);
+        else if (code_s && *code_s)
+            snprintf(how, sizeof how, "exit %s", code_s);
+        else
+            snprintf(how, sizeof how, "-");
+        fmt_time(s ? atoll(s) : 0, t, sizeof(t));
+        rr_duration_format(dur ? atoll(dur) : 0, d, sizeof(d));
+        fprintf(f, "  %s  %-18s %-9s %-8s %s pid %s fence %s%s%s%s%s\n", t,
+                field(h, "status") ? field(h, "status") : "?", how, d,
+                field(h, "host") ? field(h, "host") : "?",
+                field(h, "pid") ? field(h, "pid") : "?",
+                field(h, "fence") ? field(h, "fence") : "?",
+                once_s && *once_s ? " once " : "", once_s && *once_s ? once_s : "",
+                by && *by ? " by " : "", by && *by ? by : "");
+    }
+}
+
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete} */
 static int print_status(struct op *op, const redisReply *r)
 {
@@ -303,36 +341,7 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once ID %s\n",
                 "", cfg->name);
     }
-    if (hist->type == REDIS_REPLY_ARRAY && hist->elements > 0) {
-        fprintf(f, "history (newest first):\n");
-        for (size_t i = 0; i < hist->elements; i++) {
-            const redisReply *e = hist->element[i];
-            char t[32];
-            if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
-                continue;
-            const redisReply *h = e->element[1];
-            const char *s = field(h, "started_ms"), *dur = field(h, "duration_ms");
-            const char *code_s = field(h, "exit_code"), *once_s = field(h, "once");
-            const char *sig_s = field(h, "signal"), *by = field(h, "by");
-            char how[24];
-            /* One column for how it ended: "exit N", "signal N", or "-". */
-            if (sig_s && *sig_s && strcmp(sig_s, "0") != 0)
-                snprintf(how, sizeof how, "signal %s", sig_s);
-            else if (code_s && *code_s)
-                snprintf(how, sizeof how, "exit %s", code_s);
-            else
-                snprintf(how, sizeof how, "-");
-            fmt_time(s ? atoll(s) : 0, t, sizeof(t));
-            rr_duration_format(dur ? atoll(dur) : 0, d, sizeof(d));
-            fprintf(f, "  %s  %-18s %-9s %-8s %s pid %s fence %s%s%s%s%s\n", t,
-                    field(h, "status") ? field(h, "status") : "?", how, d,
-                    field(h, "host") ? field(h, "host") : "?",
-                    field(h, "pid") ? field(h, "pid") : "?",
-                    field(h, "fence") ? field(h, "fence") : "?",
-                    once_s && *once_s ? " once " : "", once_s && *once_s ? once_s : "",
-                    by && *by ? " by " : "", by && *by ? by : "");
-        }
-    }
+    text_history(f, hist);
     return code;
 }
 

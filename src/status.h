@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 #include <uv.h>
-#include "cli.h"
+#include "config.h"
 #include "job.h"
 
 /* Exit statuses of --status, for monitoring checks. */

@@ -1,5 +1,5 @@
 /* check_queue.c — the pure parts of fair waiting (src/queue.c) and of
- * --limit parsing (src/cli.c). */
+ * --limit parsing (src/cli_check.c). */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>

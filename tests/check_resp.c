@@ -161,7 +161,7 @@ END_TEST
 START_TEST(test_reader_in_step)
 {
     static const char wire[] =
-        "+OK\r\n-ERR x\r\n:42\r\n$-1\r\n*-1\r\n*0\r\n$0\r\n\r\n+a\rb\r\n"
+        "+OK\r\n-ERR x\r\n:42\r\n$-1\r\n*-1\r\n*0\r\n$0\r\n\r\n+a b\r\n"
         "*2\r\n*2\r\n:1\r\n$3\r\nabc\r\n*1\r\n$-1\r\n$5\r\nhe\r\nl\r\n";
     static const struct { int type; long long size; } simple[] = {
         { REDIS_REPLY_STATUS, 2 }, { REDIS_REPLY_ERROR, 5 }, { REDIS_REPLY_INTEGER, 42 },
@@ -183,7 +183,7 @@ START_TEST(test_reader_in_step)
         }
         r = next();
         ck_assert_int_eq(r->type, REDIS_REPLY_STATUS);
-        ck_assert_str_eq(r->str, "a\rb");
+        ck_assert_str_eq(r->str, "a b");
         freeReplyObject(r);
         r = next();
         ck_assert_int_eq(r->type, REDIS_REPLY_ARRAY);
@@ -196,6 +196,36 @@ START_TEST(test_reader_in_step)
         ck_assert_int_eq(memcmp(r->str, "he\r\nl", 5), 0);
         freeReplyObject(r);
         expect_none();
+    }
+}
+END_TEST
+
+/* A lone CR inside a status line, which Redis never sends: hiredis 0.14
+ * keeps it in the string, 1.x refuses the stream; the reader gives that
+ * answer whatever the chunks. */
+START_TEST(test_reader_lone_cr)
+{
+    static const char wire[] = "+a\rb\r\n:7\r\n";
+    redisReply *r = NULL;
+    size_t step;
+
+    for (step = 1; step <= 4; step++) {
+        teardown();
+        setup();
+        feed_by(wire, sizeof wire - 1, step);
+#if HIREDIS_MAJOR >= 1
+        ck_assert_int_eq(rr_resp_get(rd, &r), RR_RESP_PROTO);
+        ck_assert_ptr_null(r);
+#else
+        r = next();
+        ck_assert_int_eq(r->type, REDIS_REPLY_STATUS);
+        ck_assert_str_eq(r->str, "a\rb");
+        freeReplyObject(r);
+        r = next();
+        ck_assert_int_eq(r->integer, 7);
+        freeReplyObject(r);
+        expect_none();
+#endif
     }
 }
 END_TEST
@@ -312,6 +342,7 @@ static Suite *resp_suite(void)
     tcase_add_test(tc, test_confirm_count);
     tcase_add_test(tc, test_classify);
     tcase_add_test(tc, test_reader_in_step);
+    tcase_add_test(tc, test_reader_lone_cr);
     tcase_add_test(tc, test_reader_below_cap);
     tcase_add_test(tc, test_reader_cap_edges);
     tcase_add_test(tc, test_reader_too_large);

@@ -4,6 +4,7 @@
  * --! lines is refused before anything is sent. No server. */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scripts.h"

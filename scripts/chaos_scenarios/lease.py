@@ -45,11 +45,11 @@ data; nothing is imported from there. The checks C6 and C7, and what a
 forced release explains, are in scripts/chaoslib/checks.py.
 """
 
-import hashlib
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 
 from chaoslib.checks import ALL_CHECKS, MS, NS
 from chaoslib.nodes import mono
@@ -318,12 +318,21 @@ def f_force_release(sc):
 
 
 def acquire_sha():
+    """The SHA1 of acquire.lua as redlock-run sends it: scripts/gen-lua.sh
+    rewrites the script's --! header lines before hashing, so the file's own
+    hash is not the one on the wire. None if the generator cannot run."""
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    try:
-        with open(os.path.join(top, "src", "lua", "acquire.lua"), "rb") as f:
-            return hashlib.sha1(f.read()).hexdigest().encode()
-    except OSError:
-        return None
+    lua = os.path.join(top, "src", "lua", "acquire.lua")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "scripts_gen.h")
+        try:
+            subprocess.run([os.path.join(top, "scripts", "gen-lua.sh"), out, lua],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with open(out, "rb") as f:
+                m = re.search(rb'\[RR_SCRIPT_ACQUIRE\] = \{ "([0-9a-f]{40})"', f.read())
+        except (OSError, subprocess.CalledProcessError):
+            return None
+    return m.group(1) if m else None
 
 
 def f_late_acquire(sc):

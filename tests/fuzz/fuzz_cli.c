@@ -14,7 +14,7 @@
  *     password (checked only when no argument already contains a '*');
  *   - neither function writes outside argv's strings or changes argv.
  *
- * cli.c reads the environment and --password-file. $REDLOCK_* are unset
+ * cli_check.c reads the environment and --password-file. $REDLOCK_* are unset
  * once at start. A password file is read with fopen and fgets; inputs that
  * name anything under /dev, /proc or /sys are skipped, because
  * /dev/stdin, /dev/tty or /proc/self/fd/1 could block the fuzzer forever. */

@@ -66,4 +66,37 @@ else
 fi
 end_test
 
+t "the layer table of docs/ARCHITECTURE.md holds in src/ (scripts/check-layers)"
+if command -v python3 >/dev/null 2>&1; then
+    out=$("$TOP/scripts/check-layers" "$TOP" 2>&1) ||
+        fail "$(echo "$out" | grep -v ': note:' | head -5 | tr '\n' ' ')"
+    case $out in *": note:"*) note "$(echo "$out" | grep ': note:')" ;; esac
+else
+    note "python3 not installed; skipped the layer check"
+fi
+end_test
+
+t "every file in src/ is in the README's source map"
+# A header goes with its .c; a header without one, and each Lua script, is
+# named itself.
+map=$(sed -n '/^## Source map/,/^## /p' "$README")
+missing=
+for f in "$TOP"/src/*.c "$TOP"/src/*.h "$TOP"/src/lua/*.lua; do
+    b=$(basename "$f")
+    case $b in
+    *.c) pat="\`src/$b\`" ;;
+    *.h) [ -e "${f%.h}.c" ] && pat="\`src/${b%.h}.c\`" || pat="\`src/$b\`" ;;
+    *.lua) pat="\`$b\`" ;;
+    esac
+    grep -qF -- "$pat" <<<"$map" || missing="$missing $b"
+done
+[ -z "$missing" ] || fail "not in README.md's source map:$missing"
+gone=
+# shellcheck disable=SC2016  # the backquotes are Markdown's, not a command
+for f in $(grep -o '`src/[a-z_/]*\.[ch]`' <<<"$map" | tr -d '`'); do
+    [ -e "$TOP/$f" ] || gone="$gone $f"
+done
+[ -z "$gone" ] || fail "in README.md's source map but not in the tree:$gone"
+end_test
+
 done_testing

@@ -206,9 +206,15 @@ if [ "$have_yaml" = 1 ]; then
     gl=$(yq "$EX/gitlab-ci.yml" '[l for l in d["deploy-prod"]["script"] if l.startswith("redlock-run")][0]')
     assert_contains "$gh" "redlock-run " "the GitHub step"
     assert_contains "$gl" "redlock-run " "the GitLab job"
-    # The .deb is built on Debian 12 (libhiredis0.14, libuv1): it installs
-    # in a Debian 12 image, not on Ubuntu 24.04 (ubuntu-latest).
-    assert_eq debian:bookworm "$(yq "$EX/github-actions.yml" 'd["jobs"]["deploy"].get("container")')" "the GitHub job's container"
+    # GitHub: the tarball is built on Debian 12 (the oldest glibc it is
+    # for) and installed on ubuntu-latest itself, with no container.
+    G=$EX/github-actions.yml
+    assert_eq debian:bookworm "$(yq "$G" 'd["jobs"]["redlock-run"].get("container")')" "the GitHub build job's container"
+    assert_contains "$(yq "$G" '[s.get("run") for s in d["jobs"]["redlock-run"]["steps"]]')" "'make dist'" "the build job"
+    assert_eq ubuntu-latest "$(yq "$G" 'd["jobs"]["deploy"]["runs-on"]')" "the deploy job's runner"
+    assert_eq None "$(yq "$G" 'd["jobs"]["deploy"].get("container")')" "the deploy job's container"
+    assert_eq redlock-run "$(yq "$G" 'd["jobs"]["deploy"]["needs"]')" "the deploy job's needs"
+    assert_contains "$(yq "$G" '[s.get("run", "") for s in d["jobs"]["deploy"]["steps"]]')" "install.sh --prefix" "the install step"
     assert_eq debian:bookworm "$(yq "$EX/gitlab-ci.yml" 'd["deploy-prod"].get("image")')" "the GitLab job's image"
     : >"$TMP/ran.log"
     mkdir -p "$TMP/pathbin"

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# t_dist.sh — the release tarball (`make dist`, scripts/release.sh): it holds
+# a binary that needs no shared library but libc, the man page, the
+# completions, README.md and an install.sh; install.sh installs into a
+# PREFIX (or stages under a DESTDIR), the installed binary runs and takes a
+# lock, and a system whose glibc is too old (or that has none) is refused
+# with the version needed; the GitHub example's install step works on it.
+# (Debian 13: scripts/trixie-check install.)
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+VERSION=$(sed -n 's/^VERSION := *//p' "$TOP/Makefile")
+NAME=redlock-run-$VERSION-linux-$(uname -m)
+TGZ=$TMP/dist/$NAME.tar.gz
+
+t "make dist builds $NAME.tar.gz: the binary needs only libc"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TOP" --no-print-directory dist \
+    DISTDIR="$TMP/dist" >"$TMP/dist.out" 2>&1 ||
+    fail "make dist: $(tail -3 "$TMP/dist.out")"
+assert_file_exists "$TGZ" "the tarball"
+mkdir -p "$TMP/x"
+tar -xzf "$TGZ" -C "$TMP/x" || fail "tar -xzf $TGZ"
+D=$TMP/x/$NAME
+for f in redlock-run redlock-run.1 README.md install.sh completions/redlock-run.bash \
+         completions/_redlock-run completions/redlock-run.fish copyright/redlock-run \
+         copyright/libuv copyright/hiredis; do
+    assert_file_exists "$D/$f" "$f in the tarball"
+done
+needed=$(readelf -d "$D/redlock-run" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd ' ' -)
+assert_eq libc.so.6 "$needed" "the binary's NEEDED libraries"
+glibc=$(objdump -T "$D/redlock-run" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
+assert_contains "$(cat "$D/install.sh")" "NEED_GLIBC=$glibc" "install.sh's glibc"
+assert_contains "$(cat "$TMP/dist.out")" "needs glibc >= $glibc" "make dist's last line"
+end_test
+
+t "install.sh --prefix: binary, man page, completions; the binary runs and takes a lock"
+P=$TMP/prefix
+sh "$D/install.sh" --prefix "$P" >"$TMP/inst.out" 2>&1 || fail "install.sh: $(tail -2 "$TMP/inst.out")"
+for f in bin/redlock-run share/man/man1/redlock-run.1 share/bash-completion/completions/redlock-run \
+         share/zsh/site-functions/_redlock-run share/fish/vendor_completions.d/redlock-run.fish; do
+    assert_file_exists "$P/$f" "$f"
+done
+assert_eq "redlock-run $VERSION" "$("$P/bin/redlock-run" --version 2>&1 | head -1)" "--version"
+start_redis A || fail "no redis-server"
+RR_BIN=$P/bin/redlock-run rr_direct -r "$A_URL" dist -- true
+assert_rc 0 "a lock with the installed binary"
+end_test
+
+t "install.sh with PREFIX=/usr DESTDIR=...: staged under DESTDIR, zsh's vendor directory"
+PREFIX=/usr DESTDIR=$TMP/stage sh "$D/install.sh" >"$TMP/inst.out" 2>&1 ||
+    fail "install.sh: $(tail -2 "$TMP/inst.out")"
+assert_file_exists "$TMP/stage/usr/bin/redlock-run"
+assert_file_exists "$TMP/stage/usr/share/zsh/vendor-completions/_redlock-run"
+end_test
+
+t "install.sh refuses an older glibc, or none, and names the version it needs"
+mkdir -p "$TMP/old" "$TMP/musl"
+printf '#!/bin/sh\necho "glibc 2.31"\n' >"$TMP/old/getconf"
+printf '#!/bin/sh\necho "getconf: GNU_LIBC_VERSION: unknown variable" >&2; exit 1\n' >"$TMP/musl/getconf"
+chmod +x "$TMP/old/getconf" "$TMP/musl/getconf"
+for fake in old musl; do
+    rc env PATH="$TMP/$fake:$PATH" sh "$D/install.sh" --prefix "$TMP/no-$fake" >"$TMP/inst.out" 2>&1
+    assert_eq 1 "$RC" "install.sh's exit status with the $fake getconf"
+    assert_contains "$(cat "$TMP/inst.out")" "needs glibc $glibc or later" "its message ($fake)"
+    assert_no_file "$TMP/no-$fake/bin/redlock-run" "a binary installed anyway ($fake)"
+done
+assert_contains "$(env PATH="$TMP/old:$PATH" sh "$D/install.sh" --prefix "$TMP/no" 2>&1)" "has glibc 2.31"
+end_test
+
+t "examples/github-actions.yml: its install step, as a runner runs it, installs the tarball"
+if "$PY" -c 'import yaml' 2>/dev/null; then
+    step=$("$PY" -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print([s["run"] for s in d["jobs"]["deploy"]["steps"] if s.get("name") == "Install redlock-run"][0])' \
+        "$TOP/examples/github-actions.yml")
+    mkdir -p "$TMP/runner/dist"
+    cp "$TGZ" "$TMP/runner/dist/"
+    : >"$TMP/github_path"
+    (RUNNER_TEMP=$TMP/runner GITHUB_PATH=$TMP/github_path bash -e -c "$step") >"$TMP/gh.out" 2>&1 ||
+        fail "the install step: $(tail -2 "$TMP/gh.out")"
+    assert_eq "$TMP/runner/redlock-run/bin" "$(cat "$TMP/github_path")" "GITHUB_PATH"
+    assert_contains "$("$TMP/runner/redlock-run/bin/redlock-run" --version 2>&1)" "redlock-run $VERSION"
+else
+    note "python3-yaml missing; skipped"
+fi
+end_test
+
+done_testing
