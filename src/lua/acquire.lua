@@ -217,7 +217,9 @@ end
 local function replace(key)
   redis.call('HDEL', key, 'prev')   -- one level back is all we need
   local ls = redis.call('HMGET', key, 'last_success_ms', 'last_success_fence',
-                        'last_success_host')
+                        'last_success_host', 'status', 'finished_ms', 'fence', 'host')
+  -- A success recorded before records kept last_success_*.
+  if not ls[1] and ls[4] == 'succeeded' and ls[5] then ls = {ls[5], ls[6], ls[7]} end
   local old = redis.call('DUMP', key)
   redis.call('DEL', key)
   redis.call('HSET', key, unpack(fields))
