@@ -12,7 +12,7 @@ function __redlock_run_name_at
     set -e args[1]
     set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold limit prefix once \
         on-stale state-ttl max-runtime kill-after connect-timeout redis-timeout \
-        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve
+        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age
     set -l skip 0
     set -l op
     set -l i 0
@@ -106,6 +106,7 @@ $c -l syslog -d 'Also log to syslog'
 $c -l metrics-file -r -F -d 'Write Prometheus textfile metrics'
 $c -l status -d 'Show the holder and the last run'
 $c -l json -d 'Print one JSON object (status mode)'
+$c -l max-age -x -d 'Monitoring check: succeeded within DUR? (status mode)'
 $c -l release -d 'Force-release the lock'
 $c -l resolve -x -a 'succeeded clear' -d 'Settle a run that died mid-way'
 $c -s h -l help -d 'Show the help'

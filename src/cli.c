@@ -69,6 +69,7 @@ const struct rr_cli_opt rr_cli_opts[] = {
     { .name = "foreground", .kind = RR_CLI_FLAG, CFG(foreground) },
     { .name = "status", .kind = RR_CLI_MARK, .mark = RR_GIVEN_STATUS },
     { .name = "json", .kind = RR_CLI_FLAG, CFG(json) },
+    { .name = "max-age", .kind = RR_CLI_DURATION, CFG(max_age_ms), .mark = RR_GIVEN_MAX_AGE },
     { .name = "release", .kind = RR_CLI_MARK, .mark = RR_GIVEN_RELEASE },
     { .name = "resolve", .kind = RR_CLI_CHOICE, CFG(resolve), .mark = RR_GIVEN_RESOLVE,
       .choices = { { "succeeded", RR_RESOLVE_SUCCEEDED }, { "clear", RR_RESOLVE_CLEAR } } },
@@ -335,6 +336,17 @@ static const struct rr_cli_opt *find_letter(char letter)
         if (letter && rr_cli_opts[i].letter == letter)
             return &rr_cli_opts[i];
     return NULL;
+}
+
+bool rr_cli_wants_check(int argc, const char *const *argv)
+{
+    bool status = false, max_age = false;
+
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        status = status || strcmp(argv[i], "--status") == 0;
+        max_age = max_age || strncmp(argv[i], "--max-age", 9) == 0;
+    }
+    return status && max_age;
 }
 
 void rr_cli_scrub_argv(int argc, char **argv)

@@ -19,6 +19,11 @@ int rr_cli_parse(int argc, char **argv, struct rr_config *cfg, char *err, size_t
  * show in /proc/PID/cmdline or ps(1). Call after rr_cli_parse. */
 void rr_cli_scrub_argv(int argc, char **argv);
 
+/* Whether argv (before any "--") asks for --status --max-age, a monitoring
+ * check, whose usage errors must read as UNKNOWN (3) to its caller even when
+ * rr_cli_parse refused it. Pure. */
+bool rr_cli_wants_check(int argc, const char *const *argv);
+
 /* Write the --help text to f. */
 void rr_cli_usage(FILE *f);
 

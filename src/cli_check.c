@@ -416,6 +416,18 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
         snprintf(err, errlen, "--json works only with --status");
         return -1;
     }
+    if (given(sn, RR_GIVEN_MAX_AGE) && !status) {
+        snprintf(err, errlen, "--max-age works only with --status: redlock-run --status --max-age DUR NAME");
+        return -1;
+    }
+    if (given(sn, RR_GIVEN_MAX_AGE) && cfg->json) {
+        snprintf(err, errlen, "--max-age prints one check line, not JSON; give --max-age or --json");
+        return -1;
+    }
+    if (given(sn, RR_GIVEN_MAX_AGE) && (cfg->max_age_ms <= 0 || cfg->max_age_ms == RR_INF)) {
+        snprintf(err, errlen, "--max-age must be a positive finite duration, like 25h");
+        return -1;
+    }
     if (quiet && sn->verbose) {
         snprintf(err, errlen, "-q/--quiet and -v/--verbose cannot be used together; give only one");
         return -1;
@@ -434,7 +446,7 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
             snprintf(err, errlen, "missing NAME: " RR_CLI_USAGE_RUN);
         else
             snprintf(err, errlen, "missing NAME: usage: redlock-run %s%s NAME", modeopt,
-                     cfg->mode == RR_MODE_STATUS ? " [--json] [--once ID]"
+                     cfg->mode == RR_MODE_STATUS ? " [--json | --max-age DUR] [--once ID]"
                      : cfg->mode == RR_MODE_RESOLVE ? " succeeded|clear [--once ID]" : "");
         return -1;
     }

@@ -9,7 +9,7 @@ void rr_cli_usage(FILE *f)
 {
     fputs(
 RR_CLI_USAGE_RUN "\n"
-"       redlock-run --status [--json] [--once ID] NAME\n"
+"       redlock-run --status [--json | --max-age DUR] [--once ID] NAME\n"
 "       redlock-run --release NAME | --resolve succeeded|clear [--once ID] NAME\n"
 "\n"
 "Run COMMAND while holding the Redis lock NAME: renew it, release it after,\n"
@@ -65,6 +65,8 @@ RR_CLI_USAGE_RUN "\n"
 "Operator modes:\n"
 "      --status               show the holder and the last run of NAME\n"
 "      --json                 with --status: print one JSON object\n"
+"      --max-age DUR          with --status: a check, succeeded within DUR?\n"
+"                             0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n"
 "      --release              force-release the lock NAME\n"
 "      --resolve succeeded|clear  settle a run that died mid-way\n"
 "  -h, --help                 show this help\n"

@@ -26,6 +26,7 @@ enum rr_cli_given {
     RR_GIVEN_VERSION = 1 << 7,
     RR_GIVEN_ONCE = 1 << 8,
     RR_GIVEN_LIMIT = 1 << 9,
+    RR_GIVEN_MAX_AGE = 1 << 10,
 };
 
 /* What the loop saw, judged after it. */

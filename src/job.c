@@ -136,6 +136,18 @@ void rr_job_record_parse(struct rr_job_record *rec, const redisReply *r)
             snprintf(rec->once, sizeof(rec->once), "%s", val);
         else if (strcmp(key, "token") == 0)
             snprintf(rec->token, sizeof(rec->token), "%s", val);
+        else if (strcmp(key, "last_success_ms") == 0)
+            rec->last_success_ms = num(val, 0);
+        else if (strcmp(key, "last_success_fence") == 0)
+            rec->last_success_fence = num(val, 0);
+        else if (strcmp(key, "last_success_host") == 0)
+            snprintf(rec->last_success_host, sizeof(rec->last_success_host), "%s", val);
+    }
+    /* A success written before the record kept last_success_*. */
+    if (rec->status == RR_JOB_SUCCEEDED && rec->last_success_ms == 0) {
+        rec->last_success_ms = rec->finished_ms;
+        rec->last_success_fence = rec->fence;
+        snprintf(rec->last_success_host, sizeof(rec->last_success_host), "%s", rec->host);
     }
 }
 

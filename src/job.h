@@ -67,6 +67,9 @@ struct rr_job_record {
     int exit_code, signal;     /* -1 when not set */
     char once[RR_ONCE_MAX + 1];
     char token[64];
+    /* The last success, kept across later runs: 0 / "" when none. */
+    long long last_success_ms, last_success_fence;
+    char last_success_host[256];
 };
 
 /* Fill rec from an HGETALL reply (a flat array of field, value); an empty

@@ -32,6 +32,11 @@ int main(int argc, char **argv)
     rr_log_init(NULL, 0, false, false);
     if (rr_cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
         rr_log(RR_LOG_ERROR, "usage", NULL, "%s (see redlock-run --help)", err);
+        if (rr_cli_wants_check(argc, (const char *const *)argv)) {
+            /* A monitoring check's caller reads stdout and 3, not 64. */
+            printf("REDLOCK UNKNOWN - %s\n", err);
+            return 3;
+        }
         return RR_EXIT_USAGE;
     }
     rr_cli_scrub_argv(argc, argv);

@@ -13,6 +13,7 @@
 #include "svc_config.h"
 #include "status.h"
 #include "diag.h"
+#include "verdict.h"
 
 struct op {
     uv_loop_t *loop;
@@ -38,6 +39,15 @@ int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
     if (last == RR_JOB_FAILED || last == RR_JOB_TIMEOUT || last == RR_JOB_LOST)
         return RR_STATUS_FAILED;
     return RR_STATUS_IDLE;
+}
+
+/* Records hold the servers' wall clock (TIME), so ages are taken from ours. */
+static long long wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static const char *str(const redisReply *r)
@@ -78,10 +88,11 @@ static const char *field(const redisReply *flat, const char *name)
 
 static const char *const rec_fields[] = { "status", "host", "pid", "fence", "once",
                                           "started_ms", "heartbeat_ms", "finished_ms",
-                                          "exit_code", "signal", NULL };
+                                          "exit_code", "signal", "last_success_ms",
+                                          "last_success_fence", "last_success_host", NULL };
 static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
                                        "finished_ms", "exit_code", "signal", "duration_ms",
-                                       "wait_ms", NULL };
+                                       "wait_ms", "last_success_ms", "last_success_fence", NULL };
 
 static bool is_numeric(const char *name, const char *v)
 {
@@ -122,7 +133,23 @@ static const char *const hist_fields[] = { "status", "exit_code", "signal", "hos
                                            "fence", "once", "started_ms", "finished_ms",
                                            "duration_ms", "wait_ms", "by", NULL };
 
-static void text_record(FILE *f, const char *label, const redisReply *flat, bool held)
+/* "last success" line of a record, if it has one. */
+static void text_success(FILE *f, const char *label, const struct rr_job_record *rec)
+{
+    char t[32], d[32];
+
+    if (rec->last_success_ms <= 0)
+        return;
+    fmt_time(rec->last_success_ms, t, sizeof t);
+    rr_duration_format((wall_ms() - rec->last_success_ms) / 1000 * 1000, d, sizeof d);
+    fprintf(f, "%-10s %s (%s ago) on %s (fence %lld)\n", label, t, d,
+            rec->last_success_host[0] ? rec->last_success_host : "?", rec->last_success_fence);
+}
+
+/* key: the record's key, named when there is none (a typo in NAME or an
+ * ID that never ran reads differently from a healthy job). */
+static void text_record(FILE *f, const char *label, const redisReply *flat, bool held,
+                        const char *key)
 {
     struct rr_job_record rec;
     char t[32], d[32];
@@ -131,7 +158,7 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     if (rec.status == RR_JOB_RUNNING && !held)
         rec.status = RR_JOB_ABANDONED;
     if (rec.status == RR_JOB_NONE) {
-        fprintf(f, "%-10s never ran\n", label);
+        fprintf(f, "%-10s never ran (no record under %s)\n", label, key);
         return;
     }
     fmt_time(rec.started_ms, t, sizeof(t));
@@ -147,6 +174,26 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     if (rec.signal > 0)
         fprintf(f, ", signal %d", rec.signal);
     fputc('\n', f);
+}
+
+/* --status --max-age: the one plugin line for rec, and its exit status. */
+static int check_line(struct op *op, const struct rr_job_record *rec, bool held)
+{
+    char name[RR_ONCE_MAX + 320], line[1024];
+
+    if (op->cfg->once_id[0])
+        snprintf(name, sizeof name, "%s --once %s", op->cfg->name, op->cfg->once_id);
+    else
+        snprintf(name, sizeof name, "%s", op->cfg->name);
+    struct rr_verdict_in in = {
+        .name = name, .key = op->cfg->once_id[0] ? op->keys.once : op->keys.state,
+        .last = rec->status, .held = held, .now_ms = wall_ms(),
+        .max_age_ms = op->cfg->max_age_ms, .success_ms = rec->last_success_ms,
+        .success_fence = rec->last_success_fence, .success_host = rec->last_success_host,
+    };
+    int code = rr_verdict(&in, line, sizeof line);
+    fprintf(op->out, "%s\n", line);
+    return code;
 }
 
 /* The history entries, newest first, one line each. */
@@ -217,10 +264,15 @@ static int print_status(struct op *op, const redisReply *r)
                                          on.status, 0)
                    : rr_status_exit_code(held, st.status, n_stale);
 
+    if (cfg->max_age_ms > 0)
+        return check_line(op, cfg->once_id[0] ? &on : &st, held);
+
     if (cfg->json) {
         fputs("{\"name\":", f);
         json_str(f, cfg->name);
-        fprintf(f, ",\"exit_code\":%d,\"lock\":{\"held\":%s", code, held ? "true" : "false");
+        fprintf(f, ",\"exit_code\":%d,\"never_ran\":%s,\"lock\":{\"held\":%s", code,
+                (cfg->once_id[0] ? on.status : st.status) == RR_JOB_NONE ? "true" : "false",
+                held ? "true" : "false");
         if (held) {
             fputs(",\"host\":", f);
             if (know_holder) json_str(f, st.host); else fputs("null", f);
@@ -269,13 +321,15 @@ static int print_status(struct op *op, const redisReply *r)
     } else {
         fprintf(f, "%-10s free\n", "lock");
     }
-    text_record(f, "last run", state, held);
+    text_record(f, "last run", state, held, op->keys.state);
+    text_success(f, "last ok", &st);
     if (st_shown)
         fprintf(f, "%-10s the last run is recorded as running but holds no lock: "
                    "its holder died\n", "warning");
     if (cfg->once_id[0]) {
         fprintf(f, "once %s:\n", cfg->once_id);
-        text_record(f, "  ", have_once ? once : NULL, held);
+        text_record(f, "  ", have_once ? once : NULL, held, op->keys.once);
+        text_success(f, "  last ok", &on);
     }
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
@@ -393,6 +447,10 @@ static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
         };
         snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
         op->exit_code = print_status(op, r);
+        if (op->cfg->max_age_ms > 0) {
+            close_all(op);
+            return;
+        }
         if (rr_script_call(c, RR_SCRIPT_QSTATUS, RR_QSTATUS_NKEYS, keys, RR_QSTATUS_NARGS, args,
                            on_qstatus, op) != 0) {
             print_queue(op, NULL);
@@ -453,6 +511,13 @@ static void ask_status(struct op *op)
             return;
     }
     op->exit_code = unavailable(op, "cannot read the job's state");
+    if (op->cfg->max_age_ms > 0) {
+        char line[RR_ERRLEN + 64];
+        op->exit_code = rr_verdict_unknown(op->err, line, sizeof line);
+        fprintf(op->out, "%s\n", line);
+        close_all(op);
+        return;
+    }
     if (op->cfg->json) {
         /* A monitoring check parses stdout: an answer, even when it is "no". */
         fputs("{\"name\":", op->out);

@@ -394,6 +394,18 @@ START_TEST(name_and_command)
 }
 END_TEST
 
+START_TEST(wants_check)
+{
+    const char *a[] = { "redlock-run", "--status", "--max-age=1x", "job", NULL };
+    const char *b[] = { "redlock-run", "--status", "job", NULL };
+    const char *c[] = { "redlock-run", "job", "--", "--status", "--max-age", "1h", NULL };
+
+    ck_assert(rr_cli_wants_check(4, a));
+    ck_assert(!rr_cli_wants_check(3, b));
+    ck_assert(!rr_cli_wants_check(6, c));
+}
+END_TEST
+
 START_TEST(operator_modes)
 {
     PARSE_OK("--status", "job");
@@ -406,6 +418,13 @@ START_TEST(operator_modes)
     ck_assert_int_eq(cfg.mode, RR_MODE_STATUS);
     ck_assert(cfg.json);
     ck_assert_str_eq(cfg.once_id, "id-1");
+
+    PARSE_OK("--status", "--max-age", "25h", "job");
+    ck_assert_int_eq(cfg.max_age_ms, 25 * 3600 * 1000LL);
+    ck_assert_int_ne(PARSE("--max-age", "25h", "job", "--", "true"), 0);
+    ck_assert_int_ne(PARSE("--status", "--json", "--max-age", "25h", "job"), 0);
+    ck_assert_int_ne(PARSE("--status", "--max-age", "0", "job"), 0);
+    ck_assert_int_ne(PARSE("--status", "--max-age", "inf", "job"), 0);
 
     PARSE_OK("--release", "job", "--");
     ck_assert_int_eq(cfg.mode, RR_MODE_RELEASE);
@@ -818,6 +837,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, short_options_and_clusters);
     tcase_add_test(tc, name_and_command);
     tcase_add_test(tc, operator_modes);
+    tcase_add_test(tc, wants_check);
     tcase_add_test(tc, help_and_version_win);
     tcase_add_test(tc, once_and_stale);
     tcase_add_test(tc, endpoints);

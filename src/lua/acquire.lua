@@ -230,11 +230,20 @@ end
 -- The record we replace is kept, serialised and unchanged, in field 'prev'
 -- until our run ends, so that giving back a partial acquisition can put it
 -- back.
+-- The last success (release.lua writes it) outlives the runs after it.
 local function replace(key)
   redis.call('HDEL', key, 'prev')   -- one level back is all we need
+  local ls = redis.call('HMGET', key, 'last_success_ms', 'last_success_fence',
+                        'last_success_host', 'status', 'finished_ms', 'fence', 'host')
+  -- A success recorded before records kept last_success_*.
+  if not ls[1] and ls[4] == 'succeeded' and ls[5] then ls = {ls[5], ls[6], ls[7]} end
   local old = redis.call('DUMP', key)
   redis.call('DEL', key)
   redis.call('HSET', key, unpack(fields))
+  if ls[1] then
+    redis.call('HSET', key, 'last_success_ms', ls[1], 'last_success_fence', ls[2] or '',
+               'last_success_host', ls[3] or '')
+  end
   if old then redis.call('HSET', key, 'prev', old) end
 end
 replace(statek)

@@ -107,6 +107,11 @@ for _, key in ipairs({statek, oncek}) do
       if s then started = s end
       redis.call('HSET', key, 'status', status, 'finished_ms', now,
                  'heartbeat_ms', now, 'exit_code', code, 'signal', sig)
+      -- Kept across later runs (acquire.lua carries it over) for --status.
+      if status == 'succeeded' then
+        redis.call('HSET', key, 'last_success_ms', now, 'last_success_fence', ARGV[ARG_FENCE],
+                   'last_success_host', ARGV[ARG_HOST])
+      end
       if prev then redis.call('HDEL', key, 'prev', 'buried') end
       -- The once record is kept --state-ttl from the end of the run (while
       -- it ran, renew.lua kept it alive).

@@ -16,7 +16,9 @@ if action == 'clear' then
   redis.call('DEL', rec)
 else
   redis.call('HSET', rec, 'status', 'succeeded', 'resolved_by',
-             by, 'resolved_ms', now, 'resolved_from', s)
+             by, 'resolved_ms', now, 'resolved_from', s,
+             'last_success_ms', now, 'last_success_fence', r[3] or '',
+             'last_success_host', r[1] or '')
 end
 redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status',
            action == 'clear' and 'cleared' or 'resolved-succeeded',

@@ -250,4 +250,24 @@ assert_eq 5 "$(count_lines "$TMP/restarts")" "restarts"
 assert_eq 2 "$(cat "$TMP"/host*.out | grep -o 'slot [0-9]' | sort -u | wc -l | tr -d ' ')" "slots used"
 end_test
 
+t "examples/prometheus-rules.yml: promtool check rules and test rules pass; the metric names are the program's"
+PROMTOOL=$(command -v promtool || echo "$TOP/build/tools/promtool")
+if [ -x "$PROMTOOL" ]; then
+    "$PROMTOOL" check rules "$EX/prometheus-rules.yml" >"$TMP/promtool.out" 2>&1 ||
+        fail "promtool check rules: $(tail -3 "$TMP/promtool.out")"
+    (cd "$EX" && "$PROMTOOL" test rules prometheus-rules.test.yml) >"$TMP/promtool.out" 2>&1 ||
+        fail "promtool test rules: $(tail -20 "$TMP/promtool.out")"
+elif [ "${CI:-}" = true ]; then
+    fail "promtool not found (scripts/deps.sh ci takes it from Debian's prometheus package)"
+else
+    note "promtool not found: the alert rules were not checked (scripts/deps.sh ci)"
+fi
+# Every redlock_run_* name in the rules is one that src/metrics.c writes.
+for m in $(grep -o 'redlock_run_[a-z_]*' "$EX/prometheus-rules.yml" | sort -u); do
+    grep -q "\"$m\"" "$TOP/src/metrics.c" || fail "the rules use $m, which the program does not write"
+done
+grep -q 'examples/prometheus-rules.yml' "$README" || fail "README.md does not name examples/prometheus-rules.yml"
+grep -q -- '--status --max-age' "$README" || fail "README.md does not show the --max-age check"
+end_test
+
 done_testing

@@ -47,6 +47,9 @@ status_both() {
 # ---------------------------------------------------------------------------
 t "--status of a job that never ran: 0"
 status_both never 0 "never ran"
+assert_eq true "$(json_get "$TMP/status.json" 'j["never_ran"]')" "never_ran"
+rr -r "$U" --status never
+assert_contains "$(cat "$OUT")" "never ran (no record under redlock:{never}:state)"
 assert_eq false "$(json_get "$TMP/status.json" 'j["lock"]["held"]')" "lock.held"
 assert_eq "[]" "$(json_get "$TMP/status.json" 'j["history"]')" "history"
 
@@ -305,6 +308,81 @@ elif [ "${CI:-}" = true ]; then
 else
     note "promtool not found: the metrics format was not checked (scripts/deps.sh ci)"
 fi
+end_test
+
+# ---------------------------------------------------------------------------
+t "--status --max-age: a job that never ran is CRITICAL (2)"
+rr -r "$U" --status --max-age 25h chk-never
+assert_rc 2 "never ran"
+assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - chk-never never ran (no record under redlock:{chk-never}:state)"
+rr -r "$U" --status --max-age 25h --once day-1 chk-never
+assert_rc 2 "an ID that never ran"
+assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - chk-never --once day-1 never ran"
+end_test
+
+t "--status --max-age: success within DUR is OK (0) with perfdata"
+rr -r "$U" chk -- true
+assert_rc 0 "the run"
+fence=$(hget S "$(k_state chk)" fence)
+rr -r "$U" --status --max-age 25h chk
+assert_rc 0 "succeeded just now"
+assert_contains "$(cat "$OUT")" "REDLOCK OK - chk succeeded "
+assert_contains "$(cat "$OUT")" " ago (fence $fence on $(hostname)) | age="
+assert_contains "$(cat "$OUT")" "s;;90000s"
+assert_eq 1 "$(wc -l <"$OUT")" "one line"
+end_test
+
+t "last success in --status --json, kept after a failed run; --max-age is WARNING (1)"
+rr -r "$U" --status --json chk
+assert_eq "$fence" "$(json_get "$OUT" 'j["last_run"]["last_success_fence"]')" "last_success_fence"
+assert_eq "$(hostname)" "$(json_get "$OUT" 'j["last_run"]["last_success_host"]')" "last_success_host"
+ok_ms=$(json_get "$OUT" 'j["last_run"]["last_success_ms"]')
+assert_int "$ok_ms" "last_success_ms"
+rr -r "$U" chk -- false
+assert_rc 1 "the failed run"
+rr -r "$U" --status --json chk
+assert_eq failed "$(json_get "$OUT" 'j["last_run"]["status"]')" "last_run.status"
+assert_eq "$ok_ms" "$(json_get "$OUT" 'j["last_run"]["last_success_ms"]')" "last_success_ms kept"
+assert_eq "$fence" "$(json_get "$OUT" 'j["last_run"]["last_success_fence"]')" "last_success_fence kept"
+rr -r "$U" --status chk
+assert_contains "$(cat "$OUT")" "last ok"
+rr -r "$U" --status --max-age 25h chk
+assert_rc 1 "failed after a success within"
+assert_contains "$(cat "$OUT")" "REDLOCK WARNING - chk last run failed; succeeded"
+end_test
+
+t "--status --max-age: a success older than DUR is CRITICAL (2)"
+sleep 2
+rr -r "$U" --status --max-age 1s chk
+assert_rc 2 "success too old"
+assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - chk last run failed; succeeded"
+assert_contains "$(cat "$OUT")" "more than --max-age 1s"
+rr -r "$U" chk-old -- true
+sleep 2
+rr -r "$U" --status --max-age 1s chk-old
+assert_rc 2 "last run succeeded, too long ago"
+assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - chk-old succeeded"
+end_test
+
+t "--status --max-age: only failures is CRITICAL; a bad check line is UNKNOWN (3); --max-age without --status is refused (64)"
+rr -r "$U" chk-bad -- false
+rr -r "$U" --status --max-age 25h chk-bad
+assert_rc 2 "never succeeded"
+assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - chk-bad never succeeded (last run failed)"
+rr -r "$U" --max-age 25h chk-bad -- true
+assert_rc 64 "--max-age on a run"
+rr -r "$U" --status --json --max-age 25h chk-bad
+assert_rc 3 "--max-age with --json: UNKNOWN"
+rr -r "$U" --status --max-age 25x chk-bad
+assert_rc 3 "a bad --max-age: UNKNOWN"
+assert_contains "$(cat "$OUT")" "REDLOCK UNKNOWN - "
+end_test
+
+t "--status --max-age: Redis unavailable is UNKNOWN (3)"
+port=$(free_port)
+rr -r "redis://127.0.0.1:$port" --connect-timeout 500ms --status --max-age 25h chk
+assert_rc 3 "unavailable"
+assert_contains "$(cat "$OUT")" "REDLOCK UNKNOWN - "
 end_test
 
 done_testing

@@ -1,0 +1,40 @@
+/* verdict.h — the monitoring check of --status --max-age: what was read
+ * about a job becomes a plugin exit status (0 OK, 1 WARNING, 2 CRITICAL,
+ * 3 UNKNOWN) and one status line with perfdata, as Nagios, Icinga and
+ * Sensu read them. */
+#ifndef RR_VERDICT_H
+#define RR_VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "job.h"
+
+enum rr_verdict_code {
+    RR_VERDICT_OK = 0,
+    RR_VERDICT_WARNING = 1,
+    RR_VERDICT_CRITICAL = 2,
+    RR_VERDICT_UNKNOWN = 3,
+};
+
+/* What the check knows of a job (or of one --once ID). */
+struct rr_verdict_in {
+    const char *name;           /* the job, or "NAME --once ID" */
+    const char *key;            /* the record's key, named when it is missing */
+    enum rr_job_status last;    /* the last run's status; NONE: no record */
+    bool held;                  /* the lock is held right now */
+    long long now_ms, max_age_ms;
+    long long success_ms;       /* the last success, 0 if none recorded */
+    long long success_fence;    /* 0 if unknown */
+    const char *success_host;   /* "" or NULL if unknown */
+};
+
+/* The verdict for in: returns the exit status and writes the status line
+ * (no newline) into line, truncated to len. Pure. */
+int rr_verdict(const struct rr_verdict_in *in, char *line, size_t len);
+
+/* The UNKNOWN line for a check that could not read anything: why says
+ * what went wrong. Returns RR_VERDICT_UNKNOWN. Pure. */
+int rr_verdict_unknown(const char *why, char *line, size_t len);
+
+#endif
