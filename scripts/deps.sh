@@ -9,6 +9,8 @@
 #           procps time openssl cron (t_cron.sh) python3-yaml groff-base
 #           bash-completion (t_examples.sh, t_completions.sh) strace
 #           (t_lease.sh: a slow vfork/exec, a missing close_range)
+#           universal-ctags (scripts/check-layers, from t_docs.sh: no
+#           function over 120 lines)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
 #   ci      test + package + valgrind clang zsh fish systemd (the
@@ -26,7 +28,7 @@ usage() { echo "usage: scripts/deps.sh build|test|package|ci|bench" >&2; exit 64
 
 build=(gcc libc6-dev make pkg-config libhiredis-dev libuv1-dev libssl-dev)
 test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
-      cron python3-yaml groff-base bash-completion strace)
+      cron python3-yaml groff-base bash-completion strace universal-ctags)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 case $1 in
     build) want=("${build[@]}") ;;
