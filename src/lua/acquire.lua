@@ -137,7 +137,12 @@ lock, statek = slotkey(lock, slot), slotkey(statek, slot)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local sr = redis.call('HMGET', statek, 'status', 'queued')
+-- One read of the record for the status, the queue flag and the last
+-- success (replace() below carries it over): a plain run's command count
+-- does not grow (t_fair checks it).
+local sr = redis.call('HMGET', statek, 'status', 'queued', 'last_success_ms',
+                      'last_success_fence', 'last_success_host', 'finished_ms', 'fence',
+                      'host')
 local queued = ''
 if wid ~= '' or limit > 1 or sr[2] == '1' then
   -- Free, but waiters may be queued: only they may take it, in order.
@@ -230,25 +235,28 @@ end
 -- The record we replace is kept, serialised and unchanged, in field 'prev'
 -- until our run ends, so that giving back a partial acquisition can put it
 -- back.
--- The last success (release.lua writes it) outlives the runs after it.
-local function replace(key)
+-- The last success (release.lua writes it) outlives the runs after it:
+-- ls is {last_success_ms, _fence, _host, status, finished_ms, fence, host}
+-- of the record we replace.
+local function replace(key, ls)
   redis.call('HDEL', key, 'prev')   -- one level back is all we need
-  local ls = redis.call('HMGET', key, 'last_success_ms', 'last_success_fence',
-                        'last_success_host', 'status', 'finished_ms', 'fence', 'host')
   -- A success recorded before records kept last_success_*.
   if not ls[1] and ls[4] == 'succeeded' and ls[5] then ls = {ls[5], ls[6], ls[7]} end
+  local f = {unpack(fields)}
+  if ls[1] then
+    f[#f + 1] = 'last_success_ms'; f[#f + 1] = ls[1]
+    f[#f + 1] = 'last_success_fence'; f[#f + 1] = ls[2] or ''
+    f[#f + 1] = 'last_success_host'; f[#f + 1] = ls[3] or ''
+  end
   local old = redis.call('DUMP', key)
   redis.call('DEL', key)
-  redis.call('HSET', key, unpack(fields))
-  if ls[1] then
-    redis.call('HSET', key, 'last_success_ms', ls[1], 'last_success_fence', ls[2] or '',
-               'last_success_host', ls[3] or '')
-  end
+  redis.call('HSET', key, unpack(f))
   if old then redis.call('HSET', key, 'prev', old) end
 end
-replace(statek)
+replace(statek, {sr[3], sr[4], sr[5], sr[1], sr[6], sr[7], sr[8]})
 if oncek then
-  replace(oncek)
+  replace(oncek, redis.call('HMGET', oncek, 'last_success_ms', 'last_success_fence',
+                            'last_success_host', 'status', 'finished_ms', 'fence', 'host'))
   redis.call('PEXPIRE', oncek, once_ttl)
 end
 return {'OK', fence, now, abandoned, slot, unpack(ids)}

@@ -105,13 +105,16 @@ for _, key in ipairs({statek, oncek}) do
     else
       local s = tonumber(redis.call('HGET', key, 'started_ms'))
       if s then started = s end
-      redis.call('HSET', key, 'status', status, 'finished_ms', now,
-                 'heartbeat_ms', now, 'exit_code', code, 'signal', sig)
-      -- Kept across later runs (acquire.lua carries it over) for --status.
+      local f = {'status', status, 'finished_ms', now, 'heartbeat_ms', now,
+                 'exit_code', code, 'signal', sig}
+      -- Kept across later runs (acquire.lua carries it over) for --status;
+      -- in the same HSET, so a run's command count does not grow.
       if status == 'succeeded' then
-        redis.call('HSET', key, 'last_success_ms', now, 'last_success_fence', ARGV[ARG_FENCE],
-                   'last_success_host', ARGV[ARG_HOST])
+        f[#f + 1] = 'last_success_ms'; f[#f + 1] = now
+        f[#f + 1] = 'last_success_fence'; f[#f + 1] = ARGV[ARG_FENCE]
+        f[#f + 1] = 'last_success_host'; f[#f + 1] = ARGV[ARG_HOST]
       end
+      redis.call('HSET', key, unpack(f))
       if prev then redis.call('HDEL', key, 'prev', 'buried') end
       -- The once record is kept --state-ttl from the end of the run (while
       -- it ran, renew.lua kept it alive).
