@@ -129,7 +129,7 @@ unit: $(UNIT_BINS) fuzz-regress
 	@scripts/run-unit.sh $(UNIT_BINS)
 
 integration: redlock-run $(BIN) $(HELPER_BINS)
-	@RR_BIN=$(abspath $(BIN)) RR_HELPERS=$(abspath $(BUILD)/tests) tests/integration/run.sh
+	@RR_BIN=$(abspath $(BIN)) RR_HELPERS=$(abspath $(BUILD)/tests) tests/integration/run.sh $(T)
 
 demo:
 	@scripts/demo.sh
