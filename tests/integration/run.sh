@@ -7,12 +7,26 @@
 # the files whose name contains it (run.sh t_core). The last line is always
 #   integration: N passed, N failed
 # and the exit status is 1 if any test failed or any file crashed.
+#
+#   RR_JOBS=N    run up to N files at once (default 1). Most of a file's time
+#                is spent waiting for leases, failovers and timeouts, so two
+#                at once on two cores take little more than the longer one.
+#                A file whose header has the line "# run.sh: alone" (its
+#                checks depend on timing: lease ends, failovers, measured
+#                overlaps) runs by itself, after the others.
+#   RR_SKIP="t_a t_b"
+#                leave out the files whose name contains one of the words
+#                (.ci/run: the files that do not run redlock-run under
+#                valgrind are left out of the valgrind pass).
+# Each file's output is printed whole when it ends, with its time.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export RR_BIN=${RR_BIN:-$top/redlock-run}
 export RR_HELPERS=${RR_HELPERS:-$top/build/tests}
+jobs=${RR_JOBS:-1}
+case $jobs in '' | *[!0-9]* | 0) echo "run.sh: RR_JOBS must be a number >= 1, not '$jobs'" >&2; exit 2 ;; esac
 
 if [ ! -x "$RR_BIN" ]; then
     echo "run.sh: no redlock-run binary at $RR_BIN (run make first)" >&2
@@ -25,36 +39,59 @@ for tool in redis-server redis-cli python3 timeout; do
     fi
 done
 
-files=()
+matches() { # NAME WORDS... — does NAME contain one of the words?
+    local name=$1 pat
+    shift
+    for pat in "$@"; do
+        case $name in *"$pat"*) return 0 ;; esac
+    done
+    return 1
+}
+
+together=() alone=()
 for f in "$here"/t_*.sh; do
     [ -e "$f" ] || continue
-    if [ $# -gt 0 ]; then
-        keep=0
-        for pat in "$@"; do
-            case $(basename "$f") in *"$pat"*) keep=1 ;; esac
-        done
-        [ "$keep" = 1 ] || continue
+    name=$(basename "$f")
+    if [ $# -gt 0 ] && ! matches "$name" "$@"; then continue; fi
+    # shellcheck disable=SC2086  # a list of words
+    if [ -n "${RR_SKIP:-}" ] && matches "$name" ${RR_SKIP}; then
+        echo "# --- $(basename "$f" .sh): left out (RR_SKIP)"
+        continue
     fi
-    files+=("$f")
+    if grep -q '^# run.sh: alone' "$f"; then alone+=("$f"); else together+=("$f"); fi
 done
 
-if [ ${#files[@]} = 0 ]; then
+if [ $((${#together[@]} + ${#alone[@]})) = 0 ]; then
     echo "run.sh: no test file matches: $*" >&2
     echo "integration: 0 passed, 1 failed"
     exit 1
 fi
 
-passed=0 failed=0 crashed=()
-t0=$(date +%s)
-for f in "${files[@]}"; do
+out=$(mktemp -d "${TMPDIR:-/tmp}/rr-run.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+# start FILE — run one file in the background; its log, exit status and
+# time go to $out/NAME.{log,rc,secs}.
+start() {
+    local f=$1 name
     name=$(basename "$f" .sh)
-    log=$(mktemp)
+    (
+        s0=$(date +%s)
+        timeout -k 5 300 bash "$f" >"$out/$name.log" 2>&1
+        echo $? >"$out/$name.rc"
+        echo $(($(date +%s) - s0)) >"$out/$name.secs"
+    ) &
+    echo "$name" >"$out/pid.$!"
+}
+
+passed=0 failed=0 crashed=()
+# collect NAME — print a finished file's log and add up its results.
+collect() {
+    local name=$1 status line p q
+    status=$(cat "$out/$name.rc")
     echo "# --- $name"
-    s0=$(date +%s)
-    timeout -k 5 300 bash "$f" 2>&1 | tee "$log"
-    status=${PIPESTATUS[0]}
-    line=$(grep -E '^# result: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -1)
-    rm -f "$log"
+    cat "$out/$name.log"
+    line=$(grep -E '^# result: [0-9]+ passed, [0-9]+ failed$' "$out/$name.log" | tail -1)
     if [ -z "$line" ]; then
         if [ "$status" = 124 ] || [ "$status" = 137 ]; then
             crashed+=("$name (timed out after 300 s)")
@@ -62,7 +99,7 @@ for f in "${files[@]}"; do
             crashed+=("$name (exit $status, no result line)")
         fi
         failed=$((failed + 1))
-        continue
+        return
     fi
     p=$(echo "$line" | sed -E 's/^# result: ([0-9]+) passed, ([0-9]+) failed$/\1/')
     q=$(echo "$line" | sed -E 's/^# result: ([0-9]+) passed, ([0-9]+) failed$/\2/')
@@ -72,12 +109,44 @@ for f in "${files[@]}"; do
         crashed+=("$name (exit $status after all its tests passed)")
         failed=$((failed + 1))
     fi
-    echo "# $name: $p passed, $q failed ($(( $(date +%s) - s0 )) s)"
-done
+    echo "# $name: $p passed, $q failed ($(cat "$out/$name.secs") s)"
+}
+
+# run_pool N FILES... — at most N files at once, each collected as it ends.
+run_pool() {
+    local n=$1 running=0 f pidf pid
+    shift
+    for f in "$@"; do
+        while [ "$running" -ge "$n" ]; do
+            wait -n 2>/dev/null || true
+            for pidf in "$out"/pid.*; do
+                [ -e "$pidf" ] || continue
+                pid=${pidf##*.}
+                if ! kill -0 "$pid" 2>/dev/null; then
+                    collect "$(cat "$pidf")"
+                    rm -f "$pidf"
+                    running=$((running - 1))
+                fi
+            done
+        done
+        start "$f"
+        running=$((running + 1))
+    done
+    wait
+    for pidf in "$out"/pid.*; do
+        [ -e "$pidf" ] || continue
+        collect "$(cat "$pidf")"
+        rm -f "$pidf"
+    done
+}
+
+t0=$(date +%s)
+[ ${#together[@]} -gt 0 ] && run_pool "$jobs" "${together[@]}"
+[ ${#alone[@]} -gt 0 ] && run_pool 1 "${alone[@]}"
 
 for c in "${crashed[@]+"${crashed[@]}"}"; do
     echo "# crashed: $c"
 done
-echo "# total time $(( $(date +%s) - t0 )) s"
+echo "# total time $(($(date +%s) - t0)) s"
 echo "integration: $passed passed, $failed failed"
 [ "$failed" = 0 ] && [ ${#crashed[@]} = 0 ]

@@ -8,6 +8,7 @@
 # that are not assertions (overlap under pause faults) are printed as notes.
 #
 #   RR_CHAOS_SEED=N   replay a given seed (the seed is printed on every run)
+# run.sh: alone (it measures overlaps in milliseconds)
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 

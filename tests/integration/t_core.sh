@@ -90,9 +90,10 @@ job=renew
 bg "$TMP/renew" "$RR_BIN" -r "$U" -t 1s "$job" -- sh -c 'touch "$1"; sleep 3; touch "$2"' sh "$TMP/renew.started" "$TMP/renew.done"
 holder=$BG
 wait_for 10 file_there "$TMP/renew.started" || fail "holder's child did not start"
-tries=0 busy=0 pttl_bad=
+tries=0 busy=0 pttl_bad= last=0
 t0=$(now_ms)
 while [ $(( $(now_ms) - t0 )) -lt 2600 ] && [ ! -e "$TMP/renew.done" ]; do
+    last=$(( $(now_ms) - t0 ))
     rr_direct -r "$U" -w 0 "$job" -- touch "$TMP/renew.contender"
     tries=$((tries + 1))
     [ "$RC" = 75 ] && busy=$((busy + 1))
@@ -102,7 +103,10 @@ while [ $(( $(now_ms) - t0 )) -lt 2600 ] && [ ! -e "$TMP/renew.done" ]; do
 done
 note "contenders: $tries tried, $busy got 75"
 assert_eq "$tries" "$busy" "contenders refused"
-[ "$tries" -ge 4 ] || fail "only $tries contender runs in 2.6 s"
+# What counts is that contenders were refused after the first lease had
+# ended (1 s): only a renewal explains that. How many ran depends on load.
+[ "$tries" -ge 2 ] && [ "$last" -ge 1200 ] ||
+    fail "only $tries contender runs, the last $last ms in: none after the first lease's end"
 assert_eq "" "$pttl_bad" "lock PTTL outside 1..1000 ms"
 assert_no_file "$TMP/renew.contender" "contender's marker"
 wait_pid "$holder" 10

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # t_fair.sh — fair waiting (the queue beside the lock) and --limit N.
+# run.sh: alone (waiters are woken and ordered within deadlines)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 

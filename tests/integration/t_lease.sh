@@ -3,6 +3,7 @@
 # cannot stall. Each case is a finding of the safety review: on the build
 # before the guard enforced the lease, every one of them let the command
 # run on after its lease was gone (or hang), while another run held the lock.
+# run.sh: alone (the guard must act at the lease's end to the millisecond)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 

@@ -6,6 +6,7 @@
 # a kill -9 of the master in the middle of a run, a waiter across a
 # failover (its subscription follows the master), and the sentinels' own
 # password.
+# run.sh: alone (failovers must finish within the lease)
 # shellcheck disable=SC2016,SC2153  # child commands; SENT_URL etc. come from lib_topo
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
