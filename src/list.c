@@ -98,21 +98,27 @@ static void read_done(struct lst *l)
     read_next(l);
 }
 
-static void on_holders(struct rr_svc *c, int status, redisReply *r, void *arg)
+static void on_state(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct lread *rd = arg;
     struct lst *l = rd->l;
+    struct rr_list_row *row = &l->rows[rd->i];
 
     if (l->finished)
         return;
-    if (status == RR_REPLY_OK && r->type != REDIS_REPLY_ERROR)
-        rr_list_row_holders(&l->rows[rd->i], r);
-    else if (status != RR_REPLY_CLOSED)
-        note_error(l, c, status, r);
+    if (status != RR_REPLY_OK || r->type == REDIS_REPLY_ERROR) {
+        if (status != RR_REPLY_CLOSED) {
+            note_error(l, c, status, r);
+            snprintf(row->err, sizeof row->err, "%.250s", l->why);
+        }
+    } else if (rr_list_row_state(row, r) != 0) {
+        l->partial = true;
+    }
     read_done(l);
 }
 
-static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
+/* The holders first, so that the record is judged knowing them. */
+static void on_holders(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct lread *rd = arg;
     struct lst *l = rd->l;
@@ -130,28 +136,22 @@ static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
         return;
     }
     l->any_answer = true;
-    if (rr_list_row_status(row, r) != 0 || rr_job_keys(&k, l->cfg->prefix, row->name, NULL) != 0) {
+    if (rr_list_row_holders(row, r) != 0 || rr_job_keys(&k, l->cfg->prefix, row->name, NULL) != 0) {
         l->partial = true;
         read_done(l);
         return;
     }
-    const char *keys[RR_QSTATUS_NKEYS] = {
-        [RR_QSTATUS_KEY_LOCK] = k.lock, [RR_QSTATUS_KEY_STATE] = k.state,
-        [RR_QSTATUS_KEY_QUEUE] = k.queue,
-    };
-    char top[16];
-    const char *args[RR_QSTATUS_NARGS] = {
-        [RR_QSTATUS_ARG_WAITER_PREFIX] = k.q_prefix, [RR_QSTATUS_ARG_MAX_SLOT] = top,
-    };
-    snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
-    if (rr_script_call(c, RR_SCRIPT_QSTATUS, RR_QSTATUS_NKEYS, keys, RR_QSTATUS_NARGS, args,
-                       on_holders, rd) != 0)
+    const char *argv[] = { "HGETALL", k.state, NULL };
+    if (rr_svc_commandv(c, on_state, rd, argv) != 0)
         read_done(l);
 }
 
 /* Keep LIST_IN_FLIGHT jobs being read; finish after the last. */
 static void read_next(struct lst *l)
 {
+    char top[16];
+
+    snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
     while (!l->finished && l->in_flight < LIST_IN_FLIGHT && l->next_read < l->n_rows) {
         size_t i = l->next_read++;
         struct rr_list_row *row = &l->rows[i];
@@ -159,15 +159,15 @@ static void read_next(struct lst *l)
         struct rr_svc *c = l->m[row->master].svc;
         if (!c || rr_job_keys(&k, l->cfg->prefix, row->name, NULL) != 0)
             continue;
-        const char *keys[RR_STATUS_NKEYS] = {
-            [RR_STATUS_KEY_LOCK] = k.lock, [RR_STATUS_KEY_STATE] = k.state,
-            [RR_STATUS_KEY_HISTORY] = k.history,
+        const char *keys[RR_QSTATUS_NKEYS] = {
+            [RR_QSTATUS_KEY_LOCK] = k.lock, [RR_QSTATUS_KEY_STATE] = k.state,
+            [RR_QSTATUS_KEY_QUEUE] = k.queue,
         };
-        const char *args[RR_STATUS_NARGS] = {
-            [RR_STATUS_ARG_ONCE_PATTERN] = k.once_pattern, [RR_STATUS_ARG_HISTORY_COUNT] = "0",
+        const char *args[RR_QSTATUS_NARGS] = {
+            [RR_QSTATUS_ARG_WAITER_PREFIX] = k.q_prefix, [RR_QSTATUS_ARG_MAX_SLOT] = top,
         };
-        if (rr_script_call(c, RR_SCRIPT_STATUS, RR_STATUS_KEY_ONCE, keys, RR_STATUS_NARGS, args,
-                           on_status, &l->reads[i]) == 0)
+        if (rr_script_call(c, RR_SCRIPT_QSTATUS, RR_QSTATUS_NKEYS, keys, RR_QSTATUS_NARGS, args,
+                           on_holders, &l->reads[i]) == 0)
             l->in_flight++;
     }
     if (!l->finished && l->in_flight == 0 && l->next_read >= l->n_rows)

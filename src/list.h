@@ -1,7 +1,9 @@
 /* list.h — --list: every job under the key prefix of one Redis deployment,
  * one line (or JSON object) per job. The keys are found with SCAN MATCH on
  * the state records (never KEYS), on each master of a cluster; each job is
- * read with the scripts --status uses (status.lua, qstatus.lua). The pure
+ * read as --status reads it: the holders of each slot (qstatus.lua), then
+ * the state record (HGETALL). status.lua is not used: its search for
+ * abandoned --once records walks the keyspace, once per job. The pure
  * parts (names from keys, masters from CLUSTER SLOTS, rows from replies,
  * the table) are below and tested in tests/check_list.c. */
 #ifndef RR_LIST_H
@@ -28,10 +30,10 @@ struct rr_list_row {
     bool held;                        /* some slot of its lock is held */
     int slots_held;                   /* slots with a holder (1 for a plain lock) */
     bool holder_known;                /* the holder's record was read */
+    int holder_slot;                  /* the --limit slot it holds (1 for a plain lock) */
     char holder_host[256];
     long long holder_pid, holder_fence, holder_since_ms, ttl_ms;
     struct rr_job_record last;        /* the state record; RUNNING with no lock: ABANDONED */
-    int n_abandoned_once;             /* --once records a dead run left */
     int status_code;                  /* what --status NAME would exit with */
     char *last_json;                  /* the state record as --status --json shows it */
     char err[RR_ERRLEN];              /* why it could not be read, "" */
@@ -51,12 +53,15 @@ int rr_list_name_of(const char *prefix, const char *key, char *name, size_t len)
 int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_node *out,
                     int max);
 
-/* Fill row from status.lua's reply (--status's): the lock, the state
- * record. Returns 0, or -1 with row->err set when r has not its shape. */
-int rr_list_row_status(struct rr_list_row *row, const redisReply *r);
+/* Fill row from qstatus.lua's reply (--status's): the holders of every
+ * slot of the lock. Returns 0, or -1 with row->err set when r has not its
+ * shape. */
+int rr_list_row_holders(struct rr_list_row *row, const redisReply *r);
 
-/* Add qstatus.lua's reply (the holders of every slot) to row. */
-void rr_list_row_holders(struct rr_list_row *row, const redisReply *r);
+/* Then from the state record (HGETALL, as --status reads it): the last
+ * run, the last success; 'running' with no holder is abandoned. Returns 0,
+ * or -1 with row->err set. */
+int rr_list_row_state(struct rr_list_row *row, const redisReply *r);
 
 /* Sort rows by name and drop repeated names (a --limit job has a state
  * record per slot). Returns the new count. Pure. */

@@ -97,76 +97,69 @@ int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_no
     return n;
 }
 
-/* r: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete} */
-int rr_list_row_status(struct rr_list_row *row, const redisReply *r)
+/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}} */
+int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 7) {
-        snprintf(row->err, sizeof row->err, "an answer that is not the status script's");
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_ARRAY) {
+        snprintf(row->err, sizeof row->err, "an answer that is not the holders script's");
         return -1;
     }
-    bool held = r->element[0]->type == REDIS_REPLY_STRING;
-    const redisReply *state = r->element[2], *stale = r->element[4];
+    const redisReply *hs = r->element[0];
+    int n = 0;
+    for (size_t i = 0; i < hs->elements; i++) {
+        const redisReply *h = hs->element[i];
+        if (h->type != REDIS_REPLY_ARRAY || h->elements != 5 ||
+            h->element[0]->type != REDIS_REPLY_INTEGER) {
+            snprintf(row->err, sizeof row->err, "an answer that is not the holders script's");
+            return -1;
+        }
+        n++;
+        if (row->holder_known || !*rr_record_str(h->element[2]))
+            continue;
+        /* The first slot whose holder is known (slot 1 comes first). */
+        snprintf(row->holder_host, sizeof row->holder_host, "%s", rr_record_str(h->element[2]));
+        row->holder_slot = (int)h->element[0]->integer;
+        row->holder_pid = atoll(rr_record_str(h->element[3]));
+        row->holder_fence = atoll(rr_record_str(h->element[4]));
+        row->ttl_ms = h->element[1]->type == REDIS_REPLY_INTEGER ? h->element[1]->integer : -1;
+        row->holder_known = true;
+    }
+    row->slots_held = n;
+    row->held = n > 0;
+    return 0;
+}
+
+/* r: the state record (HGETALL), read after the holders. */
+int rr_list_row_state(struct rr_list_row *row, const redisReply *r)
+{
     struct rr_job_record *st = &row->last;
 
-    rr_job_record_parse(st, state);
-    row->read = true;
-    row->held = held;
-    row->slots_held = held;
-    row->ttl_ms = held && r->element[1]->type == REDIS_REPLY_INTEGER ? r->element[1]->integer : -1;
-    row->holder_known = held && strcmp(st->token, r->element[0]->str) == 0;
-    if (row->holder_known) {
-        snprintf(row->holder_host, sizeof row->holder_host, "%s", st->host);
-        row->holder_pid = st->pid;
-        row->holder_fence = st->fence;
-        row->holder_since_ms = st->started_ms;
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        snprintf(row->err, sizeof row->err, "an answer that is not a record");
+        return -1;
     }
-    row->n_abandoned_once = stale->type == REDIS_REPLY_ARRAY ? (int)stale->elements : 0;
-    row->status_code = rr_status_exit_code(held, st->status, row->n_abandoned_once);
+    rr_job_record_parse(st, r);
+    row->read = true;
+    /* Slot 1's holder is the run this record describes: its start. */
+    if (row->holder_known && row->holder_slot == 1 && st->fence == row->holder_fence)
+        row->holder_since_ms = st->started_ms;
     /* 'running' with nobody holding the lock: its holder died (as --status). */
     const char *shown = NULL;
-    if (st->status == RR_JOB_RUNNING && !held)
+    if (st->status == RR_JOB_RUNNING && !row->held)
         shown = rr_job_status_name(st->status = RR_JOB_ABANDONED);
+    row->status_code = rr_status_exit_code(row->held, st->status, 0);
     free(row->last_json);
     row->last_json = NULL;
     if (st->status != RR_JOB_NONE) {
         size_t len;
         FILE *f = open_memstream(&row->last_json, &len);
         if (f) {
-            rr_record_json(f, state, rr_record_fields, shown);
+            rr_record_json(f, r, rr_record_fields, shown);
             fclose(f);
         }
     }
     return 0;
-}
-
-/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}} */
-void rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
-{
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_ARRAY)
-        return;
-    const redisReply *hs = r->element[0];
-    int n = 0;
-    for (size_t i = 0; i < hs->elements; i++) {
-        const redisReply *h = hs->element[i];
-        if (h->type != REDIS_REPLY_ARRAY || h->elements != 5)
-            return;
-        n++;
-        if (row->holder_known || !*rr_record_str(h->element[2]))
-            continue;
-        /* Slot 1 is free or its holder unknown: name the first one known. */
-        snprintf(row->holder_host, sizeof row->holder_host, "%s", rr_record_str(h->element[2]));
-        row->holder_pid = atoll(rr_record_str(h->element[3]));
-        row->holder_fence = atoll(rr_record_str(h->element[4]));
-        row->holder_since_ms = 0;
-        row->ttl_ms = h->element[1]->type == REDIS_REPLY_INTEGER ? h->element[1]->integer : -1;
-        row->holder_known = true;
-    }
-    row->slots_held = n;
-    if (n > 0 && !row->held) {
-        row->held = true;
-        row->status_code = rr_status_exit_code(true, row->last.status, row->n_abandoned_once);
-    }
 }
 
 static int by_name(const void *a, const void *b)
@@ -262,9 +255,6 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     }
     if (r->err[0])
         snprintf(c[C_NOTE], CELL, "%s", r->err);
-    else if (r->n_abandoned_once > 0)
-        snprintf(c[C_NOTE], CELL, "%d abandoned --once record%s: redlock-run --status %s",
-                 r->n_abandoned_once, r->n_abandoned_once == 1 ? "" : "s", r->name);
     else if (st->once[0])
         snprintf(c[C_NOTE], CELL, "--once %s", st->once);
     else
@@ -329,7 +319,6 @@ void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n)
         } else {
             fputs("null", f);
         }
-        fprintf(f, ",\"abandoned_once\":%d", r->n_abandoned_once);
         if (r->err[0]) {
             fputs(",\"error\":", f);
             rr_record_json_str(f, r->err);

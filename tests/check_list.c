@@ -74,29 +74,27 @@ START_TEST(test_masters)
 }
 END_TEST
 
-/* status.lua's reply: holder, pttl, state, history, stale, once, complete */
 #define STATE_OK "*10\r\n$6\r\nstatus\r\n$9\r\nsucceeded\r\n$4\r\nhost\r\n$3\r\nweb\r\n" \
                  "$3\r\npid\r\n$2\r\n42\r\n$15\r\nlast_success_ms\r\n$13\r\n1700000000000\r\n" \
                  "$9\r\nexit_code\r\n$1\r\n0\r\n"
+#define NO_HOLDER "*2\r\n*0\r\n*0\r\n"
 
 START_TEST(test_row_free)
 {
     struct rr_list_row row = { .name = "backup" };
-    redisReply *r = resp("*7\r\n$-1\r\n:-2\r\n" STATE_OK "*0\r\n*0\r\n$-1\r\n:1\r\n");
+    redisReply *q = resp(NO_HOLDER), *r = resp(STATE_OK);
 
-    ck_assert_int_eq(rr_list_row_status(&row, r), 0);
+    ck_assert_int_eq(rr_list_row_holders(&row, q), 0);
+    ck_assert(!row.held);
+    ck_assert_int_eq(row.slots_held, 0);
+    ck_assert_int_eq(rr_list_row_state(&row, r), 0);
     ck_assert(row.read && !row.held);
     ck_assert_int_eq(row.last.status, RR_JOB_SUCCEEDED);
     ck_assert_int_eq(row.last.last_success_ms, 1700000000000LL);
     ck_assert_int_eq(row.status_code, RR_STATUS_IDLE);
     ck_assert_ptr_nonnull(strstr(row.last_json, "\"status\":\"succeeded\""));
     ck_assert_ptr_nonnull(strstr(row.last_json, "\"pid\":42"));
-    freeReplyObject(r);
-    /* qstatus: nobody holds any slot */
-    r = resp("*2\r\n*0\r\n*0\r\n");
-    rr_list_row_holders(&row, r);
-    ck_assert(!row.held);
-    ck_assert_int_eq(row.slots_held, 0);
+    freeReplyObject(q);
     freeReplyObject(r);
     free(row.last_json);
 }
@@ -105,35 +103,45 @@ END_TEST
 START_TEST(test_row_held_and_abandoned)
 {
     struct rr_list_row row = { .name = "sync" };
-    redisReply *r = resp("*7\r\n$3\r\ntok\r\n:9000\r\n"
-                         "*10\r\n$6\r\nstatus\r\n$7\r\nrunning\r\n$5\r\ntoken\r\n$3\r\ntok\r\n"
+    redisReply *q = resp("*2\r\n*1\r\n*5\r\n:1\r\n:9000\r\n$2\r\ndb\r\n$2\r\n99\r\n$1\r\n7\r\n*0\r\n");
+    redisReply *r = resp("*8\r\n$6\r\nstatus\r\n$7\r\nrunning\r\n"
                          "$4\r\nhost\r\n$2\r\ndb\r\n$5\r\nfence\r\n$1\r\n7\r\n"
-                         "$10\r\nstarted_ms\r\n$4\r\n1234\r\n"
-                         "*0\r\n*0\r\n$-1\r\n:1\r\n");
+                         "$10\r\nstarted_ms\r\n$4\r\n1234\r\n");
 
-    ck_assert_int_eq(rr_list_row_status(&row, r), 0);
+    ck_assert_int_eq(rr_list_row_holders(&row, q), 0);
+    ck_assert_int_eq(rr_list_row_state(&row, r), 0);
     ck_assert(row.held && row.holder_known);
     ck_assert_str_eq(row.holder_host, "db");
+    ck_assert_int_eq(row.holder_pid, 99);
     ck_assert_int_eq(row.holder_fence, 7);
     ck_assert_int_eq(row.holder_since_ms, 1234);
     ck_assert_int_eq(row.ttl_ms, 9000);
     ck_assert_int_eq(row.status_code, RR_STATUS_HELD);
-    freeReplyObject(r);
+    ck_assert_int_eq(row.last.status, RR_JOB_RUNNING);
+    freeReplyObject(q);
+    free(row.last_json);
     /* the same record with no lock: its holder died */
-    r = resp("*7\r\n$-1\r\n:-2\r\n"
-             "*4\r\n$6\r\nstatus\r\n$7\r\nrunning\r\n$5\r\ntoken\r\n$3\r\ntok\r\n"
-             "*0\r\n*1\r\n$5\r\nd-day\r\n$-1\r\n:1\r\n");
-    ck_assert_int_eq(rr_list_row_status(&row, r), 0);
+    memset(&row, 0, sizeof row);
+    q = resp(NO_HOLDER);
+    ck_assert_int_eq(rr_list_row_holders(&row, q), 0);
+    ck_assert_int_eq(rr_list_row_state(&row, r), 0);
     ck_assert(!row.held);
     ck_assert_int_eq(row.last.status, RR_JOB_ABANDONED);
-    ck_assert_int_eq(row.n_abandoned_once, 1);
     ck_assert_int_eq(row.status_code, RR_STATUS_ABANDONED);
     ck_assert_ptr_nonnull(strstr(row.last_json, "\"status\":\"abandoned\""));
+    freeReplyObject(q);
     freeReplyObject(r);
     free(row.last_json);
+    /* answers of another shape */
     r = resp("$2\r\nOK\r\n");
-    ck_assert_int_eq(rr_list_row_status(&row, r), -1);
+    ck_assert_int_eq(rr_list_row_holders(&row, r), -1);
     ck_assert_str_ne(row.err, "");
+    row.err[0] = '\0';
+    ck_assert_int_eq(rr_list_row_state(&row, r), -1);
+    ck_assert_str_ne(row.err, "");
+    freeReplyObject(r);
+    r = resp("*2\r\n*1\r\n*2\r\n:1\r\n:2\r\n*0\r\n");
+    ck_assert_int_eq(rr_list_row_holders(&row, r), -1);
     freeReplyObject(r);
 }
 END_TEST
@@ -141,21 +149,23 @@ END_TEST
 START_TEST(test_row_limit)
 {
     struct rr_list_row row = { .name = "pool" };
-    redisReply *r = resp("*7\r\n$-1\r\n:-2\r\n*0\r\n*0\r\n*0\r\n$-1\r\n:1\r\n");
+    /* slots 2 and 3 are held, slot 1 is free, and no run recorded in slot 1 */
+    redisReply *q = resp("*2\r\n*2\r\n*5\r\n:2\r\n:800\r\n$1\r\na\r\n$2\r\n11\r\n$1\r\n5\r\n"
+                         "*5\r\n:3\r\n:900\r\n$1\r\nb\r\n$2\r\n12\r\n$1\r\n6\r\n*0\r\n");
+    redisReply *r = resp("*0\r\n");
 
-    ck_assert_int_eq(rr_list_row_status(&row, r), 0);
+    ck_assert_int_eq(rr_list_row_holders(&row, q), 0);
+    ck_assert_int_eq(rr_list_row_state(&row, r), 0);
     ck_assert_int_eq(row.last.status, RR_JOB_NONE);
     ck_assert_ptr_null(row.last_json);
-    freeReplyObject(r);
-    /* slots 2 and 3 are held, slot 1 is free */
-    r = resp("*2\r\n*2\r\n*5\r\n:2\r\n:800\r\n$1\r\na\r\n$2\r\n11\r\n$1\r\n5\r\n"
-             "*5\r\n:3\r\n:900\r\n$1\r\nb\r\n$2\r\n12\r\n$1\r\n6\r\n*0\r\n");
-    rr_list_row_holders(&row, r);
     ck_assert(row.held && row.holder_known);
     ck_assert_int_eq(row.slots_held, 2);
+    ck_assert_int_eq(row.holder_slot, 2);
     ck_assert_str_eq(row.holder_host, "a");
     ck_assert_int_eq(row.holder_pid, 11);
+    ck_assert_int_eq(row.holder_since_ms, 0);
     ck_assert_int_eq(row.status_code, RR_STATUS_HELD);
+    freeReplyObject(q);
     freeReplyObject(r);
 }
 END_TEST
