@@ -45,6 +45,7 @@ struct lst {
     int src;                           /* the endpoint listed */
     struct rr_svc *seed;               /* a cluster's own service, for CLUSTER SLOTS */
     struct rr_config *mcfg;            /* the cluster masters as direct endpoints */
+    int n_mcfg;
     struct lmaster m[RR_LIST_MAX_MASTERS];
     int n_masters, scanning;
     char pattern[400];
@@ -326,6 +327,7 @@ static void on_slots(struct rr_svc *c, int status, redisReply *r, void *arg)
         finish(l);
         return;
     }
+    l->n_mcfg = groups;
     for (int g = 0; g < groups; g++) {
         l->mcfg[g] = *l->cfg;
         l->mcfg[g].n_endpoints = 0;
@@ -384,7 +386,11 @@ static void free_rows(struct lst *l)
         free(l->rows[i].last_json);
     free(l->rows);
     free(l->reads);
+    /* the masters' configurations hold copies of the credentials */
+    if (l->mcfg)
+        explicit_bzero(l->mcfg, (size_t)l->n_mcfg * sizeof *l->mcfg);
     free(l->mcfg);
+    l->n_mcfg = 0;
     l->rows = NULL;
     l->reads = NULL;
     l->mcfg = NULL;
@@ -429,6 +435,11 @@ static void finish(struct lst *l)
                "cannot list the jobs: %s", l->why);
         return;
     }
+    if (!l->reading)
+        l->n_rows = rr_list_sort(l->rows, l->n_rows);   /* stopped while scanning */
+    for (size_t i = 0; i < l->n_rows; i++)
+        if (!l->rows[i].read && !l->rows[i].err[0])
+            snprintf(l->rows[i].err, sizeof l->rows[i].err, "the listing stopped first");
     if (l->cfg->json) {
         rr_list_print_json(l->out, l->rows, l->n_rows);
     } else if (l->n_rows) {
