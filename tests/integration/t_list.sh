@@ -3,7 +3,8 @@
 # free, failed, a --limit lock, a --once job), one aligned line each or one
 # JSON object each; SCAN finds them among many unrelated keys; a prefix of
 # its own; bad input (64); no server (69); an ACL user with the README's
-# line, and one without SCAN (78); a cluster's masters, all of them, and a
+# line, and one without SCAN (78); the master a sentinel group names; a
+# cluster's masters, all of them, and a
 # partial listing when one master does not answer (69, said on stdout).
 # shellcheck disable=SC2016,SC2153  # child commands; NAME_URL etc. come from start_redis
 # shellcheck source=tests/integration/lib.sh
@@ -172,6 +173,19 @@ assert_contains "$(cat "$ERR")" "scan"
 end_test
 
 stop_redis S
+
+t "sentinel: the jobs of the master the sentinels name"
+if topo_sentinel_start; then
+    rr -r "$SENT_URL" s-job -- true
+    assert_rc 0 "run: $(cat "$ERR")"
+    rr -r "$SENT_URL" --list
+    assert_rc 0 "--list: $(cat "$ERR")"
+    assert_contains "$(line_of s-job)" " succeeded "
+    topo_sentinel_stop
+else
+    fail "cannot start a sentinel group (see above)"
+fi
+end_test
 
 if ! topo_cluster_start; then
     t "start a cluster"
