@@ -6,7 +6,7 @@
 # line, and one without SCAN (78); the master a sentinel group names; a
 # cluster's masters, all of them, and a
 # partial listing when one master does not answer (69, said on stdout).
-# shellcheck disable=SC2016,SC2153  # child commands; NAME_URL etc. come from start_redis
+# shellcheck disable=SC2016,SC2153,SC2015,SC2119  # child commands; NAME_URL etc. come from start_redis; "a && b || fail" is meant
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=tests/integration/lib_topo.sh
