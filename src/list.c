@@ -56,6 +56,7 @@ struct lst {
     int in_flight;
     uv_timer_t timer;
     bool reading, expired, finished, any_answer;
+    bool warmed;                       /* a first job was read: read many at once */
     bool partial;
     char why[RR_ERRLEN + 64];          /* the first failure */
     bool refused;                      /* ... a server refused our configuration */
@@ -128,6 +129,7 @@ static void on_holders(struct rr_svc *c, int status, redisReply *r, void *arg)
 
     if (l->finished)
         return;
+    l->warmed = true;
     if (status != RR_REPLY_OK || r->type == REDIS_REPLY_ERROR) {
         if (status != RR_REPLY_CLOSED) {
             note_error(l, c, status, r);
@@ -153,7 +155,11 @@ static void read_next(struct lst *l)
     char top[16];
 
     snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
-    while (!l->finished && l->in_flight < LIST_IN_FLIGHT && l->next_read < l->n_rows) {
+    /* One alone first: a server without the script answers NOSCRIPT once,
+     * not once per job in flight (rr_script_call then sends it whole). */
+    int most = l->warmed ? LIST_IN_FLIGHT : 1;
+
+    while (!l->finished && l->in_flight < most && l->next_read < l->n_rows) {
         size_t i = l->next_read++;
         struct rr_list_row *row = &l->rows[i];
         struct rr_job_keys k;
