@@ -176,9 +176,10 @@ stop_redis S
 
 t "sentinel: the jobs of the master the sentinels name"
 if topo_sentinel_start; then
-    rr -r "$SENT_URL" s-job -- true
+    # a sentinel lookup is two round trips before the first command: room for a slow host
+    rr -r "$SENT_URL" --redis-timeout 2s s-job -- true
     assert_rc 0 "run: $(cat "$ERR")"
-    rr -r "$SENT_URL" --list
+    rr -r "$SENT_URL" --redis-timeout 2s --list
     assert_rc 0 "--list: $(cat "$ERR")"
     assert_contains "$(line_of s-job)" " succeeded "
     topo_sentinel_stop
