@@ -18,7 +18,7 @@ _redlock_run() {
         --sync-replicas --tls-ca --tls-ca-dir --tls-cert
         --tls-key --tls-sni --log-format --metrics-file --resolve --max-age'
     local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
-        --status --json --release -h --help -V --version'
+        --status --json --release --list -h --help -V --version'
 
     # Readline splits words at = and : (COMP_WORDBREAKS), so "--ttl=30s" and
     # "redis://h:6379" arrive in pieces: glue them back. S[n] is where word n
@@ -90,6 +90,7 @@ _redlock_run() {
         w=${W[i]}
         case $w in
             --status | --release | --resolve | --resolve=*) operator=1 ;;
+            --list) operator=2 ;;
         esac
         if [[ $w == -- ]]; then
             name_at=$((i + 1))
@@ -105,6 +106,11 @@ _redlock_run() {
         break
     done
 
+    if ((operator == 2)); then
+        # --list takes no NAME: only options.
+        [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$with_arg $no_arg" -- "$cur"))
+        return
+    fi
     if ((name_at == 0 || name_at >= cw)); then
         # Options, or NAME itself (free text: nothing to offer).
         if [[ $cur == -* ]]; then

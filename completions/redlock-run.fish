@@ -23,7 +23,7 @@ function __redlock_run_name_at
             continue
         end
         switch $a
-            case '--status' '--release' '--resolve=*'
+            case '--status' '--release' '--resolve=*' '--list'
                 set op op
             case '--resolve'
                 set op op
@@ -105,9 +105,10 @@ $c -l log-format -x -a 'text json' -d 'Log line format'
 $c -l syslog -d 'Also log to syslog'
 $c -l metrics-file -r -F -d 'Write Prometheus textfile metrics'
 $c -l status -d 'Show the holder and the last run'
-$c -l json -d 'Print one JSON object (status mode)'
+$c -l json -d 'Print JSON (status and list modes)'
 $c -l max-age -x -d 'Monitoring check: succeeded within DUR? (status mode)'
 $c -l release -d 'Force-release the lock'
+$c -l list -d 'Every job under the prefix: lock, holder, last run'
 $c -l resolve -x -a 'succeeded clear' -d 'Settle a run that died mid-way'
 $c -s h -l help -d 'Show the help'
 $c -s V -l version -d 'Show the version'

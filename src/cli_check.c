@@ -394,15 +394,19 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
 {
     bool status = given(sn, RR_GIVEN_STATUS), release = given(sn, RR_GIVEN_RELEASE);
     bool resolve = given(sn, RR_GIVEN_RESOLVE), quiet = given(sn, RR_GIVEN_QUIET);
+    bool list = given(sn, RR_GIVEN_LIST);
 
     *modeopt = NULL;
-    if (status + release + resolve > 1) {
-        snprintf(err, errlen, "%s cannot be used together; give only one",
-                 status && release ? "--status and --release"
-                 : status ? "--status and --resolve" : "--release and --resolve");
+    if (status + release + resolve + list > 1) {
+        const char *a = status ? "--status" : release ? "--release" : "--resolve";
+        const char *b = list ? "--list" : resolve ? "--resolve" : "--release";
+        snprintf(err, errlen, "%s and %s cannot be used together; give only one", a, b);
         return -1;
     }
-    if (status) {
+    if (list) {
+        cfg->mode = RR_MODE_LIST;
+        *modeopt = "--list";
+    } else if (status) {
         cfg->mode = RR_MODE_STATUS;
         *modeopt = "--status";
     } else if (release) {
@@ -412,8 +416,8 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
         cfg->mode = RR_MODE_RESOLVE;
         *modeopt = "--resolve";
     }
-    if (cfg->json && !status) {
-        snprintf(err, errlen, "--json works only with --status");
+    if (cfg->json && !status && !list) {
+        snprintf(err, errlen, "--json works only with --status or --list");
         return -1;
     }
     if (given(sn, RR_GIVEN_MAX_AGE) && !status) {
@@ -441,6 +445,22 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
 static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn, const char *modeopt,
                              int argc, char **argv, int next, char *err, size_t errlen)
 {
+    if (cfg->mode == RR_MODE_LIST) {
+        /* every job under --prefix: there is no NAME to give */
+        if (next < argc) {
+            char q[72];
+            snprintf(err, errlen, "--list takes no NAME or command (got '%s'): it shows every job "
+                     "under --prefix; for one job use --status NAME",
+                     quote(argv[next], q, sizeof q));
+            return -1;
+        }
+        if (given(sn, RR_GIVEN_ONCE)) {
+            snprintf(err, errlen, "--list takes no --once: it shows each job's last run; for one "
+                     "ID use --status --once ID NAME");
+            return -1;
+        }
+        return 0;
+    }
     if (next >= argc) {
         if (cfg->mode == RR_MODE_RUN)
             snprintf(err, errlen, "missing NAME: " RR_CLI_USAGE_RUN);

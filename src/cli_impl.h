@@ -27,6 +27,7 @@ enum rr_cli_given {
     RR_GIVEN_ONCE = 1 << 8,
     RR_GIVEN_LIMIT = 1 << 9,
     RR_GIVEN_MAX_AGE = 1 << 10,
+    RR_GIVEN_LIST = 1 << 11,
 };
 
 /* What the loop saw, judged after it. */

@@ -25,6 +25,7 @@ enum rr_mode {
     RR_MODE_STATUS,    /* --status [--json] [--once ID] NAME */
     RR_MODE_RELEASE,   /* --release NAME */
     RR_MODE_RESOLVE,   /* --resolve succeeded|clear [--once ID] NAME */
+    RR_MODE_LIST,      /* --list [--json]: every job under --prefix */
     RR_MODE_HELP,
     RR_MODE_VERSION,
 };
@@ -84,7 +85,7 @@ struct rr_config {
     bool use_syslog;
     const char *metrics_file;
     bool foreground;
-    bool json;                    /* --status --json */
+    bool json;                    /* --status --json, --list --json */
 };
 
 #endif

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "run.h"
 #include "status.h"
+#include "list.h"
 
 int main(int argc, char **argv)
 {
@@ -73,6 +74,8 @@ int main(int argc, char **argv)
     }
     if (cfg.mode == RR_MODE_RUN)
         code = rr_run(&loop, &cfg);
+    else if (cfg.mode == RR_MODE_LIST)
+        code = rr_list_main(&loop, &cfg, stdout);
     else
         code = rr_status_main(&loop, &cfg, stdout);
     fflush(stdout);

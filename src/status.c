@@ -14,6 +14,7 @@
 #include "status.h"
 #include "diag.h"
 #include "verdict.h"
+#include "record.h"
 
 struct op {
     uv_loop_t *loop;
@@ -41,94 +42,6 @@ int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
     return RR_STATUS_IDLE;
 }
 
-/* Records hold the servers' wall clock (TIME), so ages are taken from ours. */
-static long long wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *str(const redisReply *r)
-{
-    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : "";
-}
-
-static void fmt_time(long long ms, char *buf, size_t len)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-
-    if (ms <= 0 || !localtime_r(&t, &tm)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    char buf[1024];
-
-    rr_json_escape(s ? s : "", buf, sizeof(buf));
-    fprintf(f, "\"%s\"", buf);
-}
-
-/* One field of a flat HGETALL / stream entry array. */
-static const char *field(const redisReply *flat, const char *name)
-{
-    if (!flat || flat->type != REDIS_REPLY_ARRAY)
-        return NULL;
-    for (size_t i = 0; i + 1 < flat->elements; i += 2)
-        if (strcmp(str(flat->element[i]), name) == 0)
-            return str(flat->element[i + 1]);
-    return NULL;
-}
-
-static const char *const rec_fields[] = { "status", "host", "pid", "fence", "once",
-                                          "started_ms", "heartbeat_ms", "finished_ms",
-                                          "exit_code", "signal", "last_success_ms",
-                                          "last_success_fence", "last_success_host", NULL };
-static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
-                                       "finished_ms", "exit_code", "signal", "duration_ms",
-                                       "wait_ms", "last_success_ms", "last_success_fence", NULL };
-
-static bool is_numeric(const char *name, const char *v)
-{
-    char *end;
-
-    for (int i = 0; numeric[i]; i++)
-        if (strcmp(numeric[i], name) == 0) {
-            if (!v || !*v)
-                return false;
-            strtoll(v, &end, 10);
-            return *end == '\0';
-        }
-    return false;
-}
-
-/* A record as a JSON object: known fields, numbers as numbers, missing as
- * null; status, if not NULL, replaces the stored status. */
-static void json_record(FILE *f, const redisReply *flat, const char *const *names,
-                        const char *status)
-{
-    fputc('{', f);
-    for (int i = 0; names[i]; i++) {
-        const char *v = field(flat, names[i]);
-        if (status && strcmp(names[i], "status") == 0)
-            v = status;
-        fprintf(f, "%s\"%s\":", i ? "," : "", names[i]);
-        if (!v || !*v)
-            fputs("null", f);
-        else if (is_numeric(names[i], v))
-            fputs(v, f);
-        else
-            json_str(f, v);
-    }
-    fputc('}', f);
-}
-
 static const char *const hist_fields[] = { "status", "exit_code", "signal", "host", "pid",
                                            "fence", "once", "started_ms", "finished_ms",
                                            "duration_ms", "wait_ms", "by", NULL };
@@ -140,8 +53,8 @@ static void text_success(FILE *f, const char *label, const struct rr_job_record 
 
     if (rec->last_success_ms <= 0)
         return;
-    fmt_time(rec->last_success_ms, t, sizeof t);
-    rr_duration_format((wall_ms() - rec->last_success_ms) / 1000 * 1000, d, sizeof d);
+    rr_record_time(rec->last_success_ms, t, sizeof t);
+    rr_duration_format((rr_record_wall_ms() - rec->last_success_ms) / 1000 * 1000, d, sizeof d);
     fprintf(f, "%-10s %s (%s ago) on %s (fence %lld)\n", label, t, d,
             rec->last_success_host[0] ? rec->last_success_host : "?", rec->last_success_fence);
 }
@@ -161,7 +74,7 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
         fprintf(f, "%-10s never ran (no record under %s)\n", label, key);
         return;
     }
-    fmt_time(rec.started_ms, t, sizeof(t));
+    rr_record_time(rec.started_ms, t, sizeof(t));
     fprintf(f, "%-10s %s on %s pid %lld (fence %lld), started %s", label,
             rr_job_status_name(rec.status), rec.host[0] ? rec.host : "?", rec.pid,
             rec.fence, t);
@@ -187,7 +100,7 @@ static int check_line(struct op *op, const struct rr_job_record *rec, bool held)
         snprintf(name, sizeof name, "%s", op->cfg->name);
     struct rr_verdict_in in = {
         .name = name, .key = op->cfg->once_id[0] ? op->keys.once : op->keys.state,
-        .last = rec->status, .held = held, .now_ms = wall_ms(),
+        .last = rec->status, .held = held, .now_ms = rr_record_wall_ms(),
         .max_age_ms = op->cfg->max_age_ms, .success_ms = rec->last_success_ms,
         .success_fence = rec->last_success_fence, .success_host = rec->last_success_host,
     };
@@ -210,9 +123,9 @@ static void text_history(FILE *f, const redisReply *hist)
         if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
             continue;
         const redisReply *h = e->element[1];
-        const char *s = field(h, "started_ms"), *dur = field(h, "duration_ms");
-        const char *code_s = field(h, "exit_code"), *once_s = field(h, "once");
-        const char *sig_s = field(h, "signal"), *by = field(h, "by");
+        const char *s = rr_record_field(h, "started_ms"), *dur = rr_record_field(h, "duration_ms");
+        const char *code_s = rr_record_field(h, "exit_code"), *once_s = rr_record_field(h, "once");
+        const char *sig_s = rr_record_field(h, "signal"), *by = rr_record_field(h, "by");
         char how[24];
         /* One column for how it ended: "exit N", "signal N", or "-". */
         if (sig_s && *sig_s && strcmp(sig_s, "0") != 0)
@@ -221,13 +134,13 @@ static void text_history(FILE *f, const redisReply *hist)
             snprintf(how, sizeof how, "exit %s", code_s);
         else
             snprintf(how, sizeof how, "-");
-        fmt_time(s ? atoll(s) : 0, t, sizeof(t));
+        rr_record_time(s ? atoll(s) : 0, t, sizeof(t));
         rr_duration_format(dur ? atoll(dur) : 0, d, sizeof(d));
         fprintf(f, "  %s  %-18s %-9s %-8s %s pid %s fence %s%s%s%s%s\n", t,
-                field(h, "status") ? field(h, "status") : "?", how, d,
-                field(h, "host") ? field(h, "host") : "?",
-                field(h, "pid") ? field(h, "pid") : "?",
-                field(h, "fence") ? field(h, "fence") : "?",
+                rr_record_field(h, "status") ? rr_record_field(h, "status") : "?", how, d,
+                rr_record_field(h, "host") ? rr_record_field(h, "host") : "?",
+                rr_record_field(h, "pid") ? rr_record_field(h, "pid") : "?",
+                rr_record_field(h, "fence") ? rr_record_field(h, "fence") : "?",
                 once_s && *once_s ? " once " : "", once_s && *once_s ? once_s : "",
                 by && *by ? " by " : "", by && *by ? by : "");
     }
@@ -269,41 +182,41 @@ static int print_status(struct op *op, const redisReply *r)
 
     if (cfg->json) {
         fputs("{\"name\":", f);
-        json_str(f, cfg->name);
+        rr_record_json_str(f, cfg->name);
         fprintf(f, ",\"exit_code\":%d,\"never_ran\":%s,\"lock\":{\"held\":%s", code,
                 (cfg->once_id[0] ? on.status : st.status) == RR_JOB_NONE ? "true" : "false",
                 held ? "true" : "false");
         if (held) {
             fputs(",\"host\":", f);
-            if (know_holder) json_str(f, st.host); else fputs("null", f);
+            if (know_holder) rr_record_json_str(f, st.host); else fputs("null", f);
             if (know_holder) fprintf(f, ",\"pid\":%lld,\"fence\":%lld", st.pid, st.fence);
             else fputs(",\"pid\":null,\"fence\":null", f);
             fprintf(f, ",\"ttl_ms\":%lld", pttl);
         }
         fputs("},\"last_run\":", f);
-        if (st.status == RR_JOB_NONE) fputs("null", f); else json_record(f, state, rec_fields, st_shown);
+        if (st.status == RR_JOB_NONE) fputs("null", f); else rr_record_json(f, state, rr_record_fields, st_shown);
         fputs(",\"history\":[", f);
         for (size_t i = 0; hist->type == REDIS_REPLY_ARRAY && i < hist->elements; i++) {
             const redisReply *e = hist->element[i];
             if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
                 continue;
             fprintf(f, "%s", i ? "," : "");
-            json_record(f, e->element[1], hist_fields, NULL);
+            rr_record_json(f, e->element[1], hist_fields, NULL);
         }
         fputs("],\"abandoned_once\":[", f);
         for (int i = 0; i < n_stale; i++) {
             fprintf(f, "%s", i ? "," : "");
-            json_str(f, str(stale->element[i]));
+            rr_record_json_str(f, rr_record_str(stale->element[i]));
         }
         fprintf(f, "],\"abandoned_once_complete\":%s", scan_complete ? "true" : "false");
         if (cfg->once_id[0]) {
             fputs(",\"once\":", f);
             if (on.status == RR_JOB_NONE) {
                 fputs("{\"id\":", f);
-                json_str(f, cfg->once_id);
+                rr_record_json_str(f, cfg->once_id);
                 fputs(",\"status\":null}", f);
             } else {
-                json_record(f, once, rec_fields, on_shown);
+                rr_record_json(f, once, rr_record_fields, on_shown);
             }
         }
         return code;   /* on_qstatus adds the holders and the queue, and closes */
@@ -337,11 +250,11 @@ static int print_status(struct op *op, const redisReply *r)
     if (n_stale > 0) {
         fprintf(f, "%-10s", "abandoned");
         for (int i = 0; i < n_stale; i++)
-            fprintf(f, " %s", str(stale->element[i]));
+            fprintf(f, " %s", rr_record_str(stale->element[i]));
         /* The real ID when there is one; the operator copies this line. */
         if (n_stale == 1)
             fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once %s %s\n",
-                    "", str(stale->element[0]), cfg->name);
+                    "", rr_record_str(stale->element[0]), cfg->name);
         else
             fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|clear "
                        "--once ID %s, ID one of the above\n", "", cfg->name);
@@ -389,16 +302,16 @@ static void print_queue(struct op *op, const redisReply *r)
             redisReply **e = hs->element[i]->element;
             fprintf(f, "%s{\"slot\":%lld,\"ttl_ms\":%lld,\"host\":", i ? "," : "",
                     e[0]->integer, e[1]->integer);
-            json_str(f, str(e[2]));
-            fprintf(f, ",\"pid\":%s,\"fence\":%s}", *str(e[3]) ? str(e[3]) : "null",
-                    *str(e[4]) ? str(e[4]) : "null");
+            rr_record_json_str(f, rr_record_str(e[2]));
+            fprintf(f, ",\"pid\":%s,\"fence\":%s}", *rr_record_str(e[3]) ? rr_record_str(e[3]) : "null",
+                    *rr_record_str(e[4]) ? rr_record_str(e[4]) : "null");
         }
         fputs("],\"queue\":[", f);
         for (size_t i = 0; i < nq; i++) {
             redisReply **e = q->element[i]->element;
             fprintf(f, "%s{\"waiter\":", i ? "," : "");
-            json_str(f, str(e[0]));
-            fprintf(f, ",\"ticket\":%s,\"alive\":%s}", *str(e[1]) ? str(e[1]) : "null",
+            rr_record_json_str(f, rr_record_str(e[0]));
+            fprintf(f, ",\"ticket\":%s,\"alive\":%s}", *rr_record_str(e[1]) ? rr_record_str(e[1]) : "null",
                     e[2]->integer > 0 ? "true" : "false");
         }
         fputs("]}\n", f);
@@ -410,14 +323,14 @@ static void print_queue(struct op *op, const redisReply *r)
             continue;   /* print_status described the lock key */
         rr_duration_format(e[1]->integer < 0 ? 0 : e[1]->integer, d, sizeof(d));
         fprintf(f, "%-10s slot %lld held by %s pid %s (fence %s), %s left\n", "lock",
-                e[0]->integer, *str(e[2]) ? str(e[2]) : "?", *str(e[3]) ? str(e[3]) : "?",
-                *str(e[4]) ? str(e[4]) : "?", d);
+                e[0]->integer, *rr_record_str(e[2]) ? rr_record_str(e[2]) : "?", *rr_record_str(e[3]) ? rr_record_str(e[3]) : "?",
+                *rr_record_str(e[4]) ? rr_record_str(e[4]) : "?", d);
     }
     if (nq > 0) {
         fprintf(f, "%-10s %zu waiting%s:", "queue", nq, nq >= 100 ? " (first 100)" : "");
         for (size_t i = 0; i < nq; i++) {
             redisReply **e = q->element[i]->element;
-            fprintf(f, " %s%s", str(e[0]), e[2]->integer > 0 ? "" : " (dead)");
+            fprintf(f, " %s%s", rr_record_str(e[0]), e[2]->integer > 0 ? "" : " (dead)");
         }
         fputc('\n', f);
     }
@@ -521,9 +434,9 @@ static void ask_status(struct op *op)
     if (op->cfg->json) {
         /* A monitoring check parses stdout: an answer, even when it is "no". */
         fputs("{\"name\":", op->out);
-        json_str(op->out, op->cfg->name);
+        rr_record_json_str(op->out, op->cfg->name);
         fputs(",\"error\":", op->out);
-        json_str(op->out, op->err);
+        rr_record_json_str(op->out, op->err);
         fprintf(op->out, ",\"exit_code\":%d}\n", op->exit_code);
     }
     close_all(op);
@@ -550,9 +463,9 @@ static void on_force(struct rr_svc *c, int status, redisReply *r, void *arg)
     if (status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements == 5) {
         if (r->element[0]->type == REDIS_REPLY_STRING) {
             if (!op->done++) {
-                if (*str(r->element[2]))
+                if (*rr_record_str(r->element[2]))
                     snprintf(op->what, sizeof(op->what), "held by %s pid %s (fence %s)",
-                             str(r->element[2]), str(r->element[3]), str(r->element[4]));
+                             rr_record_str(r->element[2]), rr_record_str(r->element[3]), rr_record_str(r->element[4]));
                 else
                     snprintf(op->what, sizeof(op->what), "holder unknown");
             }
@@ -584,11 +497,11 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
     const char *tag = status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements >= 1
-                          ? str(r->element[0]) : NULL;
+                          ? rr_record_str(r->element[0]) : NULL;
 
     if (tag && strcmp(tag, "OK") == 0 && r->elements == 2) {
         if (!op->done++)
-            snprintf(op->what, sizeof(op->what), "%s", str(r->element[1]));
+            snprintf(op->what, sizeof(op->what), "%s", rr_record_str(r->element[1]));
     } else if (tag && strcmp(tag, "NONE") == 0) {
         op->none++;
     } else if (tag && strcmp(tag, "RUNNING") == 0) {

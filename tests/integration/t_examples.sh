@@ -6,7 +6,9 @@
 #   * the systemd units pass `systemd-analyze verify` (where it exists), and
 #     a copy with the %% turned back into % does not; their ExecStart, with
 #     systemd's %% and ${CREDENTIALS_DIRECTORY} applied, runs and authenticates;
-#   * the YAML files parse, and the redlock-run commands in them run.
+#   * the YAML files parse; the CI examples build the tarball (make dist) in
+#     one job and install it in the next, and every shell step of theirs
+#     runs here (ci_steps.py), against a TLS redis-server, but apt-get.
 # (examples/crontab under a real cron daemon: t_cron.sh.)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -201,32 +203,96 @@ if [ "$have_yaml" = 1 ]; then
     assert_contains "$(cat "$TMP/ran.log")" "once=settle-$(TZ=$tz date +%F) pw=none" "the body's environment"
     end_test
 
-    t "GitHub Actions and GitLab CI: the deploy command runs as written"
-    gh=$(yq "$EX/github-actions.yml" '[s["run"] for s in d["jobs"]["deploy"]["steps"] if s.get("run", "").startswith("redlock-run")][0]')
-    gl=$(yq "$EX/gitlab-ci.yml" '[l for l in d["deploy-prod"]["script"] if l.startswith("redlock-run")][0]')
-    assert_contains "$gh" "redlock-run " "the GitHub step"
-    assert_contains "$gl" "redlock-run " "the GitLab job"
-    # GitHub: the tarball is built on Debian 12 (the oldest glibc it is
-    # for) and installed on ubuntu-latest itself, with no container.
-    G=$EX/github-actions.yml
-    assert_eq debian:bookworm "$(yq "$G" 'd["jobs"]["redlock-run"].get("container")')" "the GitHub build job's container"
+    t "GitHub Actions and GitLab CI: a build job, an artifact, rediss:// with a CA from a secret, the runner's OS"
+    G=$EX/github-actions.yml L=$EX/gitlab-ci.yml
+    # GitHub: the tarball built and installed on ubuntu-latest itself, no container.
+    for j in redlock-run deploy; do
+        assert_eq ubuntu-latest "$(yq "$G" "d['jobs']['$j']['runs-on']")" "GitHub job $j's runner"
+        assert_eq None "$(yq "$G" "d['jobs']['$j'].get('container')")" "GitHub job $j's container"
+    done
     assert_contains "$(yq "$G" '[s.get("run") for s in d["jobs"]["redlock-run"]["steps"]]')" "'make dist'" "the build job"
-    assert_eq ubuntu-latest "$(yq "$G" 'd["jobs"]["deploy"]["runs-on"]')" "the deploy job's runner"
-    assert_eq None "$(yq "$G" 'd["jobs"]["deploy"].get("container")')" "the deploy job's container"
     assert_eq redlock-run "$(yq "$G" 'd["jobs"]["deploy"]["needs"]')" "the deploy job's needs"
     assert_contains "$(yq "$G" '[s.get("run", "") for s in d["jobs"]["deploy"]["steps"]]')" "install.sh --prefix" "the install step"
-    assert_eq debian:bookworm "$(yq "$EX/gitlab-ci.yml" 'd["deploy-prod"].get("image")')" "the GitLab job's image"
-    : >"$TMP/ran.log"
-    mkdir -p "$TMP/pathbin"
-    ln -sf "$RR_BIN" "$TMP/pathbin/redlock-run"
-    for line in "$gh" "$gl"; do
-        (cd "$TMP/work" && PATH=$TMP/pathbin:$PATH GITHUB_SHA=abc123 CI_COMMIT_SHA=abc123 \
-            REDLOCK_URL=$P_URL REDLOCK_PASSWORD=$PASS \
-            timeout 20 bash -ec "$line" >"$TMP/ci.out" 2>&1 </dev/null)
-        RC=$?
-        assert_eq 0 "$RC" "exit status of: $line ($(head -c 200 "$TMP/ci.out"))"
+    assert_contains "$(cat "$G")" "rediss://" "GitHub: TLS to Redis"
+    assert_contains "$(yq "$G" '[s.get("run", "") for s in d["jobs"]["deploy"]["steps"]]')" "--tls-ca" "GitHub: the CA"
+    # GitLab: two stages, the deploy needs the build (and its artifact).
+    assert_eq "['build', 'deploy']" "$(yq "$L" 'd["stages"]')" "GitLab stages"
+    assert_eq "['redlock-run']" "$(yq "$L" 'd["deploy-prod"]["needs"]')" "GitLab needs"
+    assert_eq "['dist/']" "$(yq "$L" 'd["redlock-run"]["artifacts"]["paths"]')" "GitLab artifact"
+    assert_eq "$(yq "$L" 'd["redlock-run"]["image"]')" "$(yq "$L" 'd["deploy-prod"]["image"]')" "GitLab: built on the deploy's image"
+    assert_contains "$(cat "$L")" "rediss://" "GitLab: TLS to Redis"
+    assert_contains "$(cat "$L")" 'type "File"' "GitLab: the CA as a File variable"
+    assert_contains "$(yq "$L" 'd["deploy-prod"]["script"]')" '--tls-ca "$LOCK_REDIS_CA"' "GitLab: the CA"
+    # Every step says why it is there: a comment line in front of each
+    # shell step of the deploy jobs.
+    for f in "$G" "$L"; do
+        n=$(grep -cE '^ *#' "$f")
+        [ "$n" -ge 20 ] || fail "$(basename "$f"): only $n comment lines"
     done
+    end_test
+
+    t "GitHub Actions and GitLab CI: every shell step runs here, as written, on a real TLS Redis"
+    # What the pipelines fetch: redlock-run's source at the example's tag
+    # (committed HEAD), and the repository being deployed ($TMP/work).
+    git clone -q --no-local "$TOP" "$TMP/srcrepo" && git -C "$TMP/srcrepo" tag v0.1.0 HEAD ||
+        fail "cannot make a source repository from $TOP"
+    pki_node || fail "openssl could not make the certificates"
+    start_tls LK s --requirepass "$PASS" || fail "cannot start a TLS redis-server"
+    cat >"$TMP/ci-lib.sh" <<'CILIB'
+# The CI system, as far as the examples use it (ci_steps.py prints the calls).
+set -u
+BASE_PATH=/usr/bin:/bin     # no redlock-run on it: the steps must install theirs
+job() { mkdir -p "$CI_ROOT/$1/ws" "$CI_ROOT/$1/temp"; : >"$CI_ROOT/$1/path.add"; }
+job_path() { local p=$BASE_PATH l; while read -r l; do p=$l:$p; done <"$CI_ROOT/$1/path.add"; echo "$p"; }
+step() {
+    local job=$1 name=$2 envl=$3 body=$4 rc
+    (cd "$CI_ROOT/$job/ws" && unset MAKEFLAGS MFLAGS MAKELEVEL &&
+        export RUNNER_TEMP=$CI_ROOT/$job/temp GITHUB_PATH=$CI_ROOT/$job/path.add \
+               CI_PROJECT_DIR=$CI_ROOT/$job/ws PATH && PATH=$(job_path "$job") &&
+        eval "$envl" && bash --noprofile --norc -eo pipefail -c "$body") </dev/null >>"$CI_ROOT/log" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] || { echo "# step failed: $job: $name (exit $rc)"; exit "$rc"; }
+    echo "# ran: $job: $name"
+}
+checkout_src() { git clone -q --depth 1 --branch "$2" "file://$SRC_REPO" "$CI_ROOT/$1/ws/src.tmp" &&
+    (shopt -s dotglob; mv "$CI_ROOT/$1/ws/src.tmp"/* "$CI_ROOT/$1/ws/") && rmdir "$CI_ROOT/$1/ws/src.tmp" ||
+    { echo "# step failed: $1: checkout"; exit 1; }; echo "# ran: $1: checkout of redlock-run $2"; }
+checkout_app() { cp -a "$APP_REPO/." "$CI_ROOT/$1/ws/"; echo "# ran: $1: checkout"; }
+upload() { mkdir -p "$CI_ROOT/artifacts/$2" && (cd "$CI_ROOT/$1/ws" && eval "cp $3 \"\$CI_ROOT/artifacts/$2/\"") ||
+    { echo "# step failed: $1: upload $2"; exit 1; }; echo "# ran: $1: upload $2"; }
+download() { local d=$3; case $d in /*) ;; *) d=$CI_ROOT/$1/ws/$d ;; esac
+    mkdir -p "$d" && cp -a "$CI_ROOT/artifacts/$2/." "$d/" || { echo "# step failed: $1: download"; exit 1; }
+    echo "# ran: $1: download $2"; }
+gl_keep() { mkdir -p "$CI_ROOT/artifacts/gl-$1" && (cd "$CI_ROOT/$1/ws" && cp -a --parents $2 "$CI_ROOT/artifacts/gl-$1/") ||
+    { echo "# step failed: $1: artifacts $2"; exit 1; }; }
+gl_artifacts() { cp -a "$CI_ROOT/artifacts/gl-$1/." "$CI_ROOT/$2/ws/"; echo "# ran: $2: artifacts of $1"; }
+CILIB
+    : >"$TMP/ran.log"
+    printf '%s\n' "$(cat "$PKI/ca.crt")" >"$TMP/ca-file-variable.pem"
+    for kind in github gitlab; do
+        f=$G; [ "$kind" = gitlab ] && f=$L
+        gen=$("$PY" "$TOP/tests/integration/ci_steps.py" "$kind" "$f" 2>&1) || { fail "ci_steps.py $kind: $gen"; continue; }
+        { cat "$TMP/ci-lib.sh"; echo "$gen"; } >"$TMP/ci-$kind.sh"
+        rm -rf "$TMP/ci-$kind"; mkdir -p "$TMP/ci-$kind"
+        CI_ROOT=$TMP/ci-$kind SRC_REPO=$TMP/srcrepo APP_REPO=$TMP/work \
+            SECRET_LOCK_REDIS_URL=$LK_URL SECRET_LOCK_REDIS_PASSWORD=$PASS \
+            SECRET_LOCK_REDIS_CA="$(cat "$PKI/ca.crt")" GITHUB_SHA=abc123 \
+            REDLOCK_SRC=$TMP/srcrepo REDLOCK_URL=$LK_URL REDLOCK_PASSWORD=$PASS \
+            LOCK_REDIS_CA=$TMP/ca-file-variable.pem CI_COMMIT_SHA=abc123 \
+            timeout 600 bash "$TMP/ci-$kind.sh" >"$TMP/ci-$kind.out" 2>&1
+        RC=$?
+        note "$kind: $(grep -c '^# ran' "$TMP/ci-$kind.out") steps ran, $(grep -c '^# skipped' "$TMP/ci-$kind.out") skipped"
+        assert_eq 0 "$RC" "$kind pipeline: $(tail -3 "$TMP/ci-$kind.out" | tr '\n' ' ') $(tail -5 "$TMP/ci-$kind/log" 2>/dev/null)"
+        grep -q '^# skipped.*apt-get\|^# skipped.*Build dependencies' "$TMP/ci-$kind.out" ||
+            fail "$kind: the package installation was not the step skipped"
+        [ "$(grep -c '^# skipped' "$TMP/ci-$kind.out")" = 1 ] || fail "$kind: more than the apt-get step skipped"
+    done
+    # The deploys ran, each with the redlock-run its pipeline built from the
+    # tarball, over TLS with the password: one run each.
     assert_eq 2 "$(grep -c '^deploy once= pw=none args=abc123$' "$TMP/ran.log")" "deploys run"
+    assert_file_exists "$TMP/ci-github/deploy/temp/redlock-run/bin/redlock-run" "GitHub: installed from the tarball"
+    assert_file_exists "$TMP/ci-gitlab/deploy-prod/ws/.redlock-run/bin/redlock-run" "GitLab: installed from the tarball"
+    assert_eq 2 "$(R LK XLEN "$(k_hist deploy-prod)")" "two runs recorded on the TLS server"
     end_test
 fi
 

@@ -1,0 +1,80 @@
+/* list.h — --list: every job under the key prefix of one Redis deployment,
+ * one line (or JSON object) per job. The keys are found with SCAN MATCH on
+ * the state records (never KEYS), on each master of a cluster; each job is
+ * read as --status reads it: the holders of each slot (qstatus.lua), then
+ * the state record (HGETALL). status.lua is not used: its search for
+ * abandoned --once records walks the keyspace, once per job. The pure
+ * parts (names from keys, masters from CLUSTER SLOTS, rows from replies,
+ * the table) are below and tested in tests/check_list.c. */
+#ifndef RR_LIST_H
+#define RR_LIST_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include "config.h"
+#include "job.h"
+
+#define RR_LIST_COUNT "500"           /* SCAN COUNT */
+#define RR_LIST_MAX_JOBS 20000        /* more: the listing is partial */
+#define RR_LIST_MAX_MASTERS 64        /* cluster masters scanned */
+#define RR_LIST_BUDGET_FACTOR 30      /* overall bound: 30 x --redis-timeout */
+
+/* One job as --list shows it. */
+struct rr_list_row {
+    char name[RR_NAME_MAX + 1];
+    int master;                       /* index of the master it was found on */
+    bool read;                        /* its records were read */
+    bool held;                        /* some slot of its lock is held */
+    int slots_held;                   /* slots with a holder (1 for a plain lock) */
+    bool holder_known;                /* the holder's record was read */
+    int holder_slot;                  /* the --limit slot it holds (1 for a plain lock) */
+    char holder_host[256];
+    long long holder_pid, holder_fence, holder_since_ms, ttl_ms;
+    struct rr_job_record last;        /* the state record; RUNNING with no lock: ABANDONED */
+    int status_code;                  /* what --status NAME would exit with */
+    char *last_json;                  /* the state record as --status --json shows it */
+    char err[RR_ERRLEN];              /* why it could not be read, "" */
+};
+
+/* The SCAN MATCH pattern for the state records under prefix (a glob, the
+ * prefix escaped). Returns 0, or -1 if it does not fit. Pure. */
+int rr_list_pattern(const char *prefix, char *buf, size_t len);
+
+/* The job NAME of a state key "PREFIX{NAME}:state" or "...:state:N" (a
+ * --limit slot). Returns 0, or -1 for a key that is not one. Pure. */
+int rr_list_name_of(const char *prefix, const char *key, char *name, size_t len);
+
+/* The masters in a CLUSTER SLOTS reply, each once; a master with no host
+ * of its own (an empty one) is on seed_host. Returns how many (at most
+ * max), or -1 when the reply is not CLUSTER SLOTS'. Pure. */
+int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_node *out,
+                    int max);
+
+/* Fill row from qstatus.lua's reply (--status's): the holders of every
+ * slot of the lock. Returns 0, or -1 with row->err set when r has not its
+ * shape. */
+int rr_list_row_holders(struct rr_list_row *row, const redisReply *r);
+
+/* Then from the state record (HGETALL, as --status reads it): the last
+ * run, the last success; 'running' with no holder is abandoned. Returns 0,
+ * or -1 with row->err set. */
+int rr_list_row_state(struct rr_list_row *row, const redisReply *r);
+
+/* Sort rows by name and drop repeated names (a --limit job has a state
+ * record per slot). Returns the new count. Pure. */
+size_t rr_list_sort(struct rr_list_row *rows, size_t n);
+
+/* The table: a header, then one line per row in aligned columns. Pure. */
+void rr_list_print_text(FILE *f, const struct rr_list_row *rows, size_t n);
+
+/* One JSON object per row, one a line. Pure. */
+void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n);
+
+/* Run --list; prints to out (messages go through log). Returns the exit
+ * status: 0 listed, 69 unavailable or partial, 78 refused. */
+int rr_list_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,328 @@
+/* list_view.c — the pure half of --list (list.h): names from keys, masters
+ * from CLUSTER SLOTS, rows from the --status scripts' replies, the table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+#include "list.h"
+#include "record.h"
+#include "status.h"
+
+int rr_list_pattern(const char *prefix, char *buf, size_t len)
+{
+    size_t o = 0;
+    const char *tail = "\\{*\\}:state*";
+
+    for (; *prefix; prefix++) {
+        if (strchr("*?[]\\", *prefix)) {
+            if (o + 1 >= len)
+                return -1;
+            buf[o++] = '\\';
+        }
+        if (o + 1 >= len)
+            return -1;
+        buf[o++] = *prefix;
+    }
+    if (o + strlen(tail) + 1 > len)
+        return -1;
+    strcpy(buf + o, tail);
+    return 0;
+}
+
+int rr_list_name_of(const char *prefix, const char *key, char *name, size_t len)
+{
+    size_t pl = strlen(prefix), kl = strlen(key);
+    const char *end = key + kl;
+
+    if (kl < pl + 2 || strncmp(key, prefix, pl) != 0 || key[pl] != '{')
+        return -1;
+    /* ...:state, or ...:state:N with N a slot 2..RR_LIMIT_MAX */
+    const char *p = end;
+    while (p > key && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p < end) {
+        long slot;
+        if (p == key || p[-1] != ':' || rr_parse_decimal(p, (size_t)(end - p), 2, RR_LIMIT_MAX, &slot))
+            return -1;
+        end = p - 1;
+    }
+    static const char suffix[] = "}:state";
+    size_t sl = sizeof suffix - 1;
+    if ((size_t)(end - key) < pl + 1 + sl + 1 || memcmp(end - sl, suffix, sl) != 0)
+        return -1;
+    size_t nl = (size_t)(end - sl - (key + pl + 1));
+    if (nl == 0 || nl > RR_NAME_MAX || nl + 1 > len)
+        return -1;
+    memcpy(name, key + pl + 1, nl);
+    name[nl] = '\0';
+    /* The keys of NAME are exactly this one's: the name is the job's. */
+    struct rr_job_keys k;
+    if (rr_job_keys(&k, prefix, name, NULL) != 0 || strncmp(k.state, key, strlen(k.state)) != 0)
+        return -1;
+    return 0;
+}
+
+int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_node *out, int max)
+{
+    int n = 0;
+
+    if (!slots || slots->type != REDIS_REPLY_ARRAY)
+        return -1;
+    for (size_t i = 0; i < slots->elements; i++) {
+        const redisReply *e = slots->element[i];
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+            e->element[2]->type != REDIS_REPLY_ARRAY || e->element[2]->elements < 2 ||
+            e->element[2]->element[1]->type != REDIS_REPLY_INTEGER)
+            return -1;
+        const redisReply *m = e->element[2];
+        const char *host = rr_record_str(m->element[0]);
+        int port = (int)m->element[1]->integer;
+        if (!*host || strcmp(host, "?") == 0)
+            host = seed_host;
+        if (strlen(host) >= sizeof out[0].host || port <= 0 || port > 65535)
+            return -1;
+        int j;
+        for (j = 0; j < n; j++)
+            if (out[j].port == port && strcmp(out[j].host, host) == 0)
+                break;
+        if (j < n)
+            continue;
+        if (n == max)
+            return n;
+        snprintf(out[n].host, sizeof out[n].host, "%s", host);
+        out[n].port = port;
+        n++;
+    }
+    return n;
+}
+
+/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}} */
+int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_ARRAY) {
+        snprintf(row->err, sizeof row->err, "an answer that is not the holders script's");
+        return -1;
+    }
+    const redisReply *hs = r->element[0];
+    int n = 0;
+    for (size_t i = 0; i < hs->elements; i++) {
+        const redisReply *h = hs->element[i];
+        if (h->type != REDIS_REPLY_ARRAY || h->elements != 5 ||
+            h->element[0]->type != REDIS_REPLY_INTEGER) {
+            snprintf(row->err, sizeof row->err, "an answer that is not the holders script's");
+            return -1;
+        }
+        n++;
+        if (row->holder_known || !*rr_record_str(h->element[2]))
+            continue;
+        /* The first slot whose holder is known (slot 1 comes first). */
+        snprintf(row->holder_host, sizeof row->holder_host, "%s", rr_record_str(h->element[2]));
+        row->holder_slot = (int)h->element[0]->integer;
+        row->holder_pid = atoll(rr_record_str(h->element[3]));
+        row->holder_fence = atoll(rr_record_str(h->element[4]));
+        row->ttl_ms = h->element[1]->type == REDIS_REPLY_INTEGER ? h->element[1]->integer : -1;
+        row->holder_known = true;
+    }
+    row->slots_held = n;
+    row->held = n > 0;
+    return 0;
+}
+
+/* r: the state record (HGETALL), read after the holders. */
+int rr_list_row_state(struct rr_list_row *row, const redisReply *r)
+{
+    struct rr_job_record *st = &row->last;
+
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        snprintf(row->err, sizeof row->err, "an answer that is not a record");
+        return -1;
+    }
+    rr_job_record_parse(st, r);
+    row->read = true;
+    /* Slot 1's holder is the run this record describes: its start. */
+    if (row->holder_known && row->holder_slot == 1 && st->fence == row->holder_fence)
+        row->holder_since_ms = st->started_ms;
+    /* 'running' with nobody holding the lock: its holder died (as --status). */
+    const char *shown = NULL;
+    if (st->status == RR_JOB_RUNNING && !row->held)
+        shown = rr_job_status_name(st->status = RR_JOB_ABANDONED);
+    row->status_code = rr_status_exit_code(row->held, st->status, 0);
+    free(row->last_json);
+    row->last_json = NULL;
+    if (st->status != RR_JOB_NONE) {
+        size_t len;
+        FILE *f = open_memstream(&row->last_json, &len);
+        if (f) {
+            rr_record_json(f, r, rr_record_fields, shown);
+            fclose(f);
+        }
+    }
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const struct rr_list_row *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    return c ? c : x->master - y->master;
+}
+
+size_t rr_list_sort(struct rr_list_row *rows, size_t n)
+{
+    size_t o = 0;
+
+    if (n == 0)
+        return 0;
+    qsort(rows, n, sizeof rows[0], by_name);
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(rows[i].name, rows[o].name) == 0) {
+            free(rows[i].last_json);
+            continue;
+        }
+        if (++o != i)
+            rows[o] = rows[i];
+    }
+    return o + 1;
+}
+
+enum { C_NAME, C_LOCK, C_HOLDER, C_FENCE, C_SINCE, C_LAST, C_WHEN, C_EXIT, C_OK, C_OKHOST,
+       C_NOTE, NCOL };
+static const char *const heads[NCOL] = { "NAME", "LOCK", "HOLDER", "FENCE", "SINCE", "LAST RUN",
+                                         "ENDED", "EXIT", "LAST SUCCESS", "ON", "NOTE" };
+#define CELL 320
+
+/* One line of the table, without trailing blanks. */
+static void print_line(FILE *f, char c[NCOL][CELL], const int *w)
+{
+    char line[NCOL * (CELL + 2)];
+    size_t o = 0;
+
+    for (int i = 0; i < NCOL; i++) {
+        int n = snprintf(line + o, sizeof line - o, "%-*s  ", w[i], c[i]);
+        if (n < 0 || (size_t)n >= sizeof line - o)
+            break;
+        o += (size_t)n;
+    }
+    while (o > 0 && line[o - 1] == ' ')
+        o--;
+    fprintf(f, "%.*s\n", (int)o, line);
+}
+
+static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
+{
+    const struct rr_job_record *st = &r->last;
+
+    for (int i = 0; i < NCOL; i++)
+        snprintf(c[i], CELL, "-");
+    snprintf(c[C_NAME], CELL, "%s", r->name);
+    if (!r->read) {
+        snprintf(c[C_LOCK], CELL, "?");
+        snprintf(c[C_LAST], CELL, "?");
+        snprintf(c[C_NOTE], CELL, "not read: %s", r->err[0] ? r->err : "?");
+        return;
+    }
+    if (r->slots_held > 1)
+        snprintf(c[C_LOCK], CELL, "held %d", r->slots_held);
+    else
+        snprintf(c[C_LOCK], CELL, r->held ? "held" : "free");
+    if (r->held && r->holder_known) {
+        snprintf(c[C_HOLDER], CELL, "%.250s pid %lld", r->holder_host[0] ? r->holder_host : "?",
+                 r->holder_pid);
+        snprintf(c[C_FENCE], CELL, "%lld", r->holder_fence);
+        rr_record_time(r->holder_since_ms, c[C_SINCE], CELL);
+    } else if (r->held) {
+        snprintf(c[C_HOLDER], CELL, "unknown");
+    }
+    if (st->status == RR_JOB_NONE) {
+        snprintf(c[C_LAST], CELL, "never ran");
+    } else {
+        snprintf(c[C_LAST], CELL, "%s", rr_job_status_name(st->status));
+        if (st->status != RR_JOB_RUNNING)
+            rr_record_time(st->finished_ms > 0 ? st->finished_ms : st->started_ms, c[C_WHEN], CELL);
+        if (st->signal > 0)
+            snprintf(c[C_EXIT], CELL, "signal %d", st->signal);
+        else if (st->exit_code >= 0)
+            snprintf(c[C_EXIT], CELL, "%d", st->exit_code);
+    }
+    if (st->last_success_ms > 0) {
+        rr_record_time(st->last_success_ms, c[C_OK], CELL);
+        snprintf(c[C_OKHOST], CELL, "%.250s", st->last_success_host[0] ? st->last_success_host : "?");
+    } else {
+        snprintf(c[C_OK], CELL, "never");
+    }
+    if (r->err[0])
+        snprintf(c[C_NOTE], CELL, "%s", r->err);
+    else if (st->once[0])
+        snprintf(c[C_NOTE], CELL, "--once %s", st->once);
+    else
+        c[C_NOTE][0] = '\0';
+}
+
+void rr_list_print_text(FILE *f, const struct rr_list_row *rows, size_t n)
+{
+    char c[NCOL][CELL];
+    int w[NCOL];
+
+    for (int i = 0; i < NCOL; i++)
+        w[i] = (int)strlen(heads[i]);
+    for (size_t r = 0; r < n; r++) {
+        cells(&rows[r], c);
+        for (int i = 0; i < NCOL; i++)
+            if ((int)strlen(c[i]) > w[i])
+                w[i] = (int)strlen(c[i]);
+    }
+    for (int i = 0; i < NCOL; i++)
+        snprintf(c[i], CELL, "%s", heads[i]);
+    print_line(f, c, w);
+    for (size_t r = 0; r < n; r++) {
+        cells(&rows[r], c);
+        print_line(f, c, w);
+    }
+}
+
+void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct rr_list_row *r = &rows[i];
+        fputs("{\"name\":", f);
+        rr_record_json_str(f, r->name);
+        if (!r->read) {
+            fputs(",\"error\":", f);
+            rr_record_json_str(f, r->err);
+            fputs("}\n", f);
+            continue;
+        }
+        fprintf(f, ",\"status_code\":%d,\"never_ran\":%s,\"lock\":{\"held\":%s,\"slots_held\":%d",
+                r->status_code, r->last.status == RR_JOB_NONE ? "true" : "false",
+                r->held ? "true" : "false", r->slots_held);
+        if (r->held && r->holder_known) {
+            fputs(",\"host\":", f);
+            rr_record_json_str(f, r->holder_host);
+            fprintf(f, ",\"pid\":%lld,\"fence\":%lld,\"ttl_ms\":%lld", r->holder_pid,
+                    r->holder_fence, r->ttl_ms);
+            if (r->holder_since_ms > 0)
+                fprintf(f, ",\"since_ms\":%lld", r->holder_since_ms);
+            else
+                fputs(",\"since_ms\":null", f);
+        } else if (r->held) {
+            fputs(",\"host\":null,\"pid\":null,\"fence\":null,\"since_ms\":null", f);
+        }
+        fprintf(f, "},\"last_run\":%s,\"last_success\":", r->last_json ? r->last_json : "null");
+        if (r->last.last_success_ms > 0) {
+            fprintf(f, "{\"ms\":%lld,\"fence\":%lld,\"host\":", r->last.last_success_ms,
+                    r->last.last_success_fence);
+            rr_record_json_str(f, r->last.last_success_host);
+            fputc('}', f);
+        } else {
+            fputs("null", f);
+        }
+        if (r->err[0]) {
+            fputs(",\"error\":", f);
+            rr_record_json_str(f, r->err);
+        }
+        fputs("}\n", f);
+    }
+}

@@ -1,0 +1,91 @@
+/* record.c — a job's records as --status and --list show them (record.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "record.h"
+#include "log.h"
+
+long long rr_record_wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *rr_record_str(const redisReply *r)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : "";
+}
+
+void rr_record_time(long long ms, char *buf, size_t len)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+
+    if (ms <= 0 || !localtime_r(&t, &tm)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+void rr_record_json_str(FILE *f, const char *s)
+{
+    char buf[1024];
+
+    rr_json_escape(s ? s : "", buf, sizeof(buf));
+    fprintf(f, "\"%s\"", buf);
+}
+
+const char *rr_record_field(const redisReply *flat, const char *name)
+{
+    if (!flat || flat->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < flat->elements; i += 2)
+        if (strcmp(rr_record_str(flat->element[i]), name) == 0)
+            return rr_record_str(flat->element[i + 1]);
+    return NULL;
+}
+
+const char *const rr_record_fields[] = { "status", "host", "pid", "fence", "once",
+                                         "started_ms", "heartbeat_ms", "finished_ms",
+                                         "exit_code", "signal", "last_success_ms",
+                                         "last_success_fence", "last_success_host", NULL };
+static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
+                                       "finished_ms", "exit_code", "signal", "duration_ms",
+                                       "wait_ms", "last_success_ms", "last_success_fence", NULL };
+
+static bool is_numeric(const char *name, const char *v)
+{
+    char *end;
+
+    for (int i = 0; numeric[i]; i++)
+        if (strcmp(numeric[i], name) == 0) {
+            if (!v || !*v)
+                return false;
+            strtoll(v, &end, 10);
+            return *end == '\0';
+        }
+    return false;
+}
+
+void rr_record_json(FILE *f, const redisReply *flat, const char *const *names,
+                    const char *status)
+{
+    fputc('{', f);
+    for (int i = 0; names[i]; i++) {
+        const char *v = rr_record_field(flat, names[i]);
+        if (status && strcmp(names[i], "status") == 0)
+            v = status;
+        fprintf(f, "%s\"%s\":", i ? "," : "", names[i]);
+        if (!v || !*v)
+            fputs("null", f);
+        else if (is_numeric(names[i], v))
+            fputs(v, f);
+        else
+            rr_record_json_str(f, v);
+    }
+    fputc('}', f);
+}
