@@ -474,6 +474,7 @@ struct rr_svc *rr_svc_new(uv_loop_t *loop, const struct rr_endpoint *ep,
     s->ep = *ep;
     s->o = *o;
     s->acked = -1;
+    s->sync_need = o->sync_replicas;
     s->be = backends[0];   /* redis://: one fixed server */
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
         if (backends[i]->ep_kind == ep->kind)
@@ -519,7 +520,7 @@ long long rr_svc_replicas(const struct rr_svc *s)
 
 int rr_svc_sync_replicas(const struct rr_svc *s)
 {
-    return s->o.sync_replicas;
+    return s->sync_need;
 }
 
 void rr_svc_on_message(struct rr_svc *s, rr_svc_message_fn fn, void *arg)
