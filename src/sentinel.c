@@ -291,7 +291,9 @@ static void subscribe_hints(struct rr_svc *s)
  * failover when the epoch is newer or a +switch-master named the old one.
  * The old one is demoted then, and until it re-attaches as a replica the
  * writes need only the replicas the new master can have (service.c WAITs
- * for all of them still, and sent_judge ends this once they confirm). */
+ * for that many: a WAIT for one that is not there would hold every write,
+ * the release too, for its whole timeout), until a WAIT answers that all
+ * of them confirmed (sent_judge). */
 static void switched(struct rr_svc *s, long long epoch)
 {
     struct sent *t = s->impl;

@@ -32,7 +32,8 @@ int rr_sentinel_pick(const struct rr_sentinel_view *v, int n,
  * the sentinels just promoted in place of one that had nrep_before
  * replicas, until the demoted master re-attaches: the promoted replica was
  * one of them, and the demoted master is not a replica yet (Sentinel
- * converts a live one 8-10 s after the failover). At least 1 and at most
+ * converts a live one 8-10 s after the failover; WAIT asks for this many,
+ * and N counts again once a WAIT answers N). At least 1 and at most
  * want; 0 when want is 0. Pure. */
 int rr_sentinel_sync_need(int want, int nrep_before);
 

@@ -286,7 +286,7 @@ static void send_req(struct svc_req *q)
         char n[16], t[24];
         int64_t ms = s->o.conn.request_timeout_ms / 2;
         const char *argv[] = { "WAIT", n, t, NULL };
-        snprintf(n, sizeof n, "%d", s->o.sync_replicas);
+        snprintf(n, sizeof n, "%d", s->sync_need);
         snprintf(t, sizeof t, "%lld", (long long)(ms > 0 ? ms : 1));
         if (rr_conn_commandv(c, on_wait, q, argv) == 0)
             q->due++;

@@ -68,7 +68,7 @@ long long rr_svc_replicas(const struct rr_svc *s);
 
 /* How many replicas must confirm a write now: --sync-replicas N, or fewer
  * for a while after a failover (sentinel.c: until the demoted master
- * re-attaches as a replica; WAIT still asks for N). */
+ * re-attaches as a replica; WAIT asks for this many). */
 int rr_svc_sync_replicas(const struct rr_svc *s);
 
 /* Pub/sub pushes from any of the service's connections go to fn. A
