@@ -15,6 +15,7 @@
  * States: UNKNOWN (no master known), ASKING (a round of questions is out),
  * KNOWN (master set; ROLE may still be on its way).
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #define ASK_PAUSE_MS 100      /* before asking again after a wrong answer */
 #define GRACE_MS 100          /* for the other sentinels once a majority answered */
+#define PENDING_MS 5000       /* a +switch-master's new epoch must be seen by then */
 
 enum sstate { S_UNKNOWN, S_ASKING, S_KNOWN };
 
@@ -38,6 +40,14 @@ struct sent {
     struct rr_conn *not_master;        /* a connection whose ROLE said otherwise */
     char host[256];
     int port;
+    long long epoch;                   /* the config-epoch the master was named with */
+    int nrep;                          /* the replicas its ROLE listed, -1 not yet known */
+    /* The master the sentinels demoted (+switch-master, or a newer epoch
+     * naming another): never taken again unless a newer epoch names it.
+     * epoch LLONG_MAX: the hint came, the new epoch is not known yet. */
+    struct rr_sentinel_view demoted;
+    struct rr_sentinel_view promoted;  /* what the hint named instead (host, port) */
+    uint64_t pending_until;            /* the hint's epoch is looked for until then */
     unsigned round;                    /* which round of questions is current */
     int asked, answered;
     bool fail_now;                     /* the round failed: fail parked requests */
@@ -80,19 +90,42 @@ int rr_sentinel_parse_master(const redisReply *r, struct rr_sentinel_view *v)
                 v->epoch = e;
         } else if (strcmp(k->str, "flags") == 0) {
             v->down = strstr(val->str, "o_down") != NULL;
+            v->in_failover = strstr(val->str, "failover_in_progress") != NULL;
         }
     }
     return ip && port ? 0 : -1;
 }
 
-int rr_sentinel_pick(const struct rr_sentinel_view *v, int n)
+static bool names(const struct rr_sentinel_view *v, const char *host, int port)
+{
+    return v->port == port && strcmp(v->host, host) == 0;
+}
+
+int rr_sentinel_pick(const struct rr_sentinel_view *v, int n,
+                     const struct rr_sentinel_view *demoted)
 {
     int best = -1;
 
-    for (int i = 0; i < n; i++)
-        if (best < 0 || v[i].epoch > v[best].epoch)
+    for (int i = 0; i < n; i++) {
+        if (demoted && demoted->port > 0 && names(&v[i], demoted->host, demoted->port) &&
+            v[i].epoch <= demoted->epoch)
+            continue;
+        if (best < 0 || v[i].epoch > v[best].epoch ||
+            (v[i].epoch == v[best].epoch && v[best].in_failover && !v[i].in_failover))
             best = i;
+    }
     return best;
+}
+
+int rr_sentinel_sync_need(int want, int nrep_before)
+{
+    int n = nrep_before - 1;
+
+    if (want <= 0)
+        return 0;
+    if (n < 1)
+        n = 1;
+    return n < want ? n : want;
 }
 
 static struct sent *container_of_grace(uv_handle_t *h)
@@ -142,6 +175,8 @@ static void on_role(struct rr_conn *c, int status, redisReply *r, void *arg)
          * sentinel-sync1 scenarios show overlaps; sync2 none). */
         size_t nrep = r->elements >= 3 && r->element[2]->type == REDIS_REPLY_ARRAY
                           ? r->element[2]->elements : 0;
+        if (c == t->master)
+            t->nrep = (int)nrep;
         if (s->o.sync_replicas > 0 && (size_t)s->o.sync_replicas < nrep && !t->said_few) {
             t->said_few = true;
             rr_log(RR_LOG_WARN, "sync_replicas", NULL,
@@ -160,6 +195,32 @@ static void on_role(struct rr_conn *c, int status, redisReply *r, void *arg)
     forget_master(s, c, ASK_PAUSE_MS);
 }
 
+static void demote(struct sent *t, const char *host, int port, long long epoch)
+{
+    snprintf(t->demoted.host, sizeof t->demoted.host, "%s", host);
+    t->demoted.port = port;
+    t->demoted.epoch = epoch;
+}
+
+/* "OLDIP OLDPORT NEWIP NEWPORT" of a +switch-master: the old master is
+ * demoted; the epoch that did it is the one the sentinels name the new
+ * master with (decide learns it from the next answers). */
+static void remember_demoted(struct rr_svc *s, const char *what)
+{
+    struct sent *t = s->impl;
+    char oh[256], nh[256];
+    int op, np;
+
+    if (sscanf(what, "%255s %d %255s %d", oh, &op, nh, &np) != 4 || op <= 0 || np <= 0)
+        return;
+    demote(t, oh, op, LLONG_MAX);
+    snprintf(t->promoted.host, sizeof t->promoted.host, "%s", nh);
+    t->promoted.port = np;
+    uv_update_time(s->loop);
+    t->pending_until = uv_now(s->loop) + PENDING_MS;
+    rr_log(RR_LOG_INFO, "failover", NULL, "the sentinels demoted %s:%d (now %s:%d)", oh, op, nh, np);
+}
+
 /* ["message", "+switch-master", "NAME OLDIP OLDPORT NEWIP NEWPORT"]: a
  * hint only (the renewals would find out too); ask again at once. */
 static void on_hint(struct rr_conn *c, redisReply *msg, void *arg)
@@ -176,6 +237,7 @@ static void on_hint(struct rr_conn *c, redisReply *msg, void *arg)
     if (p->type != REDIS_REPLY_STRING || p->len <= n || strncmp(p->str, s->ep.master, n) != 0 ||
         p->str[n] != ' ')
         return;
+    remember_demoted(s, p->str + n + 1);
     forget_master(s, NULL, 0);
     /* Our subscriptions stay on the old master, which may go on as a master
      * for a while: the new master's messages (a holder's release waking a
@@ -225,8 +287,31 @@ static void subscribe_hints(struct rr_svc *s)
     }
 }
 
-/* A sentinel named host:port: take it as the master. */
-static void adopt(struct rr_svc *s, const char *host, int port)
+/* The master moves from t->host:t->port to host:port with epoch: a
+ * failover when the epoch is newer or a +switch-master named the old one.
+ * The old one is demoted then, and until it re-attaches as a replica the
+ * writes need only the replicas the new master can have (service.c WAITs
+ * for that many: a WAIT for one that is not there would hold every write,
+ * the release too, for its whole timeout), until a WAIT answers that all
+ * of them confirmed (sent_judge). */
+static void switched(struct rr_svc *s, long long epoch)
+{
+    struct sent *t = s->impl;
+    bool hinted = t->demoted.port == t->port && strcmp(t->demoted.host, t->host) == 0;
+
+    if (!hinted && epoch <= t->epoch)
+        return;
+    demote(t, t->host, t->port, epoch > t->epoch ? epoch : t->epoch);
+    t->pending_until = 0;
+    s->sync_need = rr_sentinel_sync_need(s->o.sync_replicas, t->nrep);
+    if (s->sync_need < s->o.sync_replicas)
+        rr_log(RR_LOG_NOTICE, "sync_replicas", NULL,
+               "after the failover, %d replica%s must confirm until %s:%d re-attaches as a replica",
+               s->sync_need, s->sync_need == 1 ? "" : "s", t->host, t->port);
+}
+
+/* A sentinel named host:port (with epoch): take it as the master. */
+static void adopt(struct rr_svc *s, const char *host, int port, long long epoch)
 {
     struct sent *t = s->impl;
     static const char *const role[] = { "ROLE", NULL };
@@ -236,11 +321,14 @@ static void adopt(struct rr_svc *s, const char *host, int port)
             rr_log(RR_LOG_NOTICE, "failover", NULL,
                    "the sentinels name a new master of '%s': %s:%d (was %s:%d)", s->ep.master,
                    host, port, t->host, t->port);
+            switched(s, epoch);
             rr_conn_close(t->master);  /* what was pending there is answered CLOSED */
         }
+        t->nrep = -1;
         t->not_master = NULL;
         snprintf(t->host, sizeof t->host, "%s", host);
         t->port = port;
+        t->epoch = epoch;
         t->master = svc_node_conn(s, host, port);
         if (!t->master) {
             svc_error(s, "out of memory");
@@ -249,6 +337,8 @@ static void adopt(struct rr_svc *s, const char *host, int port)
             return;
         }
     }
+    if (epoch > t->epoch)
+        t->epoch = epoch;
     t->state = S_KNOWN;
     if (t->not_master == t->master)
         t->not_master = NULL;
@@ -315,14 +405,45 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
  * failover the leader names the promoted replica with a new epoch while
  * the others still name the old master, which may still take writes: the
  * first answer is not good enough. */
+/* A +switch-master came: its epoch is the newest a sentinel names the
+ * promoted master with. Not seen within PENDING_MS: the hint is forgotten. */
+static void learn_demoted_epoch(struct rr_svc *s)
+{
+    struct sent *t = s->impl;
+    long long e = -1;
+
+    if (t->demoted.port <= 0 || t->demoted.epoch != LLONG_MAX)
+        return;
+    for (int i = 0; i < t->n_views; i++)
+        if (names(&t->views[i], t->promoted.host, t->promoted.port) && t->views[i].epoch > e)
+            e = t->views[i].epoch;
+    uv_update_time(s->loop);
+    if (e >= 0)
+        t->demoted.epoch = e;
+    else if (uv_now(s->loop) >= t->pending_until)
+        t->demoted.port = 0;
+}
+
 static void decide(struct rr_svc *s)
 {
     struct sent *t = s->impl;
     int best;
 
     uv_timer_stop(&t->grace);
-    if ((best = rr_sentinel_pick(t->views, t->n_views)) >= 0) {
-        adopt(s, t->views[best].host, t->views[best].port);
+    learn_demoted_epoch(s);
+    if ((best = rr_sentinel_pick(t->views, t->n_views, &t->demoted)) >= 0) {
+        adopt(s, t->views[best].host, t->views[best].port, t->views[best].epoch);
+        svc_kick(s);
+        return;
+    }
+    if (t->n_views > 0) {
+        /* Only sentinels that have not seen the failover yet answered:
+         * they name the master it demoted. Ask again in a moment. */
+        svc_error(s, "the sentinels still name %s:%d, the master of '%s' that a failover "
+                  "demoted", t->demoted.host, t->demoted.port, s->ep.master);
+        t->state = S_UNKNOWN;
+        uv_update_time(s->loop);
+        t->ask_after = uv_now(s->loop) + ASK_PAUSE_MS;
         svc_kick(s);
         return;
     }
@@ -383,6 +504,8 @@ static int sent_init(struct rr_svc *s)
     if (!t)
         return -1;
     s->impl = t;
+    t->nrep = -1;
+    t->epoch = -1;
     uv_timer_init(s->loop, &t->grace);
     t->grace.data = s;
     for (int i = 0; i < s->ep.n_nodes; i++) {
@@ -434,7 +557,9 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
             q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;
             return SVC_RESEND;
         }
-        if (q->write && s->o.sync_replicas > 0 && q->acked < s->o.sync_replicas) {
+        if (q->write && s->o.sync_replicas > 0 && q->acked >= s->o.sync_replicas) {
+            s->sync_need = s->o.sync_replicas;  /* every replica is back */
+        } else if (q->write && s->o.sync_replicas > 0 && q->acked < s->sync_need) {
             /* The replicas may follow another master now: ask again. The
              * answer stands (lock.c does not count it). */
             forget_master(s, q->on, 0);

@@ -286,7 +286,7 @@ static void send_req(struct svc_req *q)
         char n[16], t[24];
         int64_t ms = s->o.conn.request_timeout_ms / 2;
         const char *argv[] = { "WAIT", n, t, NULL };
-        snprintf(n, sizeof n, "%d", s->o.sync_replicas);
+        snprintf(n, sizeof n, "%d", s->sync_need);
         snprintf(t, sizeof t, "%lld", (long long)(ms > 0 ? ms : 1));
         if (rr_conn_commandv(c, on_wait, q, argv) == 0)
             q->due++;
@@ -474,6 +474,7 @@ struct rr_svc *rr_svc_new(uv_loop_t *loop, const struct rr_endpoint *ep,
     s->ep = *ep;
     s->o = *o;
     s->acked = -1;
+    s->sync_need = o->sync_replicas;
     s->be = backends[0];   /* redis://: one fixed server */
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
         if (backends[i]->ep_kind == ep->kind)
@@ -519,7 +520,7 @@ long long rr_svc_replicas(const struct rr_svc *s)
 
 int rr_svc_sync_replicas(const struct rr_svc *s)
 {
-    return s->o.sync_replicas;
+    return s->sync_need;
 }
 
 void rr_svc_on_message(struct rr_svc *s, rr_svc_message_fn fn, void *arg)

@@ -66,7 +66,9 @@ int rr_svc_write(struct rr_svc *s, rr_svc_reply_fn cb, void *arg,
  * answer), or -1 when none was asked for or WAIT did not answer. */
 long long rr_svc_replicas(const struct rr_svc *s);
 
-/* The --sync-replicas N of s. */
+/* How many replicas must confirm a write now: --sync-replicas N, or fewer
+ * for a while after a failover (sentinel.c: until the demoted master
+ * re-attaches as a replica; WAIT asks for this many). */
 int rr_svc_sync_replicas(const struct rr_svc *s);
 
 /* Pub/sub pushes from any of the service's connections go to fn. A

@@ -94,6 +94,8 @@ struct rr_svc {
     bool queueing;                   /* inside rr_svc_command: never call back from there */
     bool refused;
     long long acked;                 /* for rr_svc_replicas, in a callback */
+    int sync_need;                   /* replicas that must confirm a write now (the
+                                      * backend may lower o.sync_replicas for a while) */
     char node[300];                  /* where the last request went */
     char err[RR_ERRLEN];
 };

@@ -54,6 +54,11 @@ across it.
                       lock write counts only if the replica that will be
                       promoted has it too. (A run while a replica is down
                       is refused: 69.)
+  sentinel-sync{1,2}-planned
+                      SENTINEL FAILOVER only, the old master converted by
+                      the sentinels (not the harness), -t 9s, holds of
+                      2-7 s: C5 also fails on a holder lost (79), since
+                      the lease leaves room for the failover.
 
 The checker needs nothing new: overlaps are explained only by a pause of
 the whole holder (signal STOP), which these faults never send.
@@ -100,6 +105,19 @@ def _spec(name, sync, duration, every, wrappers=10, ttl_ms=2000, hold=None, quic
 
 HOLDS = (200, 1500)   # half of the runs: long enough to span a failover
 
+
+def _planned(name, sync, duration=60):
+    """Planned failovers only (SENTINEL FAILOVER), the old master left to
+    the sentinels to convert (8-10 s later), under -t 9s: holders of 2-7 s
+    span a failover and renew across it (every 3 s). The lease leaves room,
+    so none may end lost: a 79 is a C5 violation here (issue 18 point 4)."""
+    d = _spec(name, sync, duration, (3.0, 6.0), wrappers=6, ttl_ms=9000,
+              hold=(2000, 7000), quick=0.5)
+    d["faults"] = ["sentinel_failover"]
+    d["sentinel"].update(convert=False, keeps=True)
+    d["min_completed"] = 3
+    return d
+
 SHORT = [
     # Two faults (a SENTINEL FAILOVER, a kill -9), 2-3 s of calm before
     # each, in which enough runs complete (C0); asserted. ~18 s in all.
@@ -114,6 +132,9 @@ LONG = [
     _spec("sentinel-nosync-long-holds", 0, 45, (0.5, 2.0), ttl_ms=1000, hold=HOLDS),
     _spec("sentinel-sync1-long-holds", 1, 45, (0.5, 2.0), ttl_ms=1000, hold=HOLDS),
     _spec("sentinel-sync2-long-holds", 2, 45, (0.5, 2.0), ttl_ms=1000, hold=HOLDS),
+    # Planned failovers that the lease leaves room for: no holder lost.
+    _planned("sentinel-sync1-planned", 1),
+    _planned("sentinel-sync2-planned", 2),
 ]
 
 
@@ -154,6 +175,8 @@ class Group:
         self.thread = None
         self.lock = threading.Lock()
         self.relaxed = False        # settled(): all replicas at the start only
+        self.kinds = list(FAULT_KINDS)  # the scenario's fault kinds, in turn
+        self.convert = True         # REPLICAOF an old master still a master (failover)
 
     # -- start ------------------------------------------------------------
     def _start(self, node, replicaof=None):
@@ -289,6 +312,8 @@ class Group:
         # a healthy replica up to 10 s after that. CONVERT_S after the
         # sentinels agreed, the harness does it, as an operator would.
         old_node = self.node_at(old)
+        if not self.convert:
+            return None             # the sentinels convert it (the "planned" scenarios)
         if old_node is not None and not self.wait(lambda: not self.is_master(old), CONVERT_S):
             if self.stop.is_set():
                 return None
@@ -342,9 +367,9 @@ class Group:
             if self.busy or self.errors or self.stop.is_set():
                 return False
             self.busy = True
-        if self.events:
+        if self.events and self.events[-1]["kind"] in self.kinds:
             last = self.events[-1]["kind"]
-            kind = FAULT_KINDS[(FAULT_KINDS.index(last) + 1) % len(FAULT_KINDS)]
+            kind = self.kinds[(self.kinds.index(last) + 1) % len(self.kinds)]
         self.thread = threading.Thread(target=self.cycle, args=(kind,), daemon=True)
         self.thread.start()
         return True
@@ -367,6 +392,8 @@ def start_servers(sc):
     # A generator of its own: the thread's choices must not shift the
     # scenario's (the seed replays the same wrappers and faults).
     g = Group(sc.dir, random.Random(sc.rng.random()))
+    g.kinds = [k for k in sc.s.get("faults") or [] if k in FAULT_KINDS] or list(FAULT_KINDS)
+    g.convert = sc.s["sentinel"].get("convert", True)
     sc.sentinel = g
     try:
         g.start()

@@ -281,6 +281,9 @@ def c5_exits(runs, start_ids, end_ids, meta):
         if not known:
             c5.append({"id": rid, "rc": rc, "signals": sent, "status": status,
                        "why": "unexpected exit code"})
+        if rc == 79 and (spec.get("sentinel") or {}).get("keeps"):
+            c5.append({"id": rid, "rc": rc, "why": "lost (79) across a planned failover "
+                       "that its lease leaves room for"})
         if r.get("outlived"):
             c5.append({"id": rid, "rc": rc, "tags": tags, "child_pid": r.get("child_pid"),
                        "why": "the witness was still alive after its wrapper exited"})
@@ -396,6 +399,9 @@ def check(logdir, asserted=None):
         "bad_lines": bad_lines,
         "violations": {c: len(v) for c, v in violations.items()},
         "unexplained": {c: len(failing[c]) for c in ("C1", "C2", "C3")},
+        # What counts against the verdict, per asserted check (C0 included).
+        "asserted_failing": {c: len(failing[c]) for c in ("C0",) + ALL_CHECKS + EXTRA_CHECKS
+                             if c in asserted},
         "details": details,
         "overlaps_without_pause": without_pause,
         "overlaps_unexplained": unexplained,
