@@ -220,6 +220,11 @@ static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
                         "lock lost: the lease ran out before it could be renewed; the "
                         "command was stopped at its end");
         break;
+    case RR_MSG_GUARD_DIED:
+        rr_log_progress(RR_LOG_ERROR, "lost", NULL,
+                        "lock lost: the guard (pid %ld) died: the lease could no longer be "
+                        "enforced; the command was stopped", (long)a->n);
+        break;
     case RR_MSG_LOST:
         rr_log_progress(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command",
                         loss_why(a), a->n ? "killed" : "stopping");

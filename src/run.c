@@ -172,7 +172,8 @@ static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
                                    .code = rr_child_exit_code(wstatus),
                                    .child_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
                                    .child_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0,
-                                   .lease_ran_out = rr_child_lease_ran_out(ch) },
+                                   .lease_ran_out = rr_child_lease_ran_out(ch),
+                                   .guard_pid = rr_child_guard_died(ch) },
          NULL);
 }
 
