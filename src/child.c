@@ -93,6 +93,16 @@ static void on_sigchld(int sig)
             kill(live_pid, SIGKILL);
         if (live_cgroup)
             rr_cgroup_kill(live_cgroup);
+        /* What the guard had came to us before its SIGCHLD did (the kernel
+         * re-parents first): each of them and its group, now. */
+        pid_t kids[64], own = getpgrp();
+        int n = rr_proc_children(getpid(), rr_guard_pid(g), kids, 64);
+        for (int i = 0; i < n; i++) {
+            kill(kids[i], SIGKILL);
+            pid_t pg = getpgid(kids[i]);
+            if (pg > 1 && pg != own)
+                kill(-pg, SIGKILL);
+        }
     }
     errno = saved;
 }
