@@ -16,6 +16,7 @@
 #include <uv.h>
 
 struct rr_child;
+struct rr_cgroup;
 
 /* Called once when the child has been reaped and what it left behind is
  * gone too; wstatus is waitpid()'s for the command. */
@@ -31,6 +32,7 @@ struct rr_child_opts {
     int64_t deadline_ms;      /* the lease's end (rr_now_ms clock), RR_INF for none */
     int64_t grace_ms;         /* TERM this long before the end; stragglers' grace */
     rr_child_stop_fn stop_cb; /* NULL: a stopped command is left as it is */
+    const struct rr_cgroup *cgroup; /* NULL: tree mode */
 };
 
 /* rr_child_spawn's result when the lease had less than the grace left at

@@ -2,6 +2,7 @@
  * decides. Every callback here turns what happened into one event, steps
  * the machine, and carries out its actions: the timers, the signals, the
  * lock, the queue and the child. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "cgroup.h"
 #include "child.h"
 #include "child_env.h"
 #include "cli.h"
@@ -43,6 +45,7 @@ struct run {
 
     struct rr_child *child;
     char **child_env;
+    struct rr_cgroup *cgroup;     /* the command's own; NULL: tree mode */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer;
     uv_signal_t sigs[N_SIGNALS];
@@ -225,7 +228,8 @@ static void start_child(struct run *r)
         struct rr_child_opts co = { .foreground = r->cfg->foreground,
                                     .deadline_ms = r->sm.valid_until,
                                     .grace_ms = r->sm.stop_grace_ms,
-                                    .stop_cb = on_child_stop };
+                                    .stop_cb = on_child_stop,
+                                    .cgroup = r->cgroup };
         rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env, &co,
                             on_child_exit, r, err, sizeof(err));
     }
@@ -415,6 +419,42 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
 
 /* ---- setup ---- */
 
+/* The command's cgroup, as --contain asks (cgroup.h): made before the lock
+ * is asked for, so that --contain cgroup refuses without touching Redis.
+ * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */
+static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
+{
+    char why[RR_ERRLEN - 32];
+
+    if (cfg->contain == RR_CONTAIN_TREE)
+        return 0;
+    if (rr_cgroup_create(&r->cgroup, cfg->name, why, sizeof why) == 0)
+        return 0;
+    if (cfg->contain == RR_CONTAIN_CGROUP) {
+        snprintf(err, errlen, "--contain cgroup: %s", why);
+        return -1;
+    }
+    rr_log(RR_LOG_DEBUG, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
+           "no cgroup for the command (%s): the process tree holds it", why);
+    return 0;
+}
+
+/* After the run: the command was reaped and its cgroup emptied (child.c
+ * kills what is left in it before it reports the exit). */
+static void uncontain(struct run *r)
+{
+    int rc;
+
+    if (!r->cgroup)
+        return;
+    rc = rr_cgroup_remove(r->cgroup);
+    if (rc < 0 && rc != -ENOENT)
+        rr_log(RR_LOG_WARN, "contain", NULL, "cannot remove the cgroup %s: %s",
+               rr_cgroup_path(r->cgroup), strerror(-rc));
+    rr_cgroup_free(r->cgroup);
+    r->cgroup = NULL;
+}
+
 static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
     struct rr_lock_opts lo = { 0 };
@@ -428,7 +468,9 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     }
     if (gethostname(r->host, sizeof(r->host) - 1) != 0)
         snprintf(r->host, sizeof(r->host), "unknown");
-    r->au = (struct rr_audit){ .cfg = cfg, .n = r->n, .host = r->host };
+    r->au.cfg = cfg;
+    r->au.n = r->n;
+    r->au.host = r->host;
     lo.prefix = cfg->prefix;
     lo.name = cfg->name;
     lo.once_id = cfg->once_id;
@@ -436,6 +478,7 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     lo.state_ttl_ms = cfg->state_ttl_ms;
     lo.refuse_stale = cfg->on_stale == RR_STALE_REFUSE;
     lo.host = r->host;
+    lo.contain = r->au.contain;
     lo.pid = (long)getpid();
     lo.limit = cfg->limit;
     lo.queue_ttl_ms = rr_queue_entry_ttl(cfg->ttl_ms);
@@ -495,6 +538,12 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     rr_run_sm_init(&r.sm, &p, rr_now_ms());
     srandom((unsigned)(getpid() ^ (unsigned)uv_hrtime()));
 
+    if (contain(&r, cfg, err, sizeof(err)) != 0) {
+        rr_log(RR_LOG_ERROR, "contain", NULL, "%s", err);
+        return RR_EXIT_OSERR;
+    }
+    r.au.contain = r.cgroup ? "cgroup" : "tree";
+    r.au.cgroup = rr_cgroup_path(r.cgroup);
     if (setup(&r, cfg, err, sizeof(err)) != 0)
         feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err },
              NULL);
@@ -514,6 +563,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     if (cfg->metrics_file &&
         rr_metrics_write(cfg->metrics_file, cfg->name, &rep, err, sizeof(err)) != 0)
         rr_log(RR_LOG_ERROR, "metrics", NULL, "%s", err);
+    uncontain(&r);
     rr_lock_free(r.lock);
     rr_waiter_free(r.waiter);
     rr_child_env_free(r.child_env);
