@@ -288,9 +288,24 @@ fail:
     return NULL;
 }
 
+/* strerror's words, lowercase as our messages are. */
 static const char *why(int e)
 {
-    return e == EACCES || e == EPERM ? "permission denied" : strerror(e);
+    switch (e) {
+    case EACCES:
+    case EPERM:
+        return "permission denied";
+    case EROFS:
+        return "read-only file system";
+    case ENOENT:
+        return "no such file or directory";
+    case EAGAIN:
+        return "too many cgroups (cgroup.max.descendants or cgroup.max.depth)";
+    case ENOSPC:
+        return "no space left";
+    default:
+        return strerror(e);
+    }
 }
 
 /* How to get a cgroup one may create children in. */
@@ -307,7 +322,7 @@ static int locate_self(char *base, size_t baselen, char *err, size_t errlen)
     if (!mi || !pc) {
         rc = -errno;
         snprintf(err, errlen, "cannot read /proc/self/%s: %s", mi ? "cgroup" : "mountinfo",
-                 strerror(-rc));
+                 why(-rc));
     } else if (rr_cgroup_find_mount(mi, mnt, sizeof mnt) < 0) {
         rc = -ENOENT;
         snprintf(err, errlen, "no cgroup v2 mounted");
@@ -327,7 +342,7 @@ static int open_files(struct rr_cgroup *cg, char *err, size_t errlen)
 
     if (dir < 0) {
         e = errno;
-        snprintf(err, errlen, "cannot open %s: %s", cg->path, strerror(e));
+        snprintf(err, errlen, "cannot open %s: %s", cg->path, why(e));
         return -e;
     }
     cg->kill_fd = openat(dir, "cgroup.kill", O_WRONLY | O_CLOEXEC);

@@ -45,7 +45,9 @@ struct run {
 
     struct rr_child *child;
     char **child_env;
-    struct rr_cgroup *cgroup;     /* the command's own; NULL: tree mode */
+    struct rr_cgroup *cgroup;     /* the command's own, while it runs; NULL: tree mode */
+    bool want_cgroup;             /* one could be made at start: make it at spawn */
+    char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer;
     uv_signal_t sigs[N_SIGNALS];
@@ -216,12 +218,31 @@ static int build_env(struct run *r)
     return r->child_env ? 0 : -1;
 }
 
+/* The command's cgroup, made now (see contain()). 0, or -1 with err
+ * filled if --contain cgroup cannot have it after all. */
+static int make_cgroup(struct run *r, char *err, size_t errlen)
+{
+    char why[RR_ERRLEN - 32];
+
+    if (!r->want_cgroup || rr_cgroup_create(&r->cgroup, r->cfg->name, why, sizeof why) == 0)
+        return 0;
+    if (r->cfg->contain == RR_CONTAIN_CGROUP) {
+        snprintf(err, errlen, "--contain cgroup: %s", why);
+        return -1;
+    }
+    rr_log(RR_LOG_WARN, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
+           "no cgroup for the command after all (%s): the process tree holds it", why);
+    return 0;
+}
+
 static void start_child(struct run *r)
 {
     char err[RR_ERRLEN];
     int rc;
 
-    if (build_env(r) != 0) {
+    if (make_cgroup(r, err, sizeof err) != 0) {
+        rc = -1;
+    } else if (build_env(r) != 0) {
         rc = -1;
         snprintf(err, sizeof(err), "out of memory");
     } else {
@@ -419,17 +440,26 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
 
 /* ---- setup ---- */
 
-/* The command's cgroup, as --contain asks (cgroup.h): made before the lock
- * is asked for, so that --contain cgroup refuses without touching Redis.
+/* Whether the command can have a cgroup, as --contain asks (cgroup.h):
+ * one is made and removed before the lock is asked for, so that --contain
+ * cgroup refuses without touching Redis; the command's own is made just
+ * before the spawn (start_child), when the guard that removes it if we die
+ * is about to exist, not while we wait for the lock, killable.
  * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */
 static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
+    struct rr_cgroup *probe;
     char why[RR_ERRLEN - 32];
 
     if (cfg->contain == RR_CONTAIN_TREE)
         return 0;
-    if (rr_cgroup_create(&r->cgroup, cfg->name, why, sizeof why) == 0)
+    if (rr_cgroup_create(&probe, cfg->name, why, sizeof why) == 0) {
+        snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(probe));
+        rr_cgroup_remove(probe);
+        rr_cgroup_free(probe);
+        r->want_cgroup = true;
         return 0;
+    }
     if (cfg->contain == RR_CONTAIN_CGROUP) {
         snprintf(err, errlen, "--contain cgroup: %s", why);
         return -1;
@@ -542,8 +572,8 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
         rr_log(RR_LOG_ERROR, "contain", NULL, "%s", err);
         return RR_EXIT_OSERR;
     }
-    r.au.contain = r.cgroup ? "cgroup" : "tree";
-    r.au.cgroup = rr_cgroup_path(r.cgroup);
+    r.au.contain = r.want_cgroup ? "cgroup" : "tree";
+    r.au.cgroup = r.cgroup_path;
     if (setup(&r, cfg, err, sizeof(err)) != 0)
         feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err },
              NULL);
