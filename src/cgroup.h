@@ -90,6 +90,13 @@ int rr_cgroup_find_mount(const char *mountinfo, char *out, size_t outlen);
  * -ENAMETOOLONG if out is short. */
 int rr_cgroup_own_path(const char *proc_cgroup, char *out, size_t outlen);
 
+/* Our own cgroup's directory from both texts: the cgroup2 mount point and
+ * our path, less the mount's root when it mounts a subtree (a container's
+ * "/docker/ID"). E.g. "/sys/fs/cgroup/unified" for "0::/" on a hybrid host.
+ * 0, -ENOENT (no cgroup2, no 0:: line, or our cgroup is outside the
+ * mount), -EINVAL, -ENAMETOOLONG. */
+int rr_cgroup_locate(const char *mountinfo, const char *proc_cgroup, char *out, size_t outlen);
+
 /* The child's name: "redlock-run.<pid>.<lock name>" with every byte of the
  * lock name that is not [A-Za-z0-9_.-] turned into '_', a leading '.'
  * impossible, and the whole cut to fit outlen (at most 255 bytes, a
