@@ -377,9 +377,30 @@ static void close_others(struct rr_guard *g, int sfd)
     keep[nk++] = g->rep_wfd;
     keep[nk++] = sfd;
     if (g->cgroup) {
-        for (int fd = 0; fd < 1024 && nk < KEEP_MAX + 3; fd++)
-            if (fd != g->rfd && fd != g->rep_wfd && fd != sfd && cgroup_fd(g, fd))
-                keep[nk++] = fd;
+        /* The fds we have, from /proc/self/fd, each looked at once. */
+        long dfd = RR_SYS(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char dents[2048];
+        long got;
+        while (dfd >= 0 && (got = RR_SYS(SYS_getdents64, dfd, dents, sizeof dents)) > 0) {
+            for (long off = 0; off < got;) {
+                /* struct linux_dirent64: ino, off, reclen, type, name */
+                const char *d = dents + off;
+                unsigned short reclen;
+                memcpy(&reclen, d + 16, sizeof reclen);
+                off += reclen;
+                int fd = 0;
+                const char *nm = d + 19;
+                if (*nm < '0' || *nm > '9')
+                    continue;
+                for (; *nm >= '0' && *nm <= '9'; nm++)
+                    fd = fd * 10 + (*nm - '0');
+                if (fd != dfd && fd != g->rfd && fd != g->rep_wfd && fd != sfd &&
+                    nk < KEEP_MAX + 3 && cgroup_fd(g, fd))
+                    keep[nk++] = fd;
+            }
+        }
+        if (dfd >= 0)
+            RR_SYS(SYS_close, dfd, 0, 0);
     }
     /* Sorted, then closed between them. */
     for (int i = 1; i < nk; i++)
