@@ -261,15 +261,14 @@ static int wait_event(struct gstate *s, int fd, short events, int64_t ms)
 {
     struct pollfd p[2] = { { .fd = s->sfd, .events = POLLIN }, { .fd = fd, .events = events } };
     struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-    unsigned long none = 0;
 
-    long r = RR_SYS6(SYS_ppoll, p, fd >= 0 ? 2 : 1, ms < 0 ? NULL : &ts, &none, sizeof none, 0);
+    /* No mask of ppoll's own (NULL): ours, every signal blocked, stays. */
+    long r = RR_SYS6(SYS_ppoll, p, fd >= 0 ? 2 : 1, ms < 0 ? NULL : &ts, NULL, 0, 0);
     if (r > 0 && (p[0].revents & POLLIN)) {
         char buf[128 * 4];   /* signalfd_siginfo is 128 bytes */
         while (RR_SYS(SYS_read, s->sfd, buf, sizeof buf) > 0)
             ;
     }
-    (void)none;
     return r > 0 && fd >= 0 ? p[1].revents : 0;
 }
 
@@ -480,9 +479,10 @@ static void guard_loop(struct gstate *s)
                                { .fd = s->sfd, .events = POLLIN },
                                { .fd = efd, .events = POLLPRI } };
         struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
-        unsigned long none = 0;
-        long r = RR_SYS6(SYS_ppoll, p, efd >= 0 ? 3 : 2, wait < 0 ? NULL : &ts, &none,
-                         sizeof none, 0);
+        /* No mask of ppoll's own: every signal stays blocked, so SIGCHLD
+         * is queued for the signalfd (an empty one would let the kernel
+         * discard it, its default action being to ignore it). */
+        long r = RR_SYS6(SYS_ppoll, p, efd >= 0 ? 3 : 2, wait < 0 ? NULL : &ts, NULL, 0, 0);
         if (r > 0 && (p[1].revents & POLLIN)) {
             char buf[128 * 4];
             while (RR_SYS(SYS_read, s->sfd, buf, sizeof buf) > 0)
@@ -516,6 +516,12 @@ static int guard_main(void *p)
      * with it. */
     RR_SYS(SYS_setpgid, 0, 0, 0);
     RR_SYS(SYS_prctl, PR_SET_NAME, (long)"redlock-guard", 0);
+    /* R's SIGCHLD action came with us, SA_NOCLDSTOP and all: with it, C's
+     * stops would never be signalled. Default (blocked: still queued for
+     * the signalfd). The kernel's struct sigaction: handler, flags,
+     * restorer, mask. */
+    unsigned long dfl[4] = { 0, 0, 0, 0 };
+    RR_SYS4(SYS_rt_sigaction, SIGCHLD, dfl, 0, sizeof(unsigned long));
     /* C gets R's descriptors (ours are close-on-exec), so it comes first. */
     s.cpid = spawn_command(g, s.self);
     RR_SYS(SYS_close, g->errfd, 0, 0);
