@@ -659,11 +659,22 @@ bool rr_guard_lease_ok(const struct rr_guard *g)
     return !load32(&g->fired) && mono_ms() < load64(&g->deadline_ms) - g->grace_ms;
 }
 
+/* Has the guard exited (a zombie of ours, not reaped)? */
+static bool exited(const struct rr_guard *g)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof si);
+    long r = RR_SYS6(SYS_waitid, P_PID, g->guard_pid, &si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    return r == 0 && si.si_pid == g->guard_pid;
+}
+
 static void poke(struct rr_guard *g, char c)
 {
     ssize_t w;
 
-    if (g->wfd < 0)
+    /* A write to the pipe of a dead guard would be a SIGPIPE. */
+    if (g->wfd < 0 || exited(g))
         return;
     do {
         w = write(g->wfd, &c, 1);
@@ -697,14 +708,10 @@ pid_t rr_guard_pid(const struct rr_guard *g)
 
 bool rr_guard_dead(const struct rr_guard *g)
 {
-    siginfo_t si;
-
     if (!g || g->guard_pid <= 0 || load32(&g->stopping))
         return false;
     /* Raw: a handler must leave errno as it was (the caller saves it too). */
-    memset(&si, 0, sizeof si);
-    long r = RR_SYS6(SYS_waitid, P_PID, g->guard_pid, &si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
-    return r == 0 && si.si_pid == g->guard_pid;
+    return exited(g);
 }
 
 void rr_guard_stop(struct rr_guard *g)
