@@ -16,7 +16,7 @@ _redlock_run() {
         --min-hold --limit --prefix --once --on-stale --state-ttl --max-runtime --kill-after
         --connect-timeout --redis-timeout --password-file --sentinel-password-file
         --sync-replicas --tls-ca --tls-ca-dir --tls-cert
-        --tls-key --tls-sni --log-format --metrics-file --resolve --max-age'
+        --tls-key --tls-sni --log-format --metrics-file --resolve --max-age --contain'
     local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
         --status --json --release --list -h --help -V --version'
 
@@ -57,6 +57,9 @@ _redlock_run() {
             return ;;
         --log-format)
             COMPREPLY=($(compgen -W 'text json' -- "$cur"))
+            return ;;
+        --contain)
+            COMPREPLY=($(compgen -W 'auto cgroup tree' -- "$cur"))
             return ;;
         --tls-ca-dir)
             if declare -F _filedir >/dev/null 2>&1; then

@@ -12,7 +12,7 @@ function __redlock_run_name_at
     set -e args[1]
     set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold limit prefix once \
         on-stale state-ttl max-runtime kill-after connect-timeout redis-timeout \
-        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age
+        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age contain
     set -l skip 0
     set -l op
     set -l i 0
@@ -88,6 +88,7 @@ $c -l state-ttl -x -d 'How long once-records are kept'
 $c -l max-runtime -x -d 'Stop the command after this long, exit 124'
 $c -l kill-after -x -d 'Grace from SIGTERM to SIGKILL'
 $c -l foreground -d 'Keep the command in our process group'
+$c -l contain -x -a 'auto cgroup tree' -d 'Hold the command in a cgroup of its own, or by the process tree'
 $c -l connect-timeout -x -d 'Limit per connection attempt'
 $c -l redis-timeout -x -d 'Limit per request'
 $c -l password-file -r -F -d 'File whose first line is the password'

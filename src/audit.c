@@ -45,9 +45,23 @@ static void say_acquired(const struct rr_audit *au, const struct rr_run_sm *sm,
            (struct rr_field[]){ RR_FN("fence", res->fence),
                                 RR_FN("acquire_ms", res->elapsed_ms),
                                 RR_FN("wait_ms", sm->wait_ms),
-                                RR_FN("masters", res->n_ok), RR_FIELD_END },
+                                RR_FN("masters", res->n_ok),
+                                RR_FS("contain", au->contain ? au->contain : "tree"),
+                                RR_FIELD_END },
            "acquired in %lldms (fence %lld, %d/%d master%s)",
            (long long)res->elapsed_ms, res->fence, res->n_ok, au->n, au->n == 1 ? "" : "s");
+    /* What holds the command's processes, and what that promises. */
+    if (au->cgroup && au->cgroup[0])
+        rr_log(RR_LOG_INFO, "containment",
+               (struct rr_field[]){ RR_FS("contain", "cgroup"), RR_FS("cgroup", au->cgroup),
+                                    RR_FIELD_END },
+               "containment: cgroup %s (cgroup.kill stops every process of the command at once)",
+               au->cgroup);
+    else
+        rr_log(RR_LOG_INFO, "containment",
+               (struct rr_field[]){ RR_FS("contain", "tree"), RR_FIELD_END },
+               "containment: process tree (the guard is the subreaper of every process the "
+               "command starts)");
 }
 
 /* Once per --wait, so that a CI log shows why nothing happens for a while. */
@@ -219,6 +233,11 @@ static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
         rr_log_progress(RR_LOG_ERROR, "lost", NULL,
                         "lock lost: the lease ran out before it could be renewed; the "
                         "command was stopped at its end");
+        break;
+    case RR_MSG_GUARD_DIED:
+        rr_log_progress(RR_LOG_ERROR, "lost", NULL,
+                        "lock lost: the guard (pid %ld) died: the lease could no longer be "
+                        "enforced; the command was stopped", (long)a->n);
         break;
     case RR_MSG_LOST:
         rr_log_progress(RR_LOG_ERROR, "lost", NULL, "lock lost: %s; %s the command",

@@ -16,6 +16,8 @@ struct rr_audit {
     const struct rr_config *cfg;
     int n;                    /* masters */
     const char *host;         /* our host name */
+    const char *contain;      /* "cgroup" or "tree" (--contain, as it came out) */
+    const char *cgroup;       /* the cgroup's path, "" in tree mode */
 };
 
 /* Log the message of a (an RR_ACT_SAY of sm's last step). res: the

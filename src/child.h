@@ -1,11 +1,16 @@
-/* child.h — the wrapped command: spawn, signal, stop, reap.
+/* child.h — the wrapped command: spawn, signal, stop, hear of its end.
  *
- * The command runs in its own process group (unless foreground), with
- * PR_SET_PDEATHSIG=SIGKILL so it dies if redlock-run dies, even by SIGKILL.
- * Signal dispositions and the signal mask are reset before exec. Exit is
- * observed with a libuv SIGCHLD watcher and waitpid() on the command's pid;
- * once it is reaped, what it left among our children is stopped and reaped
- * (sweep.h) before the exit is reported. Never waitpid(-1).
+ * The command is the guard's child (guard.h): redlock-run → guard →
+ * command. It runs in its own process group (unless foreground), with
+ * PR_SET_PDEATHSIG=SIGKILL so it dies if the guard dies, even by SIGKILL;
+ * signal dispositions and the signal mask are reset before exec. The guard
+ * reaps it, stops what it left, and reports each step (stopped, reaped,
+ * all gone) over a pipe watched here; the exit is reported once everything
+ * is gone. If the guard dies first, our SIGCHLD handler kills the command's
+ * group (and cgroup) at once, and the loop then stops and reaps what came
+ * back to us (sweep.h) and reports the exit with rr_child_guard_died set.
+ * We own SIGCHLD's disposition (no libuv watcher, no uv_spawn) and never
+ * waitpid(-1).
  */
 #ifndef RR_CHILD_H
 #define RR_CHILD_H
@@ -26,11 +31,16 @@ typedef void (*rr_child_exit_fn)(struct rr_child *ch, int wstatus, void *arg);
  * to do (stop with it, continue it, nothing) is the caller's decision. */
 typedef void (*rr_child_stop_fn)(struct rr_child *ch, int sig, void *arg);
 
+struct rr_cgroup;
+
 struct rr_child_opts {
     bool foreground;          /* stay in our process group */
     int64_t deadline_ms;      /* the lease's end (rr_now_ms clock), RR_INF for none */
     int64_t grace_ms;         /* TERM this long before the end; stragglers' grace */
     rr_child_stop_fn stop_cb; /* NULL: a stopped command is left as it is */
+    /* The command's cgroup (cgroup.h), entered before exec; NULL: tree mode.
+     * It must outlive the child; child.c removes it once all is gone. */
+    const struct rr_cgroup *cgroup;
 };
 
 /* rr_child_spawn's result when the lease had less than the grace left at
@@ -42,7 +52,7 @@ struct rr_child_opts {
  * returns 0 on success; -127 if the command was not found, -126 if it could
  * not be executed (err says why, e.g. "cannot run 'foo': permission denied"),
  * RR_SPAWN_LATE, or -1 for any other failure (memory, pipe, the guard,
- * fork, the SIGCHLD watcher). On failure exit_cb is never called and *out
+ * fork, the cgroup, the report pipe's watcher). On failure exit_cb is never called and *out
  * is NULL. */
 int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
                    char *const envp[], const struct rr_child_opts *o,
@@ -69,6 +79,10 @@ void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms);
 
 /* Did the guard have to stop the command because the lease ran out? */
 bool rr_child_lease_ran_out(const struct rr_child *ch);
+
+/* The guard's pid if it died before the command and all it started were
+ * gone (the lease could no longer be enforced), else 0. Valid in exit_cb. */
+pid_t rr_child_guard_died(const struct rr_child *ch);
 
 /* The command's pid (and its group's id, unless foreground); -1 for NULL. */
 pid_t rr_child_pid(const struct rr_child *ch);

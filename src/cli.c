@@ -67,6 +67,9 @@ const struct rr_cli_opt rr_cli_opts[] = {
     { .name = "syslog", .kind = RR_CLI_FLAG, CFG(use_syslog) },
     { .name = "metrics-file", .kind = RR_CLI_FILE, CFG(metrics_file) },
     { .name = "foreground", .kind = RR_CLI_FLAG, CFG(foreground) },
+    { .name = "contain", .kind = RR_CLI_CHOICE, CFG(contain), .mark = RR_GIVEN_CONTAIN,
+      .choices = { { "auto", RR_CONTAIN_AUTO }, { "cgroup", RR_CONTAIN_CGROUP },
+                   { "tree", RR_CONTAIN_TREE } } },
     { .name = "status", .kind = RR_CLI_MARK, .mark = RR_GIVEN_STATUS },
     { .name = "json", .kind = RR_CLI_FLAG, CFG(json) },
     { .name = "max-age", .kind = RR_CLI_DURATION, CFG(max_age_ms), .mark = RR_GIVEN_MAX_AGE },
@@ -83,7 +86,8 @@ const size_t rr_cli_n_opts = N_OPTS;
 
 /* Enum fields are written through an int. */
 _Static_assert(sizeof(enum rr_on_stale) == sizeof(int) && sizeof(enum rr_log_format) == sizeof(int) &&
-               sizeof(enum rr_resolve) == sizeof(int), "enum fields are int-sized");
+               sizeof(enum rr_resolve) == sizeof(int) && sizeof(enum rr_contain) == sizeof(int),
+               "enum fields are int-sized");
 
 bool rr_cli_takes_value(enum rr_cli_kind kind)
 {
@@ -188,14 +192,19 @@ static int take_option(const struct rr_cli_opt *o, const char *arg, struct rr_co
         *(int *)at = (int)v;
         return 0;
     case RR_CLI_CHOICE:
-        for (size_t i = 0; i < 2; i++) {
+        for (size_t i = 0; i < 3 && o->choices[i].name; i++) {
             if (strcmp(arg, o->choices[i].name) == 0) {
                 *(int *)at = o->choices[i].value;
                 return 0;
             }
         }
-        snprintf(err, errlen, "--%s must be %s or %s (got '%s')", o->name, o->choices[0].name,
-                 o->choices[1].name, rr_quote(arg, SIZE_MAX, RR_QUOTE_MAX, q, sizeof q));
+        rr_quote(arg, SIZE_MAX, RR_QUOTE_MAX, q, sizeof q);
+        if (o->choices[2].name)
+            snprintf(err, errlen, "--%s must be %s, %s or %s (got '%s')", o->name,
+                     o->choices[0].name, o->choices[1].name, o->choices[2].name, q);
+        else
+            snprintf(err, errlen, "--%s must be %s or %s (got '%s')", o->name,
+                     o->choices[0].name, o->choices[1].name, q);
         return -1;
     case RR_CLI_URL:
         if (sn->n_redis >= (int)(sizeof sn->redis / sizeof sn->redis[0])) {

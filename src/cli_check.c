@@ -416,6 +416,12 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
         cfg->mode = RR_MODE_RESOLVE;
         *modeopt = "--resolve";
     }
+    /* Only a run has a command to hold: an operator mode would ignore it. */
+    if (given(sn, RR_GIVEN_CONTAIN) && (status || release || resolve || list)) {
+        snprintf(err, errlen, "--contain works only when running a COMMAND, not with %s",
+                 *modeopt);
+        return -1;
+    }
     if (cfg->json && !status && !list) {
         snprintf(err, errlen, "--json works only with --status or --list");
         return -1;

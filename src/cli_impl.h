@@ -28,6 +28,7 @@ enum rr_cli_given {
     RR_GIVEN_LIMIT = 1 << 9,
     RR_GIVEN_MAX_AGE = 1 << 10,
     RR_GIVEN_LIST = 1 << 11,
+    RR_GIVEN_CONTAIN = 1 << 12,
 };
 
 /* What the loop saw, judged after it. */
@@ -49,7 +50,7 @@ enum rr_cli_kind {
     RR_CLI_STRING,      /* a const char * field, pointing into argv */
     RR_CLI_FILE,        /* the same, but not empty */
     RR_CLI_NUMBER,      /* an int field, a decimal in [lo, hi] */
-    RR_CLI_CHOICE,      /* an enum field, one of two names */
+    RR_CLI_CHOICE,      /* an enum field, one of two or three names */
     RR_CLI_URL,         /* one more --redis value, judged after the loop */
     RR_CLI_REFUSED,     /* not an option: refused with a hint (its value too) */
     RR_CLI_REFUSED_BARE, /* the same, for a habit that takes no value */
@@ -72,7 +73,7 @@ struct rr_cli_opt {
     unsigned mark;                /* RR_GIVEN_* bits set when given, or 0 */
     long lo, hi;                  /* NUMBER: the range */
     const char *noun;             /* NUMBER: " of holders", as in "a number of holders" */
-    struct rr_cli_choice choices[2]; /* CHOICE */
+    struct rr_cli_choice choices[3]; /* CHOICE: two or three (name NULL: none) */
     const char *refusal;          /* REFUSED, REFUSED_BARE: the whole message */
 };
 

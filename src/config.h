@@ -33,6 +33,8 @@ enum rr_mode {
 enum rr_on_stale { RR_STALE_DEFAULT, RR_STALE_RUN, RR_STALE_REFUSE };
 enum rr_resolve { RR_RESOLVE_NONE, RR_RESOLVE_SUCCEEDED, RR_RESOLVE_CLEAR };
 enum rr_log_format { RR_LOGFMT_TEXT, RR_LOGFMT_JSON };
+/* --contain: how the command's processes are held (cgroup.h, guard.h). */
+enum rr_contain { RR_CONTAIN_AUTO, RR_CONTAIN_CGROUP, RR_CONTAIN_TREE };
 
 struct rr_config {
     enum rr_mode mode;
@@ -85,6 +87,7 @@ struct rr_config {
     bool use_syslog;
     const char *metrics_file;
     bool foreground;
+    enum rr_contain contain;      /* --contain, RR_CONTAIN_AUTO */
     bool json;                    /* --status --json, --list --json */
 };
 

@@ -1,14 +1,17 @@
-/* guard.c — the lease's enforcer (see guard.h for what it does and why).
+/* guard.c — the command's parent and the lease's enforcer (see guard.h).
  *
  * The guard is started with clone(CLONE_VM) on a stack of its own, like a
  * thread but a separate process that outlives us: fork() would make every
  * page we write afterwards a copy-on-write fault, a cost per run that is
  * easy to measure. Sharing our memory, it must not touch libc state: it
- * makes raw system calls only (rawsys.h; its reads of /proc are proc.c's,
- * which makes them too), so that not even errno, which lives in the
- * thread-local storage it shares with our main thread, is written.
+ * makes raw system calls only (rawsys.h, proc.c, the async-signal-safe part
+ * of cgroup.c), so that not even errno, which lives in the thread-local
+ * storage it shares with our main thread, is written. It spawns the command
+ * the same way, clone(CLONE_VM | CLONE_VFORK) on a second stack (glibc's
+ * clone() is only the trampoline: it writes errno on failure alone).
  * Where clone(CLONE_VM) is refused or cannot be followed (valgrind, ASan),
- * it is forked; the control block is a MAP_SHARED page either way.
+ * the guard is forked and vforks the command; the control block is a
+ * MAP_SHARED page either way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,15 +28,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
+#include "exec.h"
 #include "guard.h"
 #include "proc.h"
 #include "rawsys.h"
 #include "rr.h"
 
 #define GUARD_STACK (64 * 1024)
-/* After the deadline, how often the guard looks again for processes to
- * kill (descendants re-parented to us once their parent died). */
-#define SWEEP_MS 10
+#define EXEC_STACK (32 * 1024)
+/* Killing: how often to look again while something is left, and after how
+ * long what is left is said to survive SIGKILL (then looked at less often). */
+#define TICK_MS 10
+#define GIVE_UP_MS 2000
+#define STUCK_TICK_MS 250
+#define KEEP_MAX 16
 
 /* valgrind does not emulate clone(CLONE_VM) without threads and gives up. */
 #if defined(__has_include)
@@ -46,32 +55,41 @@
 #define UNDER_VALGRIND() 0
 #endif
 
+enum phase { G_RUN, G_SWEEP, G_DONE };
+
 struct rr_guard {
     /* Shared with the guard process; the fields it writes or we change
      * after it started are accessed atomically. */
     int64_t deadline_ms;
     int64_t grace_ms;
     int child_pid;            /* 0 until the spawned process says */
-    int parent_pid;
-    int termed, fired;
-    int leader_reaped;        /* its pid may be reused: only its group counts */
-    int rfd, wfd;
-    int own_pgid;
-    bool foreground;
-    int tree_full;            /* a process of our tree was not held */
-    int nmarks;               /* 2 once marks are set (then read-only) */
-    char marks[2][512];       /* "REDLOCK_NAME=...", "REDLOCK_FENCE=..." */
+    int parent_pid;           /* R */
+    int own_pgid;             /* R's group: never signalled as a group */
+    int termed, fired, hurry;
+    int stopping;             /* rr_guard_stop began: its exit is expected */
+    int rfd, wfd;             /* R -> G: 'w' wake, 'x' stand down */
+    int rep_rfd, rep_wfd;     /* G -> R: struct rr_guard_report */
+    int errfd;
+    bool foreground, tty, cloned;
+    const struct rr_exec_plan *plan;
+    const struct rr_cgroup *cgroup;
+    struct rr_exec_spawn spawn;
     /* Ours only. */
     pid_t guard_pid;
-    size_t map_len;           /* the mapping's size (block + stack), for munmap */
-    /* The guard's only: what it knows of our process tree. */
-    int tree_n;
-    int no_pidfd;             /* pidfd_open is missing (or valgrind's) */
-    struct tree_proc {
-        pid_t pid;
-        int fd;                   /* its pidfd, or -1: then pid + start */
-        unsigned long long start;
-    } tree[RR_PROC_MAX];
+    size_t map_len;           /* the mapping's size (block + stacks), for munmap */
+    char *exec_stack;         /* the top of the command's clone stack */
+};
+
+/* The guard's own state, on its stack. */
+struct gstate {
+    struct rr_guard *g;
+    pid_t self, cpid;
+    int sfd;
+    enum phase phase;
+    bool c_reaped, begun, killed, said_stuck;
+    bool owe_reaped, owe_gone;     /* reports the pipe had no room for */
+    int cstatus;
+    int64_t until;
 };
 
 /* ---- the clock and the shared fields: no errno, no libc state ---- */
@@ -87,325 +105,448 @@ static int64_t load64(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ
 static int load32(const int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static void store32(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 
-/* ---- our process tree, as the guard knows it ----
- *
- * While we live, every process whose parent dies is re-parented to us (we
- * are a subreaper), so a walk down from us finds every descendant. Once we
- * are dead, those whose parent died go to init and nothing leads to them:
- * the guard keeps what its walks found. A pidfd names a process for good,
- * so a pid that is reused is never signalled; without pidfd_open (kernel
- * < 5.3, a seccomp filter, no fds left) the start time read with the pid
- * is checked again right before each signal. */
-
-/* Is the process behind a pidfd alive (or a zombie)? One we may not
- * signal (it became root: sudo) is alive too: its children are walked. */
-static bool fd_alive(long fd)
+enum rr_guard_act rr_guard_clock(int64_t now, int64_t deadline, int64_t grace, bool termed,
+                                 bool fired, int64_t *wait_ms)
 {
-    long r = RR_SYS4(SYS_pidfd_send_signal, fd, 0, 0, 0);
-    return r == 0 || r == -RR_EPERM_RAW;
+    enum rr_guard_act act = RR_GUARD_WAIT;
+    int64_t w;
+
+    if (fired || now >= deadline) {
+        act = RR_GUARD_KILL;
+        w = TICK_MS;
+    } else if (now >= deadline - grace) {
+        act = termed ? RR_GUARD_WAIT : RR_GUARD_TERM;
+        w = deadline - now;
+    } else {
+        w = deadline - grace - now;
+    }
+    *wait_ms = w > 60000 ? 60000 : w < 1 ? 1 : w;
+    return act;
 }
 
-/* Is the process held in e still the one it was (alive or a zombie)? */
-static bool tree_same(const struct tree_proc *e)
-{
-    struct rr_proc_stat st;
+/* ---- reports to R ---- */
 
-    if (e->fd >= 0)
-        return fd_alive(e->fd);
-    return rr_proc_read_stat(e->pid, &st) == 0 && st.start == e->start;
+static bool report(struct gstate *s, int kind, int value, const pid_t *pids, int n)
+{
+    struct rr_guard_report r = { kind, value, n, { 0 } };
+
+    for (int i = 0; i < n && i < RR_GUARD_REPORT_PIDS; i++)
+        r.pids[i] = pids[i];
+    long w;
+    do {
+        w = RR_SYS(SYS_write, s->g->rep_wfd, &r, sizeof r);
+    } while (w == -EINTR);
+    return w == (long)sizeof r;
 }
 
-static void tree_signal(struct rr_guard *g, int sig)
+/* The two reports R cannot do without are sent again until there was room. */
+static void report_owed(struct gstate *s)
 {
-    for (int i = 0; i < g->tree_n; i++) {
-        const struct tree_proc *e = &g->tree[i];
-        if (e->fd >= 0)
-            RR_SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
-        else if (tree_same(e))
-            RR_SYS(SYS_kill, e->pid, sig, 0);
+    if (s->owe_reaped && report(s, RR_GUARD_REAPED, s->cstatus, NULL, 0))
+        s->owe_reaped = false;
+    if (!s->owe_reaped && s->owe_gone && report(s, RR_GUARD_GONE, 0, NULL, 0))
+        s->owe_gone = false;
+}
+
+/* ---- signalling what we have ---- */
+
+/* sig to C (its group unless foreground; C alone while not reaped), to
+ * each of our children and its group (never R's group, never ours), and
+ * for SIGKILL to the cgroup. Returns how many children we have (pids in
+ * kids, at most RR_PROC_MAX). */
+static int signal_all(struct gstate *s, int sig, pid_t *kids)
+{
+    struct rr_guard *g = s->g;
+
+    if (s->cpid > 0 && !s->c_reaped)
+        RR_SYS(SYS_kill, s->cpid, sig, 0);
+    /* A group lives on while it has members, whatever became of its
+     * leader; its id is not reused meanwhile. */
+    if (s->cpid > 0 && !g->foreground)
+        RR_SYS(SYS_kill, -s->cpid, sig, 0);
+    if (sig == SIGKILL && g->cgroup)
+        rr_cgroup_kill(g->cgroup);
+    int n = rr_proc_children(s->self, 0, kids, RR_PROC_MAX);
+    if (n < 0)
+        n = 0;
+    for (int i = 0; i < n; i++) {
+        if (sig == 0)
+            break;
+        RR_SYS(SYS_kill, kids[i], sig, 0);
+        long pg = RR_SYS(SYS_getpgid, kids[i], 0, 0);
+        if (pg > 1 && pg != g->own_pgid && pg != s->self)
+            RR_SYS(SYS_kill, -pg, sig, 0);
+    }
+    return n;
+}
+
+static bool cgroup_populated(const struct rr_guard *g)
+{
+    return g->cgroup && rr_cgroup_populated(g->cgroup) == 1;
+}
+
+/* Reap every child of ours that ended; C's stops, continuations and exit
+ * are reported. */
+static void reap(struct gstate *s)
+{
+    for (;;) {
+        int st = 0;
+        long r = RR_SYS4(SYS_wait4, -1, &st, WNOHANG | WUNTRACED | WCONTINUED | __WALL, 0);
+        if (r <= 0)
+            return;
+        if (r != s->cpid || s->c_reaped)
+            continue;   /* an orphan of C's, or one's stop */
+        if (WIFSTOPPED(st)) {
+            report(s, RR_GUARD_STOPPED, WSTOPSIG(st), NULL, 0);
+        } else if (WIFCONTINUED(st)) {
+            report(s, RR_GUARD_CONTINUED, 0, NULL, 0);
+        } else {
+            s->c_reaped = true;
+            s->cstatus = st;
+            s->owe_reaped = true;
+            s->phase = G_SWEEP;
+            report_owed(s);
+        }
     }
 }
 
-static void tree_drop(struct rr_guard *g, int i)
+/* C was reaped: stop what it left, as sweep.h describes for R's own
+ * sweep. Returns the ms until the next look, -1 once nothing is left. */
+static int64_t sweep_step(struct gstate *s, int64_t now)
 {
-    if (g->tree[i].fd >= 0)
-        RR_SYS(SYS_close, g->tree[i].fd, 0, 0);
-    g->tree[i] = g->tree[--g->tree_n];
+    struct rr_guard *g = s->g;
+    pid_t kids[RR_PROC_MAX];
+    int n = signal_all(s, 0, kids);
+
+    if (n == 0 && !cgroup_populated(g)) {
+        s->phase = G_DONE;
+        s->owe_gone = true;
+        report_owed(s);
+        return -1;
+    }
+    if (!s->begun) {
+        s->begun = true;
+        report(s, RR_GUARD_LEFT, 0, kids, n);
+        if (load32(&g->hurry) || load32(&g->fired)) {
+            s->killed = true;
+            s->until = now + GIVE_UP_MS;
+            signal_all(s, SIGKILL, kids);
+        } else {
+            s->until = now + g->grace_ms;
+            signal_all(s, SIGTERM, kids);
+            signal_all(s, SIGCONT, kids);
+        }
+        return TICK_MS;
+    }
+    if (!s->killed && (now >= s->until || load32(&g->hurry))) {
+        s->killed = true;
+        s->until = now + GIVE_UP_MS;
+    }
+    if (s->killed) {
+        /* Again on every look: one re-parented to us meanwhile. */
+        signal_all(s, SIGKILL, kids);
+        if (now >= s->until && !s->said_stuck) {
+            s->said_stuck = true;
+            report(s, RR_GUARD_STUCK, 0, kids, n);
+        }
+    } else if (s->until - now < TICK_MS * 5) {
+        return s->until - now < 1 ? 1 : s->until - now;
+    }
+    return s->said_stuck ? STUCK_TICK_MS : s->killed ? TICK_MS : TICK_MS * 5;
 }
 
-/* Hold pid, a child of parent (or of us, if its parent just died): 1 if it
- * is new, 0 if known, gone or not held. New ones get sig if not 0. */
-static int tree_add(struct rr_guard *g, pid_t pid, pid_t parent, int sig)
+/* Wait up to ms for a SIGCHLD (or anything on fd when fd >= 0); returns
+ * the poll's revents for fd. */
+static int wait_event(struct gstate *s, int fd, short events, int64_t ms)
 {
-    struct rr_proc_stat st;
+    struct pollfd p[2] = { { .fd = s->sfd, .events = POLLIN }, { .fd = fd, .events = events } };
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 
-    for (int i = 0; i < g->tree_n; i++)
-        if (g->tree[i].pid == pid && tree_same(&g->tree[i]))
-            return 0;
-    if (g->tree_n >= RR_PROC_MAX) {
-        store32(&g->tree_full, 1);
-        return 0;
+    /* No mask of ppoll's own (NULL): ours, every signal blocked, stays. */
+    long r = RR_SYS6(SYS_ppoll, p, fd >= 0 ? 2 : 1, ms < 0 ? NULL : &ts, NULL, 0, 0);
+    if (r > 0 && (p[0].revents & POLLIN)) {
+        char buf[128 * 4];   /* signalfd_siginfo is 128 bytes */
+        while (RR_SYS(SYS_read, s->sfd, buf, sizeof buf) > 0)
+            ;
     }
-    long fd = g->no_pidfd ? -1 : RR_SYS(SYS_pidfd_open, pid, 0, 0);
-    if (fd == -RR_ENOSYS_RAW)
-        g->no_pidfd = 1;   /* kernel < 5.3 or seccomp: not every time */
-    /* The stat read while the pidfd's process is still alive afterwards is
-     * that process's: its parent says whether it is the one listed. */
-    if (rr_proc_read_stat(pid, &st) != 0 || (st.ppid != parent && st.ppid != g->parent_pid) ||
-        (fd >= 0 && !fd_alive(fd))) {
-        if (fd >= 0)
-            RR_SYS(SYS_close, fd, 0, 0);
-        return 0;
-    }
-    struct tree_proc *e = &g->tree[g->tree_n++];
-    e->pid = pid;
-    e->fd = fd >= 0 ? (int)fd : -1;
-    e->start = st.start;
-    if (sig) {
-        if (e->fd >= 0)
-            RR_SYS4(SYS_pidfd_send_signal, e->fd, sig, 0, 0);
-        else
-            RR_SYS(SYS_kill, pid, sig, 0);
-    }
-    return 1;
+    return r > 0 && fd >= 0 ? p[1].revents : 0;
 }
 
-/* Walk the tree from us (if we still live) and from every process held,
- * adding what is new (and sending it sig, if not 0), dropping the dead.
- * Returns how many were added. */
-static int tree_scan(struct rr_guard *g, pid_t self, int sig)
+/* R is gone or stands down: SIGKILL to everything we have, reap, look
+ * again, until no child is left and the cgroup is empty (a SIGKILLed
+ * process forks no more, and the pids of our unreaped children are ours). */
+static void kill_everything(struct gstate *s)
 {
     pid_t kids[RR_PROC_MAX];
-    int added = 0;
-    int n = rr_proc_children(g->parent_pid, self, kids, RR_PROC_MAX);
+    int64_t start = mono_ms();
 
-    for (int k = 0; k < n; k++)
-        added += tree_add(g, kids[k], g->parent_pid, sig);
-    /* Each one once; what is added is appended and walked in its turn. */
-    for (int i = 0; i < g->tree_n;) {
-        struct tree_proc *e = &g->tree[i];
-        n = rr_proc_children(e->pid, self, kids, RR_PROC_MAX);
-        /* Still the same process after the walk: the children were its. */
-        if (!tree_same(e)) {
-            tree_drop(g, i);
-            continue;
-        }
-        pid_t parent = e->pid;
-        for (int k = 0; k < n; k++)
-            added += tree_add(g, kids[k], parent, sig);
-        i++;
+    for (;;) {
+        int n = signal_all(s, SIGKILL, kids);
+        reap(s);
+        if (n == 0 && !cgroup_populated(s->g))
+            break;
+        bool slow = mono_ms() - start > GIVE_UP_MS;
+        int efd = s->g->cgroup ? rr_cgroup_events_fd(s->g->cgroup) : -1;
+        wait_event(s, efd, POLLPRI, slow ? STUCK_TICK_MS : TICK_MS);
     }
-    return added;
-}
-
-/* Walk down from everything held, stopping what is new, until two walks
- * 2 ms apart find nothing (a stopped process forks no more; a fork under
- * way when the stop came is seen in a moment). */
-static void tree_stop_all(struct rr_guard *g, pid_t self)
-{
-    int quiet = 0;
-
-    for (int round = 0; round < 20 && quiet < 2; round++) {
-        if (tree_scan(g, self, SIGSTOP) > 0) {
-            quiet = 0;
-        } else {
-            quiet++;
-            struct timespec ts = { 0, 2 * 1000 * 1000 };
-            RR_SYS(SYS_nanosleep, &ts, 0, 0);
-        }
-    }
-}
-
-/* The window a walk leaves: a process created after our last walk whose
- * parent died with us (the command, by PR_SET_PDEATHSIG) before we could
- * stop it went to init unseen. It got a pid after seen (pids are handed out
- * in increasing order until they wrap) and, unless it cleared them, it has
- * this run's REDLOCK_NAME and REDLOCK_FENCE in its environment, which no
- * process outside our tree is given. Those are held and stopped. */
-static int take_marked(struct rr_guard *g, pid_t self, long seen)
-{
-    long lp = rr_proc_last_pid();
-    int added = 0;
-
-    if (lp < 0 || __atomic_load_n(&g->nmarks, __ATOMIC_ACQUIRE) != 2)
-        return 0;
-    long lo = seen + 1;
-    if (seen < 0 || lp < seen || lp - seen > 4096)
-        lo = lp - 4096;   /* wrapped, or a fork storm: the newest ones */
-    if (lo < 2)
-        lo = 2;
-    for (long p = lo; p <= lp && g->tree_n < RR_PROC_MAX; p++) {
-        bool known = p == self;
-        for (int i = 0; i < g->tree_n && !known; i++)
-            known = g->tree[i].pid == p;
-        if (known)
-            continue;
-        long fd = g->no_pidfd ? -1 : RR_SYS(SYS_pidfd_open, p, 0, 0);
-        struct rr_proc_stat st;
-        /* Read while the pidfd's process still lives: that process's. */
-        if (rr_proc_env_has((pid_t)p, g->marks[0], g->marks[1]) &&
-            rr_proc_read_stat((pid_t)p, &st) == 0 && (fd < 0 || fd_alive(fd))) {
-            struct tree_proc *e = &g->tree[g->tree_n++];
-            e->pid = (pid_t)p;
-            e->fd = fd >= 0 ? (int)fd : -1;
-            e->start = st.start;
-            if (e->fd >= 0)
-                RR_SYS4(SYS_pidfd_send_signal, e->fd, SIGSTOP, 0, 0);
-            else
-                RR_SYS(SYS_kill, p, SIGSTOP, 0);
-            added++;
-        } else if (fd >= 0) {
-            RR_SYS(SYS_close, fd, 0, 0);
-        }
-    }
-    return added;
-}
-
-/* We are dead: stop everything held and what a walk down from it finds,
- * then what the marks find, then kill it all. */
-static void tree_kill_orphans(struct rr_guard *g, pid_t self, long seen)
-{
-    tree_signal(g, SIGSTOP);
-    tree_stop_all(g, self);
-    if (take_marked(g, self, seen) > 0)
-        tree_stop_all(g, self);
-    tree_signal(g, SIGKILL);
 }
 
 /* ---- the guard process ---- */
 
-/* sig to the command (its group, unless foreground) and, once the lease is
- * over, to every other child of the wrapper and that child's group. */
-static void signal_all(struct rr_guard *g, pid_t self, int sig, bool stragglers)
+static bool lease_ok_fn(const void *arg)
 {
-    pid_t c = load32(&g->child_pid);
+    return rr_guard_lease_ok(arg);
+}
 
-    if (c > 0 && !load32(&g->leader_reaped))
-        RR_SYS(SYS_kill, c, sig, 0);
-    /* A group lives on while it has members, whatever became of its
-     * leader; its id is not reused meanwhile. */
-    if (c > 0 && !g->foreground)
-        RR_SYS(SYS_kill, -c, sig, 0);
-    if (!stragglers)
-        return;
-    /* Every process of our tree, whatever its group or session (what is
-     * new since the last walk is found by this one); then, as before, our
-     * children's groups. */
-    tree_scan(g, self, 0);
-    tree_signal(g, sig);
+/* Spawn C; its pid, or RR_EXEC_FORK - errno written to errfd and -1. */
+static pid_t spawn_command(struct rr_guard *g, pid_t self)
+{
+    long pid;
+
+    g->spawn = (struct rr_exec_spawn){
+        .plan = g->plan, .own_group = !g->foreground, .pgid = g->own_pgid, .tty = g->tty,
+        .parent = self, .errfd = g->errfd, .cgroup = g->cgroup, .lease_ok = lease_ok_fn,
+        .lease_arg = g,
+    };
+#if RR_CLONE_VM
+    if (g->cloned) {
+        /* glibc's clone() writes errno only when it fails: then ours. */
+        pid = clone(rr_exec_child_fn, g->exec_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                    &g->spawn);
+        if (pid < 0)
+            pid = -EAGAIN;
+    } else
+#endif
+    {
+        pid = vfork();
+        if (pid == 0)
+            rr_exec_child(&g->spawn);
+        if (pid < 0)
+            pid = -errno;   /* forked: the errno is our own */
+    }
+    if (pid < 0) {
+        int code = RR_EXEC_FORK + (int)pid;
+        RR_SYS(SYS_write, g->errfd, &code, sizeof code);
+        return -1;
+    }
+    store32(&g->child_pid, (int)pid);
+    /* Also from this side, so the group exists before R hears of it.
+     * EACCES once it has exec'd: then it did setpgid itself. */
+    if (!g->foreground)
+        RR_SYS(SYS_setpgid, pid, pid, 0);
+    return (pid_t)pid;
+}
+
+/* Is fd one of the cgroup's (its directory, its parent's, a file in it)? */
+static bool cgroup_fd(const struct rr_guard *g, int fd)
+{
+    char path[40], link[512];
+    const char *cp = rr_cgroup_path(g->cgroup);
+    size_t o = 0, cl = strlen(cp);
+
+    const char *pre = "/proc/self/fd/";
+    for (; *pre; pre++)
+        path[o++] = *pre;
+    char digits[12];
+    int nd = 0;
+    for (int v = fd; nd == 0 || v > 0; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd > 0)
+        path[o++] = digits[--nd];
+    path[o] = '\0';
+    long n = RR_SYS4(SYS_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
+    if (n <= 0)
+        return false;
+    link[n] = '\0';
+    /* A prefix of the path ending at a '/' (the parent), or the path and
+     * what is in it. */
+    if ((size_t)n <= cl)
+        return strncmp(link, cp, (size_t)n) == 0 && (cp[n] == '/' || cp[n] == '\0');
+    return strncmp(link, cp, cl) == 0 && link[cl] == '/';
+}
+
+/* Hold nothing open but our own: not R's sockets, a terminal or an output
+ * pipe that someone waits to see closed. With a cgroup, its fds stay. */
+static void close_others(struct rr_guard *g, int sfd)
+{
+    int keep[KEEP_MAX + 3];
+    int nk = 0;
+
+    keep[nk++] = g->rfd;
+    keep[nk++] = g->rep_wfd;
+    keep[nk++] = sfd;
+    if (g->cgroup) {
+        /* The fds we have, from /proc/self/fd, each looked at once. */
+        long dfd = RR_SYS(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char dents[2048];
+        long got;
+        while (dfd >= 0 && (got = RR_SYS(SYS_getdents64, dfd, dents, sizeof dents)) > 0) {
+            for (long off = 0; off < got;) {
+                /* struct linux_dirent64: ino, off, reclen, type, name */
+                const char *d = dents + off;
+                unsigned short reclen;
+                memcpy(&reclen, d + 16, sizeof reclen);
+                off += reclen;
+                int fd = 0;
+                const char *nm = d + 19;
+                if (*nm < '0' || *nm > '9')
+                    continue;
+                for (; *nm >= '0' && *nm <= '9'; nm++)
+                    fd = fd * 10 + (*nm - '0');
+                if (fd != dfd && fd != g->rfd && fd != g->rep_wfd && fd != sfd &&
+                    nk < KEEP_MAX + 3 && cgroup_fd(g, fd))
+                    keep[nk++] = fd;
+            }
+        }
+        if (dfd >= 0)
+            RR_SYS(SYS_close, dfd, 0, 0);
+    }
+    /* Sorted, then closed between them. */
+    for (int i = 1; i < nk; i++)
+        for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+            int t = keep[j];
+            keep[j] = keep[j - 1];
+            keep[j - 1] = t;
+        }
+    int lo = 0;
+    for (int i = 0; i <= nk; i++) {
+        unsigned hi = i < nk ? (unsigned)keep[i] : ~0U;
+        if (i < nk && keep[i] < lo)
+            continue;
+        long cr = -1;
+#ifdef SYS_close_range
+        cr = (unsigned)lo < hi ? RR_SYS(SYS_close_range, lo, hi - 1, 0) : 0;
+#endif
+        /* Without close_range (kernel < 5.9, a seccomp filter) one by one:
+         * a pipe end we kept open would hang the exec-status read. */
+        if (cr != 0)
+            for (unsigned fd = (unsigned)lo; fd < hi && fd < 65536; fd++)
+                RR_SYS(SYS_close, fd, 0, 0);
+        if (i < nk)
+            lo = keep[i] + 1;
+    }
+}
+
+/* One byte from R: 0 nothing, 'x' stand down, -1 R is gone. */
+static int read_control(struct rr_guard *g)
+{
+    char c;
+    long n = RR_SYS(SYS_read, g->rfd, &c, 1);
+    if (n == 1)
+        return c == 'x' ? 'x' : 0;
+    return n == -EAGAIN || n == -EINTR ? 0 : -1;
+}
+
+/* The lease's clock; returns the ms to wait. */
+static int64_t enforce(struct gstate *s, int64_t now)
+{
+    struct rr_guard *g = s->g;
     pid_t kids[RR_PROC_MAX];
-    int n = rr_proc_children(g->parent_pid, self, kids, RR_PROC_MAX);
-    for (int i = 0; i < n; i++) {
-        RR_SYS(SYS_kill, kids[i], sig, 0);
-        long pg = RR_SYS(SYS_getpgid, kids[i], 0, 0);
-        if (pg > 1 && pg != g->own_pgid)
-            RR_SYS(SYS_kill, -pg, sig, 0);
+    int64_t wait;
+
+    enum rr_guard_act a = rr_guard_clock(now, load64(&g->deadline_ms), g->grace_ms,
+                                         load32(&g->termed), load32(&g->fired), &wait);
+    if (a == RR_GUARD_TERM) {
+        store32(&g->termed, 1);
+        signal_all(s, SIGTERM, kids);
+        signal_all(s, SIGCONT, kids);
+    } else if (a == RR_GUARD_KILL) {
+        store32(&g->fired, 1);
+        if (signal_all(s, SIGKILL, kids) == 0 && !cgroup_populated(g))
+            wait = 60000;   /* nothing left to kill: C's exit is being told */
+    }
+    return wait;
+}
+
+static void guard_loop(struct gstate *s)
+{
+    struct rr_guard *g = s->g;
+
+    for (;;) {
+        int64_t now = mono_ms();
+        int64_t wait = s->phase == G_DONE ? -1 : enforce(s, now);
+        if (s->phase == G_SWEEP) {
+            int64_t w = sweep_step(s, now);
+            if (w >= 0 && (wait < 0 || w < wait))
+                wait = w;
+        }
+        if (s->phase == G_DONE)
+            wait = -1;
+        if (s->owe_reaped || s->owe_gone)
+            wait = wait < 0 || wait > TICK_MS ? TICK_MS : wait;
+        int efd = s->phase == G_SWEEP && g->cgroup ? rr_cgroup_events_fd(g->cgroup) : -1;
+        struct pollfd p[3] = { { .fd = g->rfd, .events = POLLIN },
+                               { .fd = s->sfd, .events = POLLIN },
+                               { .fd = efd, .events = POLLPRI } };
+        struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
+        /* No mask of ppoll's own: every signal stays blocked, so SIGCHLD
+         * is queued for the signalfd (an empty one would let the kernel
+         * discard it, its default action being to ignore it). */
+        long r = RR_SYS6(SYS_ppoll, p, efd >= 0 ? 3 : 2, wait < 0 ? NULL : &ts, NULL, 0, 0);
+        if (r > 0 && (p[1].revents & POLLIN)) {
+            char buf[128 * 4];
+            while (RR_SYS(SYS_read, s->sfd, buf, sizeof buf) > 0)
+                ;
+        }
+        reap(s);
+        report_owed(s);
+        if (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            int c = read_control(g);
+            if (c == 'x' || c < 0) {
+                kill_everything(s);
+                /* R is gone: the cgroup is ours to remove. */
+                if (c < 0 && g->cgroup)
+                    rr_cgroup_remove(g->cgroup);
+                return;
+            }
+        }
     }
 }
 
 static int guard_main(void *p)
 {
     struct rr_guard *g = p;
-    pid_t self = (pid_t)RR_SYS(SYS_getpid, 0, 0, 0);
-    int rfd = g->rfd, wfd = g->wfd;
-    int64_t next_scan = 0;
-    long seen_pid = -1;
-    char c;
+    struct gstate s = { .g = g, .phase = G_RUN };
 
-    /* Hold nothing open but our pipe: not a socket, a terminal or an
-     * output pipe that someone waits to see closed. */
-    RR_SYS(SYS_close, wfd, 0, 0);
-    long cr = -1;
-#ifdef SYS_close_range
-    cr = rfd > 0 ? RR_SYS(SYS_close_range, 0, rfd - 1, 0) : 0;
-    if (cr == 0)
-        cr = RR_SYS(SYS_close_range, rfd + 1, ~0U, 0);
-#endif
-    /* Without close_range (kernel < 5.9, a seccomp filter) one by one: a
-     * pipe end we kept open would hang the exec-status read for good. */
-    if (cr != 0)
-        for (int fd = 0; fd < 65536; fd++)
-            if (fd != rfd)
-                RR_SYS(SYS_close, fd, 0, 0);
+    s.self = (pid_t)RR_SYS(SYS_getpid, 0, 0, 0);
+    /* Whatever C leaves is re-parented to us, not to R or init. */
+    RR_SYS(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1, 0);
     /* A process group and a name of our own: `kill -9 -PGID` of the
      * wrapper's group, or `pkill redlock-run`, must not take the guard
-     * with it, or nothing would stop the command's group. */
+     * with it. */
     RR_SYS(SYS_setpgid, 0, 0, 0);
     RR_SYS(SYS_prctl, PR_SET_NAME, (long)"redlock-guard", 0);
-    for (;;) {
-        int64_t now = mono_ms();
-        int64_t dl = load64(&g->deadline_ms);
-        int64_t wait;
-
-        if (load32(&g->child_pid) <= 0) {
-            wait = 5;   /* the spawned process records itself in a moment */
-        } else if (load32(&g->fired) || now >= dl) {
-            store32(&g->fired, 1);
-            signal_all(g, self, SIGKILL, true);
-            wait = SWEEP_MS;
-        } else if (now >= dl - g->grace_ms) {
-            if (!load32(&g->termed)) {
-                store32(&g->termed, 1);
-                signal_all(g, self, SIGTERM, true);
-                signal_all(g, self, SIGCONT, true);
-            }
-            wait = dl - now;
-        } else {
-            wait = dl - g->grace_ms - now;
-        }
-        /* Until the lease ends, keep what we know of our tree current. */
-        if (load32(&g->child_pid) > 0 && !load32(&g->fired)) {
-            if (now >= next_scan) {
-                /* No process created since the last walk (the usual case
-                 * on a quiet host), nothing new to find: a walk costs a
-                 * dozen system calls, this three. */
-                long lp = rr_proc_last_pid();
-                if (lp < 0 || lp != seen_pid) {
-                    tree_scan(g, self, 0);
-                    seen_pid = lp;
-                }
-                next_scan = now + GUARD_SCAN_MS;
-            }
-            if (wait > next_scan - now)
-                wait = next_scan - now;
-        }
-        if (wait > 60000)
-            wait = 60000;
-        if (wait < 1)
-            wait = 1;
-        struct pollfd pfd = { .fd = rfd, .events = POLLIN };
-        if (RR_SYS(SYS_poll, &pfd, 1, wait) <= 0)
-            continue;
-        long n = RR_SYS(SYS_read, rfd, &c, 1);
-        if (n == 1 && c == 'x')
-            break;          /* stand down: the command and its kin are reaped */
-        if (n == 1)
-            continue;       /* woken: the deadline moved */
-        if (n <= 0) {
-            /* We died, even by SIGKILL: the lease will lapse under the
-             * command, so it goes now. */
-            /* Stopped first, not killed: what a dying process leaves
-             * goes to init, out of reach of a walk. */
-            signal_all(g, self, SIGSTOP, false);
-            tree_kill_orphans(g, self, seen_pid);
-            signal_all(g, self, SIGKILL, false);
-            break;
-        }
+    /* R's SIGCHLD action came with us, SA_NOCLDSTOP and all: with it, C's
+     * stops would never be signalled. Default (blocked: still queued for
+     * the signalfd). The kernel's struct sigaction: handler, flags,
+     * restorer, mask. */
+    unsigned long dfl[4] = { 0, 0, 0, 0 };
+    RR_SYS4(SYS_rt_sigaction, SIGCHLD, dfl, 0, sizeof(unsigned long));
+    /* C gets R's descriptors (ours are close-on-exec), so it comes first. */
+    s.cpid = spawn_command(g, s.self);
+    RR_SYS(SYS_close, g->errfd, 0, 0);
+    unsigned long chld = 1UL << (SIGCHLD - 1);
+    s.sfd = (int)RR_SYS4(SYS_signalfd4, -1, &chld, sizeof chld, O_CLOEXEC | O_NONBLOCK);
+    close_others(g, s.sfd);
+    if (s.cpid < 0) {
+        s.c_reaped = true;
+        s.phase = G_SWEEP;
+        s.owe_reaped = true;
+        s.cstatus = RR_EXIT_OSERR << 8;
     }
-    RR_SYS(SYS_exit, 0, 0, 0);
+    guard_loop(&s);
+    RR_SYS(SYS_exit_group, 0, 0, 0);
     return 0;
 }
 
-/* Map the control block (and, cloned, the stack above it) and start the
+/* Map the control block (and, cloned, the stacks above it) and start the
  * guard on it; NULL with nothing left behind when that fails. */
 static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
 {
-    /* The control block (with the tree) at the bottom; cloned, the stack
-     * above it, growing down from the top. */
     size_t len = (sizeof(struct rr_guard) + 4095) & ~(size_t)4095;
     if (clone_it)
-        len += GUARD_STACK;
-    int fds[2];
+        len += GUARD_STACK + EXEC_STACK;
+    int fds[2], rep[2];
     sigset_t all, old;
     pid_t pid = -1;
 
@@ -421,8 +562,19 @@ static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
         munmap(g, len);
         return NULL;
     }
+    if (pipe2(rep, O_CLOEXEC | O_NONBLOCK) < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        munmap(g, len);
+        return NULL;
+    }
     g->rfd = fds[0];
     g->wfd = fds[1];
+    g->rep_rfd = rep[0];
+    g->rep_wfd = rep[1];
+    g->cloned = clone_it;
+    /* The guard's stack grows down from the top; the command's, below it. */
+    g->exec_stack = (char *)g + len - GUARD_STACK;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (clone_it) {
@@ -433,10 +585,12 @@ static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
             guard_main(g);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    /* g->rfd stays as it is: the guard may not have read it yet. */
+    /* g->rfd and g->rep_wfd stay as they are: the guard may not have read them yet. */
     close(fds[0]);
+    close(rep[1]);
     if (pid < 0) {
         close(fds[1]);
+        close(rep[0]);
         munmap(g, len);
         return NULL;
     }
@@ -445,18 +599,20 @@ static struct rr_guard *launch(bool clone_it, const struct rr_guard *init)
     return g;
 }
 
-struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t grace_ms)
+struct rr_guard *rr_guard_start(const struct rr_guard_opts *o)
 {
     struct rr_guard init = { 0 };
     struct rr_guard *g = NULL;
 
-    init.deadline_ms = deadline_ms;
-    init.grace_ms = grace_ms < 0 ? 0 : grace_ms;
+    init.deadline_ms = o->deadline_ms;
+    init.grace_ms = o->grace_ms < 0 ? 0 : o->grace_ms;
     init.parent_pid = getpid();
     init.own_pgid = getpgid(0);
-    init.foreground = foreground;
-    /* valgrind does not know pidfd_open and says so on every call. */
-    init.no_pidfd = UNDER_VALGRIND() ? 1 : 0;
+    init.foreground = o->foreground;
+    init.tty = o->tty;
+    init.plan = o->plan;
+    init.cgroup = o->cgroup;
+    init.errfd = o->errfd;
     if (RR_CLONE_VM && RR_RAW_OK && !UNDER_VALGRIND())
         g = launch(true, &init);
     if (!g)   /* not cloned, or clone(CLONE_VM) refused */
@@ -464,16 +620,36 @@ struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t gr
     return g;
 }
 
-void rr_guard_set_child(struct rr_guard *g, pid_t pid)
+pid_t rr_guard_child(const struct rr_guard *g)
 {
-    if (g)
-        store32(&g->child_pid, pid);
+    return g ? load32(&g->child_pid) : 0;
 }
 
-void rr_guard_leader_reaped(struct rr_guard *g)
+int rr_guard_report_fd(const struct rr_guard *g)
+{
+    return g ? g->rep_rfd : -1;
+}
+
+int rr_guard_read_report(struct rr_guard *g, struct rr_guard_report *r)
+{
+    ssize_t n;
+
+    if (!g || g->rep_rfd < 0)
+        return -1;
+    do {
+        n = read(g->rep_rfd, r, sizeof *r);
+    } while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)sizeof *r)
+        return 1;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    return -1;
+}
+
+void rr_guard_hurry(struct rr_guard *g)
 {
     if (g)
-        store32(&g->leader_reaped, 1);
+        store32(&g->hurry, 1);
 }
 
 bool rr_guard_lease_ok(const struct rr_guard *g)
@@ -483,11 +659,22 @@ bool rr_guard_lease_ok(const struct rr_guard *g)
     return !load32(&g->fired) && mono_ms() < load64(&g->deadline_ms) - g->grace_ms;
 }
 
+/* Has the guard exited (a zombie of ours, not reaped)? */
+static bool exited(const struct rr_guard *g)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof si);
+    long r = RR_SYS6(SYS_waitid, P_PID, g->guard_pid, &si, WEXITED | WNOHANG | WNOWAIT, 0, 0);
+    return r == 0 && si.si_pid == g->guard_pid;
+}
+
 static void poke(struct rr_guard *g, char c)
 {
     ssize_t w;
 
-    if (g->wfd < 0)
+    /* A write to the pipe of a dead guard would be a SIGPIPE. */
+    if (g->wfd < 0 || exited(g))
         return;
     do {
         w = write(g->wfd, &c, 1);
@@ -509,33 +696,6 @@ bool rr_guard_termed(const struct rr_guard *g)
     return g && load32(&g->termed);
 }
 
-void rr_guard_set_marks(struct rr_guard *g, char *const envp[])
-{
-    static const char *const want[2] = { "REDLOCK_NAME=", "REDLOCK_FENCE=" };
-    int got = 0;
-
-    if (!g || !envp)
-        return;
-    for (int k = 0; k < 2; k++) {
-        size_t wl = strlen(want[k]);
-        for (char *const *e = envp; *e; e++) {
-            if (strncmp(*e, want[k], wl) == 0 && strlen(*e) < sizeof g->marks[k]) {
-                memcpy(g->marks[k], *e, strlen(*e) + 1);
-                got++;
-                break;
-            }
-        }
-    }
-    /* Both, or the guard never looks: one alone could match strangers. */
-    if (got == 2)
-        __atomic_store_n(&g->nmarks, 2, __ATOMIC_RELEASE);
-}
-
-bool rr_guard_tree_full(const struct rr_guard *g)
-{
-    return g && load32(&g->tree_full);
-}
-
 bool rr_guard_fired(const struct rr_guard *g)
 {
     return g && load32(&g->fired);
@@ -546,17 +706,28 @@ pid_t rr_guard_pid(const struct rr_guard *g)
     return g ? g->guard_pid : 0;
 }
 
+bool rr_guard_dead(const struct rr_guard *g)
+{
+    if (!g || g->guard_pid <= 0 || load32(&g->stopping))
+        return false;
+    /* Raw: a handler must leave errno as it was (the caller saves it too). */
+    return exited(g);
+}
+
 void rr_guard_stop(struct rr_guard *g)
 {
     if (!g)
         return;
+    store32(&g->stopping, 1);
     poke(g, 'x');
     if (g->wfd >= 0)
         close(g->wfd);
     g->wfd = -1;
-    /* It exits as soon as it reads that: a short wait, and no zombie. */
+    /* It kills what it still has and exits: a short wait, and no zombie. */
     if (g->guard_pid > 0)
         while (waitpid(g->guard_pid, NULL, __WALL) < 0 && errno == EINTR)
             ;
+    if (g->rep_rfd >= 0)
+        close(g->rep_rfd);
     munmap(g, g->map_len);
 }

@@ -1,34 +1,39 @@
-/* guard.h — the lease's enforcer: a small process that stops the command
- * at the end of the lease by itself, whatever becomes of redlock-run.
+/* guard.h — the command's parent and the lease's enforcer: a small process
+ * that starts the command, is the subreaper of everything it starts, and
+ * stops all of it at the end of the lease, whatever becomes of redlock-run.
  *
- * The event loop renews the lock; the guard makes sure that the command
- * never outlives the lease the loop could vouch for. It holds the lease's
- * absolute deadline on CLOCK_MONOTONIC in memory it shares with us; the
- * loop moves that deadline forward only after a confirmed renewal. The
- * guard, on its own clock and with every signal blocked:
+ * The processes: redlock-run (R) → the guard (G) → the command (C). R is a
+ * subreaper too. G is started by R (clone(CLONE_VM), or fork where that
+ * cannot be followed: valgrind, ASan) on an exec plan R built (exec.h), and
+ * spawns C at once: C's own process group (unless foreground: then R's),
+ * PR_SET_PDEATHSIG=SIGKILL against G, the terminal if R has it, the cgroup
+ * if there is one (cgroup.h), signals reset, the lease checked right before
+ * exec. Whatever C starts and leaves (`cmd &`, setsid, a double fork, env -i)
+ * is re-parented to G, never to init: G's children are exactly C and those
+ * orphans, so G needs no search of /proc while it waits.
  *
- *   - at deadline - grace sends SIGTERM (and SIGCONT) to the command's group;
- *   - at deadline sends SIGKILL to the group and to every other child of
- *     redlock-run (orphaned descendants, which it adopts as subreaper),
- *     and keeps doing so until redlock-run tells it to stand down;
- *   - if redlock-run dies (the pipe closes without the stand-down byte),
- *     it kills the group at once, and every descendant of ours it knows.
+ * G sleeps in ppoll on R's pipe, a signalfd for SIGCHLD (it blocks every
+ * signal) and the lease's deadline, which lives in memory it shares with R
+ * (R moves it forward only after a confirmed renewal):
  *
- * It knows them because, while we live, it walks our process tree
- * (/proc/PID/task/TID/children, from us down) every GUARD_SCAN_MS (unless
- * no process was created since the last walk) and holds a pidfd for each
- * process it finds (or its pid and start time where pidfd_open(2) is
- * missing). Once we are dead, a process that left the
- * command's group (setsid) is re-parented to init and no walk from us finds
- * it any more; the guard still has it. It also signals the whole set at the
- * TERM and at the deadline. At most RR_PROC_MAX (proc.h) processes are held;
- * the walk itself is proc.c's.
+ *   - at deadline - grace: SIGTERM and SIGCONT to C's group (C alone in
+ *     foreground) and to each of G's children and its group;
+ *   - at deadline: SIGKILL to all of that (and cgroup.kill), again until
+ *     nothing is left;
+ *   - C stops, continues, exits: G reaps it (wait4 WUNTRACED|WCONTINUED)
+ *     and reports it to R over a pipe (rr_guard_read_report). Once C is
+ *     reaped, what it left among G's children (only then is
+ *     /proc/G/task/G/children read) gets TERM+CONT, KILL after the grace
+ *     (at once if R was stopping it), and is reaped until none is left
+ *     (and the cgroup is empty): then G reports GONE, and only then does R
+ *     release the lock. Some that survive SIGKILL are reported (STUCK) and
+ *     keep the lock;
+ *   - R dies (its pipe closes): G kills everything it has until nothing is
+ *     left, removes the cgroup, exits.
  *
- * So a stopped (SIGSTOP, SIGTSTP), blocked (a full stderr pipe, a stalled
- * syslog) or slow wrapper can never extend the command's life past its
- * lease. The guard is started before the command is spawned, so it also
- * covers a slow exec: the spawned process records its pid in the shared
- * block before it execs.
+ * If G dies, C gets SIGKILL (PDEATHSIG) and what C started goes to R: R's
+ * SIGCHLD handler sees it at once (child.c) and kills C's group and the
+ * cgroup, and R's loop then stops and reaps the rest and records a loss.
  */
 #ifndef RR_GUARD_H
 #define RR_GUARD_H
@@ -39,21 +44,54 @@
 #include <sys/types.h>
 
 struct rr_guard;
+struct rr_cgroup;
+struct rr_exec_plan;
 
-/* Start the guard for a command that will run in its own process group
- * (or in ours with foreground), with the lease ending at deadline_ms
- * (rr_now_ms clock) and the TERM coming grace_ms before it. Returns NULL
- * if no guard could be started (out of memory, no process): the caller
- * must then not run the command. */
-struct rr_guard *rr_guard_start(bool foreground, int64_t deadline_ms, int64_t grace_ms);
+struct rr_guard_opts {
+    const struct rr_exec_plan *plan;  /* the command; must live until it exec'd */
+    bool foreground;          /* C stays in our process group */
+    bool tty;                 /* C's group takes the terminal */
+    int64_t deadline_ms;      /* the lease's end, rr_now_ms clock */
+    int64_t grace_ms;         /* TERM this long before it; stragglers' grace */
+    const struct rr_cgroup *cgroup;   /* NULL: tree mode */
+    int errfd;                /* the exec-status pipe's write end (exec.h) */
+};
 
-/* Called in the spawned process (after vfork, before exec): records its pid
- * so that the guard can stop it even while exec is slow. Only system calls. */
-void rr_guard_set_child(struct rr_guard *g, pid_t pid);
+/* Start the guard, which spawns the command. Returns NULL if no guard could
+ * be started (out of memory, no process): then nothing was spawned. The
+ * outcome of the exec comes on opts->errfd's pipe (whose write end the
+ * caller closes right after this call); then rr_guard_child says C's pid. */
+struct rr_guard *rr_guard_start(const struct rr_guard_opts *o);
 
-/* The command's leader was reaped: from now on its pid may belong to
- * someone else, so the guard signals only its process group. */
-void rr_guard_leader_reaped(struct rr_guard *g);
+/* C's pid once it was spawned (it records it itself before exec), else 0. */
+pid_t rr_guard_child(const struct rr_guard *g);
+
+/* What the guard reports (rr_guard_read_report). */
+enum rr_guard_report_kind {
+    RR_GUARD_STOPPED = 1,     /* value: the signal that stopped C */
+    RR_GUARD_CONTINUED,       /* C was continued */
+    RR_GUARD_REAPED,          /* value: C's wait status; its pid is free now */
+    RR_GUARD_LEFT,            /* n, pids: C left these running; being stopped */
+    RR_GUARD_STUCK,           /* n, pids: these survive SIGKILL; the lock stays */
+    RR_GUARD_GONE,            /* C and everything it started are gone */
+};
+#define RR_GUARD_REPORT_PIDS 8
+struct rr_guard_report {
+    int kind;
+    int value;
+    int n;
+    int pids[RR_GUARD_REPORT_PIDS];
+};
+
+/* The fd to poll for reports (readable; EOF when the guard is gone). */
+int rr_guard_report_fd(const struct rr_guard *g);
+
+/* One report: 1 (in *r), 0 if none is there now, -1 at EOF (the guard
+ * died, or stood down) or on error. */
+int rr_guard_read_report(struct rr_guard *g, struct rr_guard_report *r);
+
+/* R is stopping the command: what it leaves gets SIGKILL at once. */
+void rr_guard_hurry(struct rr_guard *g);
 
 /* Does the lease leave at least the grace before its end right now? Async-
  * signal-safe: the spawned process asks it just before exec. */
@@ -68,25 +106,23 @@ void rr_guard_set_deadline(struct rr_guard *g, int64_t deadline_ms);
 bool rr_guard_termed(const struct rr_guard *g);
 bool rr_guard_fired(const struct rr_guard *g);
 
-/* The guard's own pid (it is one of our children: never a straggler). */
+/* The guard's own pid (one of our children: never a straggler). */
 pid_t rr_guard_pid(const struct rr_guard *g);
 
-/* Tell the guard to stand down, reap it and free everything. After the
- * command and every straggler were reaped. NULL is fine. */
+/* Has the guard exited (or been killed)? For a SIGCHLD handler: waitid
+ * with WNOWAIT, so the zombie stays for rr_guard_stop. Async-signal-safe.
+ * False once rr_guard_stop began: then its exit is ours. */
+bool rr_guard_dead(const struct rr_guard *g);
+
+/* Tell the guard to stand down (it kills and reaps whatever it still has),
+ * reap it and free everything. NULL is fine. */
 void rr_guard_stop(struct rr_guard *g);
 
-/* How often the guard walks our tree while we live. It holds at most
- * RR_PROC_MAX (proc.h) processes of it: beyond that a new one is not held,
- * and rr_guard_tree_full says so. */
-#define GUARD_SCAN_MS 25
-
-/* Has the guard found more processes in our tree than it can hold? */
-bool rr_guard_tree_full(const struct rr_guard *g);
-
-/* The run's REDLOCK_NAME= and REDLOCK_FENCE= entries of envp, for the
- * guard: once we are dead, a process created since its last walk that has
- * both in its environment is ours even if nothing leads to it any more
- * (see guard.c). Call before the command is spawned. */
-void rr_guard_set_marks(struct rr_guard *g, char *const envp[]);
+/* The guard's clock, as a pure function (unit-tested): what to do at now
+ * for a lease ending at deadline with the TERM grace before it, given what
+ * was done; *wait_ms: until the next thing to do (at most 60 s). */
+enum rr_guard_act { RR_GUARD_WAIT, RR_GUARD_TERM, RR_GUARD_KILL };
+enum rr_guard_act rr_guard_clock(int64_t now, int64_t deadline, int64_t grace, bool termed,
+                                 bool fired, int64_t *wait_ms);
 
 #endif

@@ -20,6 +20,7 @@ struct rr_lock {
     char void_ms[24];              /* how long a tombstone is kept */
     char ttl[24], state_ttl[24], once_ttl[24], pid[24];
     char host[128];
+    char contain[8];          /* "cgroup", "tree", or "" */
     char once_id[RR_ONCE_MAX + 1];
     char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
     long long ticket;              /* our arrival ticket: the largest seen */
@@ -88,7 +89,9 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
     lk->o = *o;
     snprintf(lk->host, sizeof(lk->host), "%s", o->host ? o->host : "");
     snprintf(lk->once_id, sizeof(lk->once_id), "%s", o->once_id ? o->once_id : "");
+    snprintf(lk->contain, sizeof(lk->contain), "%s", o->contain ? o->contain : "");
     lk->o.host = lk->host;
+    lk->o.contain = lk->contain;
     lk->o.once_id = lk->once_id;
     if (rr_job_keys(&lk->keys, o->prefix, o->name, lk->once_id) != 0) {
         snprintf(err, errlen, RR_JOB_KEYS_TOO_LONG);
@@ -646,6 +649,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         [RR_ACQUIRE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
         [RR_ACQUIRE_ARG_KEEP] = lk->n > 1 ? "1" : "0",
         [RR_ACQUIRE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix, [RR_ACQUIRE_ARG_SHARDED] = "0",
+        [RR_ACQUIRE_ARG_CONTAIN] = lk->contain,
     };
 
     if (!op)

@@ -29,6 +29,7 @@ struct rr_lock_opts {
     int64_t state_ttl_ms;     /* once records */
     bool refuse_stale;
     const char *host;         /* recorded in the state */
+    const char *contain;      /* "cgroup" or "tree": recorded in the state */
     long pid;
     const char *waiter;       /* --wait: our queue id (queue.c); "" never queue */
     int64_t queue_ttl_ms;     /* how long our queue entry lives unrenewed */

@@ -70,6 +70,8 @@ static inline long rr_sys6(long n, long a, long b, long c, long d, long e, long 
 
 #define RR_SYS(n, a, b, c) rr_sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
 #define RR_SYS4(n, a, b, c, d) rr_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+#define RR_SYS6(n, a, b, c, d, e, f)                                                  \
+    rr_sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
 /* The same number on every architecture (the syscall table is unified
  * from 424 on); older headers lack them. */

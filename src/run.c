@@ -2,6 +2,7 @@
  * decides. Every callback here turns what happened into one event, steps
  * the machine, and carries out its actions: the timers, the signals, the
  * lock, the queue and the child. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "cgroup.h"
 #include "child.h"
 #include "child_env.h"
 #include "cli.h"
@@ -43,6 +45,9 @@ struct run {
 
     struct rr_child *child;
     char **child_env;
+    struct rr_cgroup *cgroup;     /* the command's own, while it runs; NULL: tree mode */
+    bool want_cgroup;             /* one could be made at start: make it at spawn */
+    char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer;
     uv_signal_t sigs[N_SIGNALS];
@@ -172,7 +177,8 @@ static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
                                    .code = rr_child_exit_code(wstatus),
                                    .child_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
                                    .child_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0,
-                                   .lease_ran_out = rr_child_lease_ran_out(ch) },
+                                   .lease_ran_out = rr_child_lease_ran_out(ch),
+                                   .guard_pid = rr_child_guard_died(ch) },
          NULL);
 }
 
@@ -213,19 +219,39 @@ static int build_env(struct run *r)
     return r->child_env ? 0 : -1;
 }
 
+/* The command's cgroup, made now (see contain()). 0, or -1 with err
+ * filled if --contain cgroup cannot have it after all. */
+static int make_cgroup(struct run *r, char *err, size_t errlen)
+{
+    char why[RR_ERRLEN - 32];
+
+    if (!r->want_cgroup || rr_cgroup_create(&r->cgroup, r->cfg->name, why, sizeof why) == 0)
+        return 0;
+    if (r->cfg->contain == RR_CONTAIN_CGROUP) {
+        snprintf(err, errlen, "--contain cgroup: %s", why);
+        return -1;
+    }
+    rr_log(RR_LOG_WARN, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
+           "no cgroup for the command after all (%s): the process tree holds it", why);
+    return 0;
+}
+
 static void start_child(struct run *r)
 {
     char err[RR_ERRLEN];
     int rc;
 
-    if (build_env(r) != 0) {
+    if (make_cgroup(r, err, sizeof err) != 0) {
+        rc = -1;
+    } else if (build_env(r) != 0) {
         rc = -1;
         snprintf(err, sizeof(err), "out of memory");
     } else {
         struct rr_child_opts co = { .foreground = r->cfg->foreground,
                                     .deadline_ms = r->sm.valid_until,
                                     .grace_ms = r->sm.stop_grace_ms,
-                                    .stop_cb = on_child_stop };
+                                    .stop_cb = on_child_stop,
+                                    .cgroup = r->cgroup };
         rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env, &co,
                             on_child_exit, r, err, sizeof(err));
     }
@@ -415,6 +441,51 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
 
 /* ---- setup ---- */
 
+/* Whether the command can have a cgroup, as --contain asks (cgroup.h):
+ * one is made and removed before the lock is asked for, so that --contain
+ * cgroup refuses without touching Redis; the command's own is made just
+ * before the spawn (start_child), when the guard that removes it if we die
+ * is about to exist, not while we wait for the lock, killable.
+ * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */
+static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
+{
+    struct rr_cgroup *probe;
+    char why[RR_ERRLEN - 32];
+
+    if (cfg->contain == RR_CONTAIN_TREE)
+        return 0;
+    if (rr_cgroup_create(&probe, cfg->name, why, sizeof why) == 0) {
+        snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(probe));
+        rr_cgroup_remove(probe);
+        rr_cgroup_free(probe);
+        r->want_cgroup = true;
+        return 0;
+    }
+    if (cfg->contain == RR_CONTAIN_CGROUP) {
+        snprintf(err, errlen, "--contain cgroup: %s", why);
+        return -1;
+    }
+    rr_log(RR_LOG_DEBUG, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
+           "no cgroup for the command (%s): the process tree holds it", why);
+    return 0;
+}
+
+/* After the run: the command was reaped and its cgroup emptied (child.c
+ * kills what is left in it before it reports the exit). */
+static void uncontain(struct run *r)
+{
+    int rc;
+
+    if (!r->cgroup)
+        return;
+    rc = rr_cgroup_remove(r->cgroup);
+    if (rc < 0 && rc != -ENOENT)
+        rr_log(RR_LOG_WARN, "contain", NULL, "cannot remove the cgroup %s: %s",
+               rr_cgroup_path(r->cgroup), strerror(-rc));
+    rr_cgroup_free(r->cgroup);
+    r->cgroup = NULL;
+}
+
 static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
     struct rr_lock_opts lo = { 0 };
@@ -428,7 +499,9 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     }
     if (gethostname(r->host, sizeof(r->host) - 1) != 0)
         snprintf(r->host, sizeof(r->host), "unknown");
-    r->au = (struct rr_audit){ .cfg = cfg, .n = r->n, .host = r->host };
+    r->au.cfg = cfg;
+    r->au.n = r->n;
+    r->au.host = r->host;
     lo.prefix = cfg->prefix;
     lo.name = cfg->name;
     lo.once_id = cfg->once_id;
@@ -436,6 +509,7 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     lo.state_ttl_ms = cfg->state_ttl_ms;
     lo.refuse_stale = cfg->on_stale == RR_STALE_REFUSE;
     lo.host = r->host;
+    lo.contain = r->au.contain;
     lo.pid = (long)getpid();
     lo.limit = cfg->limit;
     lo.queue_ttl_ms = rr_queue_entry_ttl(cfg->ttl_ms);
@@ -495,6 +569,12 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     rr_run_sm_init(&r.sm, &p, rr_now_ms());
     srandom((unsigned)(getpid() ^ (unsigned)uv_hrtime()));
 
+    if (contain(&r, cfg, err, sizeof(err)) != 0) {
+        rr_log(RR_LOG_ERROR, "contain", NULL, "%s", err);
+        return RR_EXIT_OSERR;
+    }
+    r.au.contain = r.want_cgroup ? "cgroup" : "tree";
+    r.au.cgroup = r.cgroup_path;
     if (setup(&r, cfg, err, sizeof(err)) != 0)
         feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err },
              NULL);
@@ -514,6 +594,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     if (cfg->metrics_file &&
         rr_metrics_write(cfg->metrics_file, cfg->name, &rep, err, sizeof(err)) != 0)
         rr_log(RR_LOG_ERROR, "metrics", NULL, "%s", err);
+    uncontain(&r);
     rr_lock_free(r.lock);
     rr_waiter_free(r.waiter);
     rr_child_env_free(r.child_env);

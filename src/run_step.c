@@ -319,6 +319,13 @@ static void on_child(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr
     default:   /* RR_EV_CHILD_EXITED: the lock is released after the reap only */
         /* The guard stopped it because the lease ran out while we could not
          * act (stopped, blocked, slow): that is a loss, whatever we saw. */
+        /* The guard died: nothing enforced the lease any more, and the
+         * command was stopped for it. A loss too. */
+        if (ev->guard_pid > 0 && sm->final_status != RR_JOB_LOST) {
+            sm->final_status = RR_JOB_LOST;
+            sm->final_code = RR_EXIT_LOST;
+            say(out, RR_MSG_GUARD_DIED, ev->guard_pid, NULL);
+        }
         if (ev->lease_ran_out && sm->final_status != RR_JOB_LOST) {
             sm->final_status = RR_JOB_LOST;
             sm->final_code = RR_EXIT_LOST;

@@ -43,7 +43,7 @@ enum rr_run_event {
     RR_EV_CHILD_STARTED,
     RR_EV_CHILD_LATE,       /* the lease left less than the grace at exec; text */
     RR_EV_CHILD_FAILED,     /* spawn_rc (-127, -126, -1), text */
-    RR_EV_CHILD_EXITED,     /* code, child_exit, child_signal, lease_ran_out */
+    RR_EV_CHILD_EXITED,     /* code, child_exit, child_signal, lease_ran_out, guard_pid */
     RR_EV_CHILD_STOPPED,    /* sig: the command's stop signal; job_control, terminal */
     RR_EV_RENEW_DUE,        /* the renew timer */
     RR_EV_RENEW_NOT_SENT,
@@ -76,6 +76,7 @@ struct rr_run_ev {
     int child_exit;           /* CHILD_EXITED: exit status, -1 if signalled */
     int child_signal;         /* CHILD_EXITED: 0 if it exited */
     bool lease_ran_out;       /* the guard stopped the command at the lease's end */
+    long guard_pid;           /* CHILD_EXITED: the guard died first (its pid), else 0 */
     int64_t sent_ms, valid_until;
     int sig;
     bool freed;
@@ -103,6 +104,7 @@ enum rr_run_msg {
     RR_MSG_EXEC_FAILED,       /* text */
     RR_MSG_CHILD_EXIT,        /* n: the shell-style status */
     RR_MSG_LEASE_RAN_OUT,
+    RR_MSG_GUARD_DIED,        /* n: the guard's pid */
     RR_MSG_LOST,              /* reason, text (certain loss), n: 1 killed, 0 stopping */
     RR_MSG_TIMEOUT,
     RR_MSG_RENEWED_AGAIN,     /* n: failures before */

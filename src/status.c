@@ -146,6 +146,32 @@ static void text_history(FILE *f, const redisReply *hist)
     }
 }
 
+/* The lock's lines: free, or its holder (NULL: unknown), what holds the
+ * holder's command (contain, from its record), and the lease left. */
+static void text_lock(FILE *f, bool held, const struct rr_job_record *st, long long pttl,
+                      const char *contain)
+{
+    char d[32];
+
+    if (!held) {
+        fprintf(f, "%-10s free\n", "lock");
+        return;
+    }
+    rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
+    if (!st) {
+        fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
+        return;
+    }
+    fprintf(f, "%-10s held by %s pid %lld (fence %lld), %s left\n", "lock", st->host, st->pid,
+            st->fence, d);
+    if (contain && strcmp(contain, "cgroup") == 0)
+        fprintf(f, "%-10s cgroup (cgroup.kill stops every process of the command at once)\n",
+                "contain");
+    else if (contain && strcmp(contain, "tree") == 0)
+        fprintf(f, "%-10s process tree (the guard is the subreaper of every process the "
+                   "command starts)\n", "contain");
+}
+
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete} */
 static int print_status(struct op *op, const redisReply *r)
 {
@@ -171,6 +197,8 @@ static int print_status(struct op *op, const redisReply *r)
     const char *on_shown = on.status == RR_JOB_RUNNING && !held ? abandoned : NULL;
     /* The holder is described by the state record only if it is the holder's. */
     bool know_holder = held && strcmp(st.token, holder_tok) == 0;
+    /* What holds the holder's command (--contain), as it wrote at acquire. */
+    const char *contain = rr_record_field(state, "contain");
     int code = cfg->once_id[0]
                    ? rr_status_exit_code(held && (!know_holder || !st.once[0] ||
                                                   strcmp(st.once, cfg->once_id) == 0),
@@ -191,6 +219,8 @@ static int print_status(struct op *op, const redisReply *r)
             if (know_holder) rr_record_json_str(f, st.host); else fputs("null", f);
             if (know_holder) fprintf(f, ",\"pid\":%lld,\"fence\":%lld", st.pid, st.fence);
             else fputs(",\"pid\":null,\"fence\":null", f);
+            fputs(",\"contain\":", f);
+            if (know_holder && contain && *contain) rr_record_json_str(f, contain); else fputs("null", f);
             fprintf(f, ",\"ttl_ms\":%lld", pttl);
         }
         fputs("},\"last_run\":", f);
@@ -222,18 +252,8 @@ static int print_status(struct op *op, const redisReply *r)
         return code;   /* on_qstatus adds the holders and the queue, and closes */
     }
 
-    char d[32];
     fprintf(f, "%-10s %s\n", "job", cfg->name);
-    if (held) {
-        rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
-        if (know_holder)
-            fprintf(f, "%-10s held by %s pid %lld (fence %lld), %s left\n", "lock", st.host,
-                    st.pid, st.fence, d);
-        else
-            fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
-    } else {
-        fprintf(f, "%-10s free\n", "lock");
-    }
+    text_lock(f, held, know_holder ? &st : NULL, pttl, contain);
     text_record(f, "last run", state, held, op->keys.state);
     text_success(f, "last ok", &st);
     if (st_shown)

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "log.h"
 #include "proc.h"
 #include "rr.h"
@@ -38,6 +39,8 @@ static int reap_stragglers(const struct rr_sweep *s, pid_t *pids, int *n)
     /* EPERM: a member we may not signal (setuid, sudo) is still a member. */
     if (s->pgid > 0 && (killpg(s->pgid, 0) == 0 || errno == EPERM))
         left++;
+    if (s->cgroup && rr_cgroup_populated(s->cgroup) == 1)
+        left++;
     return left;
 }
 
@@ -47,6 +50,8 @@ static void signal_stragglers(const struct rr_sweep *s, const pid_t *pids, int n
 
     if (s->pgid > 0)
         killpg(s->pgid, sig);
+    if (s->cgroup && sig == SIGKILL)
+        rr_cgroup_kill(s->cgroup);
     for (int i = 0; i < n; i++) {
         kill(pids[i], sig);
         pid_t pg = getpgid(pids[i]);
@@ -71,7 +76,7 @@ static void describe(const pid_t *pids, int n, char *buf, size_t len)
 }
 
 int64_t rr_sweep_begin(struct rr_sweep *s, pid_t pgid, pid_t skip, int64_t grace_ms,
-                       bool kill_now)
+                       bool kill_now, const struct rr_cgroup *cgroup)
 {
     pid_t pids[RR_PROC_MAX];
     int n;
@@ -79,6 +84,7 @@ int64_t rr_sweep_begin(struct rr_sweep *s, pid_t pgid, pid_t skip, int64_t grace
     memset(s, 0, sizeof *s);
     s->pgid = pgid;
     s->skip = skip;
+    s->cgroup = cgroup;
     if (reap_stragglers(s, pids, &n) == 0)
         return 0;   /* the usual case: nothing left */
     char who[512];

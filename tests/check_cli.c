@@ -167,6 +167,8 @@ static const struct bad bads[] = {
     { ARGS("--state-ttl", "0", "job", "true"), "--state-ttl must be more than 0" },
     { ARGS("--on-stale", "maybe", "job", "true"), "--on-stale must be run or refuse (got 'maybe')" },
     { ARGS("--log-format", "xml", "job", "true"), "--log-format must be text or json (got 'xml')" },
+    { ARGS("--contain", "jail", "job", "true"), "--contain must be auto, cgroup or tree (got 'jail')" },
+    { ARGS("--status", "--contain", "tree", "job"), "--contain works only when running a COMMAND, not with --status" },
     { ARGS("--prefix", "a b", "job", "true"), "--prefix must be" },
     { ARGS("--prefix", "{x}:", "job", "true"), "--prefix must be" },
     { ARGS("--prefix", "ppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp", "job", "true"), "--prefix must be at most 64" },
@@ -278,6 +280,7 @@ START_TEST(defaults)
     ck_assert_int_eq(cfg.verbosity, 0);
     ck_assert_int_eq(cfg.log_format, RR_LOGFMT_TEXT);
     ck_assert(!cfg.use_syslog && !cfg.foreground && !cfg.json && !cfg.tls_insecure);
+    ck_assert_int_eq(cfg.contain, RR_CONTAIN_AUTO);
     ck_assert_ptr_null(cfg.metrics_file);
     ck_assert_ptr_null(cfg.tls_ca);
     ck_assert_str_eq(err, "");
@@ -295,7 +298,7 @@ START_TEST(every_long_option)
              "--redis-timeout", "0.1", "--password-file", pwf, "--tls-ca", "ca.pem", "--tls-ca-dir", "/etc/ssl/certs",
              "--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-sni", "sni.example",
              "--tls-insecure", "--verbose", "--verbose", "--log-format", "json", "--syslog",
-             "--metrics-file", "/tmp/m.prom", "--foreground", "job", "--", "ls", "-l");
+             "--metrics-file", "/tmp/m.prom", "--foreground", "--contain", "tree", "job", "--", "ls", "-l");
     unlink(pwf);
     ck_assert_int_eq(cfg.n_endpoints, 2);
     ck_assert_str_eq(cfg.endpoints[0].display, "a:1");
@@ -329,6 +332,7 @@ START_TEST(every_long_option)
     ck_assert(cfg.use_syslog);
     ck_assert_str_eq(cfg.metrics_file, "/tmp/m.prom");
     ck_assert(cfg.foreground);
+    ck_assert_int_eq(cfg.contain, RR_CONTAIN_TREE);
     ck_assert_str_eq(cfg.name, "job");
     ck_assert_int_eq(cfg.command_argc, 2);
     ck_assert_str_eq(cfg.command[0], "ls");
@@ -718,7 +722,7 @@ static const char *const long_options[] = {
     "once", "on-stale", "min-hold", "state-ttl", "prefix", "connect-timeout",
     "redis-timeout", "password-file", "tls-ca", "tls-cert", "tls-key", "tls-sni",
     "tls-insecure", "quiet", "verbose", "log-format", "syslog", "metrics-file",
-    "foreground", "status", "json", "release", "resolve", "help", "version",
+    "foreground", "contain", "status", "json", "release", "resolve", "help", "version",
 };
 
 static char *help_text(void)

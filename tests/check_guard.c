@@ -1,9 +1,11 @@
-/* check_guard.c — the guard's hold on our tree (its /proc reader: check_proc.c). */
+/* check_guard.c — the guard: its clock (pure), and that it, the command's
+ * parent and subreaper, kills what the command left once the wrapper is
+ * SIGKILLed, wherever that went (its /proc reader: check_proc.c). */
 #include <check.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -11,10 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec.h"
 #include "guard.h"
 #include "proc.h"
 #include "rr.h"
 #include "unit.h"
+
+extern char **environ;
 
 static int64_t mono(void)
 {
@@ -25,64 +30,91 @@ static int64_t mono(void)
 
 static bool alive(pid_t p)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
     struct rr_proc_stat st;
-    return n > 0 && rr_proc_parse_stat(buf, (size_t)n, &st) == 0 && st.state != 'Z';
+    return rr_proc_read_stat(p, &st) == 0 && st.state != 'Z';
 }
 
-/* The guard of a process that is SIGKILLed kills what that process left in
- * a session of its own, though it was re-parented to init by then. */
+START_TEST(test_clock)
+{
+    int64_t w;
+
+    ck_assert_int_eq(rr_guard_clock(1000, 10000, 2000, false, false, &w), RR_GUARD_WAIT);
+    ck_assert_int_eq(w, 7000);
+    ck_assert_int_eq(rr_guard_clock(8000, 10000, 2000, false, false, &w), RR_GUARD_TERM);
+    ck_assert_int_eq(w, 2000);
+    ck_assert_int_eq(rr_guard_clock(8500, 10000, 2000, true, false, &w), RR_GUARD_WAIT);
+    ck_assert_int_eq(w, 1500);
+    ck_assert_int_eq(rr_guard_clock(10000, 10000, 2000, true, false, &w), RR_GUARD_KILL);
+    ck_assert_int_gt(w, 0);
+    /* Once fired, a later deadline revives nothing. */
+    ck_assert_int_eq(rr_guard_clock(0, 10000, 2000, true, true, &w), RR_GUARD_KILL);
+    /* No lease end: a long sleep, never longer than a minute. */
+    ck_assert_int_eq(rr_guard_clock(0, RR_INF, 0, false, false, &w), RR_GUARD_WAIT);
+    ck_assert_int_eq(w, 60000);
+    ck_assert_int_eq(rr_guard_clock(5, 5, 0, false, false, &w), RR_GUARD_KILL);
+}
+END_TEST
+
+/* The wrapper: a guard that spawns a command whose helper leaves the group
+ * and the session (`setsid`, twice forked: re-parented to the guard), and
+ * says its pid in FILE. */
+static void wrapper(const char *file)
+{
+    char script[512];
+    snprintf(script, sizeof script,
+             "setsid sh -c 'trap \"\" TERM; echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 60' & "
+             "exec sleep 60", file, file, file);
+    char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+    struct rr_exec_plan plan;
+    int fds[2];
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if (rr_exec_plan_make(&plan, argv, environ) != 0 || pipe2(fds, O_CLOEXEC) != 0)
+        _exit(2);
+    struct rr_guard_opts o = { .plan = &plan, .deadline_ms = rr_now_ms() + 60000,
+                               .grace_ms = 1000, .errfd = fds[1] };
+    struct rr_guard *g = rr_guard_start(&o);
+    if (!g)
+        _exit(2);
+    close(fds[1]);
+    int code;
+    if (read(fds[0], &code, sizeof code) != 0)
+        _exit(3);   /* the exec failed */
+    for (;;)
+        pause();
+}
+
+static pid_t read_pid(const char *file)
+{
+    int64_t t0 = mono();
+    while (mono() - t0 < 5000) {
+        FILE *f = fopen(file, "r");
+        int p = 0;
+        if (f && fscanf(f, "%d", &p) == 1 && p > 0) {
+            fclose(f);
+            return p;
+        }
+        if (f)
+            fclose(f);
+        usleep(10 * 1000);
+    }
+    return -1;
+}
+
+/* The wrapper is SIGKILLed: the guard kills the helper, though it is in a
+ * session of its own and ignores SIGTERM. */
 START_TEST(test_orphan_in_own_session)
 {
-    int fds[2];
-    ck_assert_int_eq(pipe(fds), 0);
+    char file[64];
+    snprintf(file, sizeof file, "/tmp/rr-guard-%d", (int)getpid());
+    unlink(file);
     pid_t w = fork();
     ck_assert_int_ge(w, 0);
-    if (w == 0) {
-        /* The wrapper: a guard, a "command", and a grandchild that leaves
-         * the group and the session. */
-        close(fds[0]);
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
-        struct rr_guard *g = rr_guard_start(false, rr_now_ms() + 60000, 1000);
-        if (!g)
-            _exit(2);
-        pid_t c = fork();
-        if (c == 0) {
-            /* As exec would (O_CLOEXEC): the guard's pipe must be ours
-             * alone, or it would not see us die. */
-            for (int fd = 3; fd < 1024; fd++)
-                if (fd != fds[1])
-                    close(fd);
-            setpgid(0, 0);
-            pid_t s = fork();
-            if (s == 0) {
-                setsid();
-                signal(SIGTERM, SIG_IGN);
-                for (;;)
-                    pause();
-            }
-            if (write(fds[1], &s, sizeof s) != sizeof s)
-                _exit(3);
-            for (;;)
-                pause();
-        }
-        setpgid(c, c);
-        rr_guard_set_child(g, c);
-        for (;;)
-            pause();
-    }
-    close(fds[1]);
-    pid_t s = 0;
-    ck_assert_int_eq(read(fds[0], &s, sizeof s), (ssize_t)sizeof s);
-    close(fds[0]);
+    if (w == 0)
+        wrapper(file);
+    pid_t s = read_pid(file);
+    unlink(file);
+    ck_assert_int_gt(s, 0);
     ck_assert(alive(s));
-    usleep(200 * 1000);   /* a few of the guard's walks */
     kill(w, SIGKILL);
     waitpid(w, NULL, 0);
     int64_t t0 = mono();
@@ -98,7 +130,10 @@ END_TEST
 static Suite *guard_suite(void)
 {
     Suite *s = suite_create("guard");
-    TCase *tc = tcase_create("process");
+    TCase *tc = tcase_create("clock");
+    tcase_add_test(tc, test_clock);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("process");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_orphan_in_own_session);
     suite_add_tcase(s, tc);

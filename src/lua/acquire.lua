@@ -2,7 +2,7 @@
 --! KEYS lock fence state history void queue qseq waiter_key once?
 --! ARGV token ttl_ms host pid once_id refuse_stale once_ttl_ms fence_floor
 --! ARGV waiter queue_ttl_ms ticket limit waiter_prefix keep wake_prefix
---! ARGV sharded
+--! ARGV sharded contain
 -- void: the tombstone of this attempt's token; waiter_key: ours (q:WAITER).
 -- refuse_stale: 1/0; once_ttl_ms: --state-ttl + the lease (renew.lua keeps
 -- extending it, so the once record outlives the run); fence_floor: the
@@ -10,7 +10,8 @@
 -- queue); queue_ttl_ms: how long our queue entry lives; ticket: our
 -- best-known arrival ticket (0 none); limit: holders at once; keep: 1, stay
 -- queued while holding (several masters: a give-back must keep our place);
--- sharded: 1, SPUBLISH (on a cluster).
+-- sharded: 1, SPUBLISH (on a cluster); contain: what holds the command's
+-- processes, 'cgroup' or 'tree' (--contain), shown by --status.
 -- Returns {'VOID'} if this attempt was already given back
 --      or {'OK', fence, started_ms, abandoned, slot, history id...}
 --      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket[, ahead]]} (rank,
@@ -227,7 +228,7 @@ end
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once,
-                'queued', queued}
+                'queued', queued, 'contain', ARGV[ARG_CONTAIN] or ''}
 if #ids > 0 then
   fields[#fields + 1] = 'buried'
   fields[#fields + 1] = table.concat(ids, ' ')

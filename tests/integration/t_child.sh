@@ -20,11 +20,12 @@ assert_sibling_killed() {
 }
 # sibling WRAPPER PATTERN: a process matching PATTERN in the process group of
 # the wrapper's command (the group's id is the command's pid).
-# The wrapper's children are the guard (a redlock-run too) and the command.
+# The command is the guard's child (redlock-run -> redlock-guard -> command).
 sibling() {
-    local cmd c
-    for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
-        case $(cat "/proc/$c/comm" 2>/dev/null) in redlock-run|redlock-guard) ;; *) cmd=$c ;; esac
+    local cmd c g
+    for g in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+        [ "$(cat "/proc/$g/comm" 2>/dev/null)" = redlock-guard ] || continue
+        for c in $(cat "/proc/$g/task/$g/children" 2>/dev/null); do cmd=$c; done
     done
     [ -n "$cmd" ] && pgrep -g "$cmd" -f "$2" | head -1
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t_completions.sh — the shell completions in completions/ know every long
 # option of `redlock-run --help` and nothing more, and the fixed values
-# (--on-stale run|refuse, --resolve succeeded|clear, --log-format text|json).
+# (--on-stale run|refuse, --resolve succeeded|clear, --log-format text|json,
+# --contain auto|cgroup|tree).
 # Adding an option to --help without adding it to the completions fails here.
 # The bash (and, where fish is installed, fish) completion is also run for
 # real: sourced, called with COMP_WORDS, its COMPREPLY checked.
@@ -40,7 +41,7 @@ done
 
 t "every completion file knows the fixed values"
 for f in "$BASH_C" "$ZSH_C" "$FISH_C"; do
-    for v in 'run refuse' 'succeeded clear' 'text json'; do
+    for v in 'run refuse' 'succeeded clear' 'text json' 'auto cgroup tree'; do
         grep -q -- "$v" "$f" || fail "$(basename "$f"): no '$v'"
     done
 done

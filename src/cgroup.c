@@ -1,0 +1,486 @@
+/* cgroup.c — the command's own cgroup v2 (see cgroup.h).
+ *
+ * Two halves. The async-signal-safe one is a handful of raw system calls
+ * on fds opened in advance (rawsys.h: no errno, no libc state), because the
+ * guard may run on our memory and a vfork child must not touch libc. The
+ * rest is ordinary C, run by the main process before the guard exists:
+ * the pure parsers (unit-tested) and rr_cgroup_create, which reads
+ * /proc/self/mountinfo and /proc/self/cgroup, makes the directory and
+ * opens its files. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "rawsys.h"
+
+struct rr_cgroup {
+    int parent_fd;      /* the directory we made it in (for the rmdir) */
+    int procs_fd;       /* cgroup.procs, O_WRONLY */
+    int kill_fd;        /* cgroup.kill, O_WRONLY */
+    int events_fd;      /* cgroup.events, O_RDONLY */
+    int freeze_fd;      /* cgroup.freeze, O_WRONLY; -1 if the kernel has none */
+    char name[256];
+    char path[PATH_MAX];
+};
+
+/* ---- async-signal-safe ---- */
+
+static int write_byte(int fd, char c)
+{
+    long r;
+
+    if (fd < 0)
+        return -ENOENT;
+    r = RR_SYS(SYS_write, fd, &c, 1);
+    return r < 0 ? (int)r : 0;
+}
+
+int rr_cgroup_enter_self(const struct rr_cgroup *cg)
+{
+    return cg ? write_byte(cg->procs_fd, '0') : -EINVAL;
+}
+
+int rr_cgroup_kill(const struct rr_cgroup *cg)
+{
+    return cg ? write_byte(cg->kill_fd, '1') : -EINVAL;
+}
+
+int rr_cgroup_freeze(const struct rr_cgroup *cg, int on)
+{
+    return cg ? write_byte(cg->freeze_fd, on ? '1' : '0') : -EINVAL;
+}
+
+int rr_cgroup_populated(const struct rr_cgroup *cg)
+{
+    static const char key[] = "populated ";
+    char buf[256];
+    long n;
+
+    if (!cg)
+        return -EINVAL;
+    n = RR_SYS4(SYS_pread64, cg->events_fd, buf, sizeof buf - 1, 0);
+    if (n < 0)
+        return (int)n;
+    /* "populated 0\nfrozen 0\n": find "populated " at a line's start. */
+    for (long i = 0; i + (long)sizeof key - 1 < n; i++) {
+        long k = 0;
+        if (i > 0 && buf[i - 1] != '\n')
+            continue;
+        while (k < (long)sizeof key - 1 && buf[i + k] == key[k])
+            k++;
+        if (k == (long)sizeof key - 1)
+            return buf[i + k] == '1' ? 1 : buf[i + k] == '0' ? 0 : -EINVAL;
+    }
+    return -EINVAL;
+}
+
+int rr_cgroup_events_fd(const struct rr_cgroup *cg)
+{
+    return cg ? cg->events_fd : -1;
+}
+
+int rr_cgroup_remove(const struct rr_cgroup *cg)
+{
+    long r;
+
+    if (!cg)
+        return -EINVAL;
+    r = RR_SYS(SYS_unlinkat, cg->parent_fd, cg->name, AT_REMOVEDIR);
+    return r < 0 ? (int)r : 0;
+}
+
+/* ---- pure parsing ---- */
+
+/* Copy the mountinfo field at s (up to a blank) into out, undoing the
+ * kernel's octal escapes (\040 for a blank). 0 or -ENAMETOOLONG. */
+static int unescape_field(const char *s, const char *end, char *out, size_t outlen)
+{
+    size_t n = 0;
+
+    while (s < end && *s != ' ') {
+        char c = *s++;
+        if (c == '\\' && end - s >= 3 && s[0] >= '0' && s[0] <= '3' && s[1] >= '0' &&
+            s[1] <= '7' && s[2] >= '0' && s[2] <= '7') {
+            c = (char)((s[0] - '0') * 64 + (s[1] - '0') * 8 + (s[2] - '0'));
+            s += 3;
+        }
+        if (n + 1 >= outlen)
+            return -ENAMETOOLONG;
+        out[n++] = c;
+    }
+    if (outlen == 0)
+        return -ENAMETOOLONG;
+    out[n] = '\0';
+    return 0;
+}
+
+/* The start of field k (0-based) of the line [s, end), or NULL. */
+static const char *field_at(const char *s, const char *end, int k)
+{
+    while (k-- > 0) {
+        while (s < end && *s != ' ')
+            s++;
+        if (s >= end)
+            return NULL;
+        s++;
+    }
+    return s < end ? s : NULL;
+}
+
+/* One cgroup2 mount of the mountinfo text: its mount point and root. The
+ * one whose root is "/" wins; else the first. 0 or -ENOENT/-ENAMETOOLONG. */
+static int find_mount(const char *mi, char *mnt, size_t mntlen, char *root, size_t rootlen)
+{
+    int best = -ENOENT;
+
+    for (const char *s = mi; s && *s;) {
+        const char *end = strchr(s, '\n'), *dash, *f;
+        char r[PATH_MAX];
+
+        if (!end)
+            end = s + strlen(s);
+        /* The optional fields end with " - "; the type follows. */
+        dash = strstr(s, " - ");
+        if (dash && dash < end && strncmp(dash + 3, "cgroup2 ", 8) == 0 &&
+            (f = field_at(s, end, 3)) && unescape_field(f, end, r, sizeof r) == 0 &&
+            (best == -ENOENT || strcmp(r, "/") == 0)) {
+            const char *m = field_at(s, end, 4);
+            best = m ? unescape_field(m, end, mnt, mntlen) : -ENOENT;
+            if (best == 0 && snprintf(root, rootlen, "%s", r) >= (int)rootlen)
+                best = -ENAMETOOLONG;
+            if (best == 0 && strcmp(r, "/") == 0)
+                return 0;
+        }
+        s = *end ? end + 1 : end;
+    }
+    return best;
+}
+
+int rr_cgroup_find_mount(const char *mountinfo, char *out, size_t outlen)
+{
+    char root[PATH_MAX];
+
+    return find_mount(mountinfo, out, outlen, root, sizeof root);
+}
+
+int rr_cgroup_own_path(const char *pc, char *out, size_t outlen)
+{
+    for (const char *s = pc; s && *s;) {
+        const char *end = strchr(s, '\n');
+        size_t n;
+
+        if (!end)
+            end = s + strlen(s);
+        if (strncmp(s, "0::", 3) == 0) {
+            n = (size_t)(end - s - 3);
+            if (n + 1 > outlen)
+                return -ENAMETOOLONG;
+            memcpy(out, s + 3, n);
+            out[n] = '\0';
+            return 0;
+        }
+        s = *end ? end + 1 : end;
+    }
+    return -ENOENT;
+}
+
+int rr_cgroup_locate(const char *mountinfo, const char *proc_cgroup, char *out, size_t outlen)
+{
+    char mnt[PATH_MAX], root[PATH_MAX], own[PATH_MAX];
+    const char *rel;
+    size_t rn;
+    int rc;
+
+    if ((rc = find_mount(mountinfo, mnt, sizeof mnt, root, sizeof root)) < 0)
+        return rc;
+    if ((rc = rr_cgroup_own_path(proc_cgroup, own, sizeof own)) < 0)
+        return rc;
+    if (own[0] != '/')
+        return -EINVAL;   /* "(deleted)" suffixes and the like are not paths */
+    /* A mount of a subtree (root "/docker/ID") shows our path from the
+     * hierarchy's top: what is under its root is under its mount point. */
+    rn = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    if (rn && (strncmp(own, root, rn) != 0 || (own[rn] != '/' && own[rn] != '\0')))
+        return -ENOENT;
+    rel = own + rn;
+    if (strcmp(rel, "/") == 0)
+        rel = "";
+    if ((size_t)snprintf(out, outlen, "%s%s", mnt, rel) >= outlen)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+size_t rr_cgroup_child_name(char *out, size_t outlen, long pid, const char *lockname)
+{
+    size_t n, cap = outlen < 256 ? outlen : 256;
+    int k;
+
+    if (cap == 0)
+        return 0;
+    k = snprintf(out, cap, "redlock-run.%ld.", pid);
+    if (k < 0 || (size_t)k >= cap) {
+        out[cap - 1] = '\0';
+        return strlen(out);
+    }
+    n = (size_t)k;
+    for (const char *s = lockname ? lockname : ""; *s && n + 1 < cap; s++) {
+        char c = *s;
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '-';
+        out[n++] = ok ? c : '_';
+    }
+    out[n] = '\0';
+    return n;
+}
+
+bool rr_cgroup_controllers_enabled(const char *sc)
+{
+    for (; sc && *sc; sc++)
+        if (*sc != ' ' && *sc != '\n' && *sc != '\t')
+            return true;
+    return false;
+}
+
+/* ---- creation (libc, before the guard) ---- */
+
+/* A whole small file into a malloc'd string (NULL and errno on failure). */
+static char *slurp_at(int dirfd, const char *path)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    size_t len = 0, cap = 4096;
+    char *buf = NULL;
+    ssize_t n;
+
+    if (fd < 0)
+        return NULL;
+    for (;;) {
+        if (!buf || len + 1 >= cap) {
+            char *nb = realloc(buf, buf ? cap *= 2 : cap);
+            if (!nb)
+                goto fail;
+            buf = nb;
+        }
+        n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            goto fail;
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return buf;
+
+fail:
+    n = errno;
+    free(buf);
+    close(fd);
+    errno = (int)n;
+    return NULL;
+}
+
+/* strerror's words, lowercase as our messages are. */
+static const char *why(int e)
+{
+    switch (e) {
+    case EACCES:
+    case EPERM:
+        return "permission denied";
+    case EROFS:
+        return "read-only file system";
+    case ENOENT:
+        return "no such file or directory";
+    case EAGAIN:
+        return "too many cgroups (cgroup.max.descendants or cgroup.max.depth)";
+    case ENOSPC:
+        return "no space left";
+    default:
+        return strerror(e);
+    }
+}
+
+/* How to get a cgroup one may create children in. */
+#define RR_CGROUP_HINT "run as a systemd unit with Delegate=yes, or see \"Containment\" in the README"
+
+/* Our own cgroup's directory. 0 or -errno with err filled. */
+static int locate_self(char *base, size_t baselen, char *err, size_t errlen)
+{
+    char *mi = slurp_at(AT_FDCWD, "/proc/self/mountinfo");
+    char *pc = slurp_at(AT_FDCWD, "/proc/self/cgroup");
+    char mnt[PATH_MAX];
+    int rc;
+
+    if (!mi || !pc) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot read /proc/self/%s: %s", mi ? "cgroup" : "mountinfo",
+                 why(-rc));
+    } else if (rr_cgroup_find_mount(mi, mnt, sizeof mnt) < 0) {
+        rc = -ENOENT;
+        snprintf(err, errlen, "no cgroup v2 mounted");
+    } else if ((rc = rr_cgroup_locate(mi, pc, base, baselen)) < 0) {
+        snprintf(err, errlen, "our cgroup is not to be found under the cgroup v2 mount %s", mnt);
+    }
+    free(mi);
+    free(pc);
+    return rc;
+}
+
+/* Open the files of the new cgroup (dir, named name under parent). */
+static int open_files(struct rr_cgroup *cg, char *err, size_t errlen)
+{
+    int dir = openat(cg->parent_fd, cg->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int e = 0;
+
+    if (dir < 0) {
+        e = errno;
+        snprintf(err, errlen, "cannot open %s: %s", cg->path, why(e));
+        return -e;
+    }
+    cg->kill_fd = openat(dir, "cgroup.kill", O_WRONLY | O_CLOEXEC);
+    if (cg->kill_fd < 0) {
+        e = errno;
+        if (e == ENOENT)
+            snprintf(err, errlen, "the kernel has no cgroup.kill (Linux 5.14 brought it)");
+        else
+            snprintf(err, errlen, "cannot open %s/cgroup.kill: %s", cg->path, why(e));
+        goto out;
+    }
+    cg->procs_fd = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    cg->events_fd = openat(dir, "cgroup.events", O_RDONLY | O_CLOEXEC);
+    if (cg->procs_fd < 0 || cg->events_fd < 0) {
+        e = errno;
+        snprintf(err, errlen, "cannot open %s/cgroup.%s: %s", cg->path,
+                 cg->procs_fd < 0 ? "procs" : "events", why(e));
+        goto out;
+    }
+    cg->freeze_fd = openat(dir, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
+out:
+    close(dir);
+    return -e;
+}
+
+/* Make the directory: mkdir, or, if a dead run of ours left one with our
+ * pid's name, rmdir it first (it is empty, or rmdir fails). */
+static int make_dir(struct rr_cgroup *cg, char *err, size_t errlen)
+{
+    const char *base = cg->path;
+    int e;
+
+    if (mkdirat(cg->parent_fd, cg->name, 0755) == 0)
+        return 0;
+    e = errno;
+    if (e == EEXIST && unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR) == 0 &&
+        mkdirat(cg->parent_fd, cg->name, 0755) == 0)
+        return 0;
+    if (e == EEXIST)
+        e = errno;
+    snprintf(err, errlen, "cannot create a cgroup under %.*s: %s (%s)",
+             (int)(strrchr(base, '/') - base), base, why(e), RR_CGROUP_HINT);
+    return -e;
+}
+
+static struct rr_cgroup *cg_new(void)
+{
+    struct rr_cgroup *cg = calloc(1, sizeof *cg);
+
+    if (cg)
+        cg->parent_fd = cg->procs_fd = cg->kill_fd = cg->events_fd = cg->freeze_fd = -1;
+    return cg;
+}
+
+int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen)
+{
+    struct rr_cgroup *cg = cg_new();
+    char base[PATH_MAX], *sc = NULL;
+    bool made = false;
+    int rc;
+
+    *out = NULL;
+    if (!cg) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    if ((rc = locate_self(base, sizeof base, err, errlen)) < 0)
+        goto fail;
+    cg->parent_fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cg->parent_fd < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot open our cgroup %s: %s", base, why(-rc));
+        goto fail;
+    }
+    /* "No internal processes": a cgroup other than the root that hands
+     * controllers down may hold no process beside its children. We live in
+     * ours, so it should hand none down, unless it is the root (which has
+     * no cgroup.kill, also at the top of a cgroup namespace); say so if it
+     * does. */
+    sc = slurp_at(cg->parent_fd, "cgroup.subtree_control");
+    if (sc && rr_cgroup_controllers_enabled(sc) &&
+        faccessat(cg->parent_fd, "cgroup.kill", F_OK, 0) == 0) {
+        rc = -EBUSY;
+        sc[strcspn(sc, "\n")] = '\0';
+        snprintf(err, errlen, "our cgroup %s enables controllers for its children (%s), so the "
+                 "command cannot live in a child beside us: run redlock-run in a leaf cgroup",
+                 base, sc);
+        goto fail;
+    }
+    /* Moving the command from our cgroup into its child is a write to the
+     * cgroup.procs of their common ancestor: ours. */
+    if (faccessat(cg->parent_fd, "cgroup.procs", W_OK, AT_EACCESS) != 0) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot move processes out of our cgroup %s: %s (%s)", base,
+                 why(-rc), RR_CGROUP_HINT);
+        goto fail;
+    }
+    rr_cgroup_child_name(cg->name, sizeof cg->name, (long)getpid(), lockname);
+    if ((size_t)snprintf(cg->path, sizeof cg->path, "%s/%s", base, cg->name) >= sizeof cg->path) {
+        rc = -ENAMETOOLONG;
+        snprintf(err, errlen, "the cgroup path under %s is too long", base);
+        goto fail;
+    }
+    if ((rc = make_dir(cg, err, errlen)) < 0)
+        goto fail;
+    made = true;
+    if ((rc = open_files(cg, err, errlen)) < 0)
+        goto fail;
+    free(sc);
+    *out = cg;
+    return 0;
+
+fail:
+    free(sc);
+    if (made)
+        unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR);
+    rr_cgroup_free(cg);
+    return rc < 0 ? rc : -EINVAL;
+}
+
+const char *rr_cgroup_path(const struct rr_cgroup *cg)
+{
+    return cg ? cg->path : "";
+}
+
+void rr_cgroup_free(struct rr_cgroup *cg)
+{
+    if (!cg)
+        return;
+    if (cg->parent_fd >= 0)
+        close(cg->parent_fd);
+    if (cg->procs_fd >= 0)
+        close(cg->procs_fd);
+    if (cg->kill_fd >= 0)
+        close(cg->kill_fd);
+    if (cg->events_fd >= 0)
+        close(cg->events_fd);
+    if (cg->freeze_fd >= 0)
+        close(cg->freeze_fd);
+    free(cg);
+}

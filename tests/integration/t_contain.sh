@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# t_contain.sh — --contain: which containment holds the run, and saying so
+# (-v, the JSON acquired event, the state record, --status of the holder);
+# --contain cgroup refusing with 71, before the lock is asked for, where no
+# cgroup can be made (no cgroup2 mounted, a read-only one, no permission).
+# The cgroup cases run where this test may make a cgroup (root on a host
+# with a writable cgroup2); the refusals need unshare(1) and root.
+# shellcheck disable=SC2016  # child commands
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+start_redis S || { t "start redis"; fail "cannot start redis-server"; done_testing; exit 1; }
+U=$S_URL
+
+# json_field FILE EVENT KEY — KEY of the first JSON log line of EVENT.
+json_field() {
+    "$PY" - "$1" "$2" "$3" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        j = json.loads(line)
+    except ValueError:
+        continue
+    if j.get("event") == sys.argv[2]:
+        v = j.get(sys.argv[3])
+        print("null" if v is None else v)
+        sys.exit(0)
+print("MISSING")
+EOF
+}
+
+# The cgroup2 mount point, or nothing.
+CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+can_cgroup=0
+if "$RR_BIN" -r "$U" --contain cgroup probe-cg true 2>/dev/null; then can_cgroup=1; fi
+note "cgroup2 at ${CG2:-nowhere}; a cgroup can be made here: $can_cgroup"
+
+# hold JOB ARGS... — start a holder of JOB (a 1 s lease) whose command waits
+# for $TMP/JOB.stop; returns once it runs. Its pid is in $BG.
+hold() {
+    local job=$1; shift
+    bg "$TMP/$job" "$RR_BIN" -r "$U" -t 1s "$@" "$job" -- sh -c \
+        'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done' \
+        sh "$TMP/$job.started" "$TMP/$job.stop"
+    wait_for 10 file_there "$TMP/$job.started" || fail "the holder of $job did not start"
+}
+
+t "--contain tree: -v, the JSON acquired event and the state record say 'tree'"
+rr -r "$U" -v --contain tree treejob true
+assert_rc 0 "a run in tree mode"
+grep -q 'containment: process tree (the guard is the subreaper of every process the command starts)' "$ERR" ||
+    fail "-v does not say the tree holds the run: $(cat "$ERR")"
+grep -q 'containment: cgroup' "$ERR" && fail "-v names a cgroup in tree mode"
+assert_eq tree "$(hget S "$(k_state treejob)" contain)" "the state record's contain"
+rr -r "$U" -v --log-format json --contain tree treejob true
+assert_rc 0 "a run in tree mode, JSON"
+assert_eq tree "$(json_field "$ERR" acquired contain)" "the acquired event's contain"
+end_test
+
+t "--status of a holder in tree mode shows its containment (text and JSON)"
+hold treeheld --contain tree
+rr -r "$U" --status treeheld
+assert_rc 1 "--status of a held lock"
+grep -qE '^contain +process tree' "$OUT" || fail "--status does not show the tree: $(cat "$OUT")"
+rr -r "$U" --status --json treeheld
+assert_eq '"tree"' "$("$PY" -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["lock"]["contain"]))' "$OUT")" "lock.contain"
+touch "$TMP/treeheld.stop"
+wait_pid "$BG" 10
+assert_eq 0 "$RC" "the holder's status"
+end_test
+
+t "--status of a free lock shows no containment line"
+rr -r "$U" --status treeheld
+assert_rc 0 "--status of a free lock"
+grep -q '^contain' "$OUT" && fail "a free lock shows a containment: $(cat "$OUT")"
+end_test
+
+if [ "$can_cgroup" = 1 ]; then
+    t "--contain cgroup: -v names the cgroup, which is gone after the run"
+    rr -r "$U" -v --contain cgroup 'cg/job:1' true
+    assert_rc 0 "a run in cgroup mode"
+    path=$(sed -n 's/.*containment: cgroup \(.*\) (cgroup.kill stops every process of the command at once)$/\1/p' "$ERR")
+    case $path in
+        "$CG2"/*redlock-run.[0-9]*.cg_job_1) ;;
+        *) fail "-v does not name the cgroup under $CG2: $(cat "$ERR")" ;;
+    esac
+    [ -n "$path" ] && [ -e "$path" ] && fail "the cgroup $path is left after the run"
+    assert_eq cgroup "$(hget S "$(k_state 'cg/job:1')" contain)" "the state record's contain"
+    end_test
+
+    t "--contain auto makes a cgroup where one can be made; JSON and --status say so"
+    rr -r "$U" -v --log-format json autojob true
+    assert_rc 0 "a run in auto mode"
+    assert_eq cgroup "$(json_field "$ERR" acquired contain)" "the acquired event's contain"
+    hold autoheld
+    rr -r "$U" --status autoheld
+    grep -qE '^contain +cgroup \(cgroup.kill' "$OUT" || fail "--status does not show the cgroup: $(cat "$OUT")"
+    ls -d "$CG2"/redlock-run."$BG".autoheld >/dev/null 2>&1 || fail "no cgroup redlock-run.$BG.autoheld under $CG2"
+    touch "$TMP/autoheld.stop"
+    wait_pid "$BG" 10
+    assert_eq 0 "$RC" "the holder's status"
+    [ -e "$CG2/redlock-run.$BG.autoheld" ] && fail "the holder's cgroup is left after the run"
+    end_test
+else
+    note "no cgroup can be made here: the cgroup-mode cases are skipped"
+fi
+
+# in_ns SETUP ARGS... — run redlock-run ARGS in a mount namespace of its own
+# after the shell commands SETUP (nothing outside the namespace changes).
+in_ns() {
+    local setup=$1; shift
+    run_limited unshare -m sh -c "$setup"' && exec "$@"' sh "$RR_BIN" "$@"
+}
+
+if [ -n "$CG2" ] && [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+    t "--contain cgroup with the cgroup2 mount read-only: 71, and the lock was never asked for"
+    # A bind remount changes this mount's flag in this namespace only, not
+    # the cgroup2 filesystem.
+    in_ns "mount -o remount,bind,ro $CG2" -r "$U" --contain cgroup rojob true
+    assert_rc 71 "--contain cgroup without a writable cgroup2"
+    grep -q -- '--contain cgroup: .*read-only file system' "$ERR" || fail "the message: $(cat "$ERR")"
+    [ "$(wc -l <"$ERR")" = 1 ] || fail "more than one line: $(cat "$ERR")"
+    key_gone S "$(k_state rojob)" || fail "the lock was asked for"
+    end_test
+
+    t "--contain auto with the cgroup2 mount read-only: the tree holds the run"
+    in_ns "mount -o remount,bind,ro $CG2" -r "$U" -v --contain auto rojob true
+    assert_rc 0 "--contain auto without a writable cgroup2"
+    grep -q 'containment: process tree' "$ERR" || fail "-v: $(cat "$ERR")"
+    end_test
+
+    t "--contain cgroup with no cgroup2 mounted: 71, 'no cgroup v2 mounted'"
+    in_ns "umount -l $CG2" -r "$U" --contain cgroup nocgjob true
+    assert_rc 71 "--contain cgroup without cgroup2"
+    grep -q -- '--contain cgroup: no cgroup v2 mounted' "$ERR" || fail "the message: $(cat "$ERR")"
+    key_gone S "$(k_state nocgjob)" || fail "the lock was asked for"
+    end_test
+else
+    note "not root, no cgroup2 or no unshare: the refusal cases are skipped"
+fi
+
+if [ -n "$CG2" ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
+    ! setpriv --reuid=65534 --regid=65534 --clear-groups test -w "$CG2/cgroup.procs"; then
+    t "--contain cgroup as a user who may not write our cgroup: 71, permission denied, a hint"
+    run_limited setpriv --reuid=65534 --regid=65534 --clear-groups "$RR_BIN" -r "$U" --contain cgroup userjob true
+    assert_rc 71 "--contain cgroup without permission"
+    grep -q -- '--contain cgroup: .*permission denied (run as a systemd unit with Delegate=yes' "$ERR" ||
+        fail "the message: $(cat "$ERR")"
+    key_gone S "$(k_state userjob)" || fail "the lock was asked for"
+    end_test
+fi
+
+done_testing
