@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -240,6 +242,22 @@ size_t rr_cgroup_child_name(char *out, size_t outlen, long pid, const char *lock
     return n;
 }
 
+long rr_cgroup_name_pid(const char *name)
+{
+    static const char pre[] = "redlock-run.";
+    long pid = 0;
+    const char *s;
+
+    if (strncmp(name, pre, sizeof pre - 1) != 0)
+        return -1;
+    for (s = name + sizeof pre - 1; *s >= '0' && *s <= '9'; s++) {
+        pid = pid * 10 + (*s - '0');
+        if (pid > 0x3fffffff)
+            return -1;
+    }
+    return s > name + sizeof pre - 1 && *s == '.' && pid > 0 ? pid : -1;
+}
+
 bool rr_cgroup_controllers_enabled(const char *sc)
 {
     for (; sc && *sc; sc++)
@@ -388,6 +406,35 @@ static int make_dir(struct rr_cgroup *cg, char *err, size_t errlen)
     return -e;
 }
 
+/* The empty cgroups that dead runs left beside ours (killed with their
+ * guard, which would have removed them). A live run's cgroup holds its
+ * command, so rmdir fails on it (EBUSY); the minute keeps clear of one made
+ * a moment ago whose command is not in it yet, by a run whose pid we cannot
+ * see (another pid namespace). Best effort: errors are ignored. */
+static void sweep_stale(int parent_fd)
+{
+    int fd = dup(parent_fd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+    struct stat st;
+    time_t now = time(NULL);
+
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    while ((e = readdir(d)) != NULL) {
+        long pid = rr_cgroup_name_pid(e->d_name);
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if (fstatat(parent_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            now - st.st_mtime > 60)
+            unlinkat(parent_fd, e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
 static struct rr_cgroup *cg_new(void)
 {
     struct rr_cgroup *cg = calloc(1, sizeof *cg);
@@ -440,6 +487,7 @@ int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, si
                  why(-rc), RR_CGROUP_HINT);
         goto fail;
     }
+    sweep_stale(cg->parent_fd);
     rr_cgroup_child_name(cg->name, sizeof cg->name, (long)getpid(), lockname);
     if ((size_t)snprintf(cg->path, sizeof cg->path, "%s/%s", base, cg->name) >= sizeof cg->path) {
         rc = -ENAMETOOLONG;

@@ -65,7 +65,9 @@ int rr_cgroup_remove(const struct rr_cgroup *cg);
  * next to us (cgroup.kill exists: kernel 5.14; our own cgroup enables no
  * controllers in cgroup.subtree_control, the "no internal processes"
  * rule), mkdir redlock-run.<pid>.<lock name> under it, and open its
- * files. 0 and *out set (free with rr_cgroup_free), or -errno with a
+ * files. On the way, it removes the empty cgroups of dead runs (a name of
+ * ours, a pid that no longer exists, made over a minute ago: a run killed
+ * with its guard). 0 and *out set (free with rr_cgroup_free), or -errno with a
  * one-line reason in err and *out NULL. Calls nothing that needs the guard. */
 int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
 
@@ -102,6 +104,10 @@ int rr_cgroup_locate(const char *mountinfo, const char *proc_cgroup, char *out, 
  * impossible, and the whole cut to fit outlen (at most 255 bytes, a
  * directory name's limit). Returns the length written. */
 size_t rr_cgroup_child_name(char *out, size_t outlen, long pid, const char *lockname);
+
+/* The pid in a child's name made by rr_cgroup_child_name
+ * ("redlock-run.<pid>.<anything>"), or -1 if name is not one of ours. */
+long rr_cgroup_name_pid(const char *name);
 
 /* Whether a cgroup.subtree_control text enables any controller (it is then
  * an inner node: no process may live in it beside its children). */

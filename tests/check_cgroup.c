@@ -3,6 +3,7 @@
  * sleep and its setsid grandchild. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,6 +112,20 @@ START_TEST(test_child_name)
 }
 END_TEST
 
+START_TEST(test_name_pid)
+{
+    ck_assert_int_eq(rr_cgroup_name_pid("redlock-run.42.backup"), 42);
+    ck_assert_int_eq(rr_cgroup_name_pid("redlock-run.7."), 7);
+    ck_assert_int_eq(rr_cgroup_name_pid("redlock-run.42"), -1);
+    ck_assert_int_eq(rr_cgroup_name_pid("redlock-run..x"), -1);
+    ck_assert_int_eq(rr_cgroup_name_pid("redlock-run.0.x"), -1);
+    ck_assert_int_eq(rr_cgroup_name_pid("redlock-run.4x.y"), -1);
+    ck_assert_int_eq(rr_cgroup_name_pid("other.42.x"), -1);
+    ck_assert_int_eq(rr_cgroup_name_pid("redlock-run.99999999999.x"), -1);
+    ck_assert_int_eq(rr_cgroup_name_pid("cgroup.procs"), -1);
+}
+END_TEST
+
 START_TEST(test_controllers)
 {
     ck_assert(!rr_cgroup_controllers_enabled(""));
@@ -179,6 +194,56 @@ START_TEST(test_real_cgroup)
 }
 END_TEST
 
+/* Make the directory base/name, its mtime secs_ago in the past. */
+static void make_aged(const char *base, const char *name, int secs_ago)
+{
+    char p[4400];
+    struct timespec t[2];
+
+    snprintf(p, sizeof p, "%s/%s", base, name);
+    ck_assert_int_eq(mkdir(p, 0755), 0);
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= secs_ago;
+    t[1] = t[0];
+    ck_assert_int_eq(utimensat(AT_FDCWD, p, t, 0), 0);
+}
+
+START_TEST(test_sweep_stale)
+{
+    struct rr_cgroup *cg = NULL;
+    char err[256] = "", base[4200], stale[64], fresh[64], p[4400];
+    struct stat st;
+    pid_t dead = fork();
+
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, NULL, 0);
+    if (rr_cgroup_create(&cg, "probe", err, sizeof err) != 0) {
+        fprintf(stderr, "check_cgroup: no real cgroup here (%s): skipped\n", err);
+        return;
+    }
+    snprintf(base, sizeof base, "%s", rr_cgroup_path(cg));
+    *strrchr(base, '/') = '\0';
+    ck_assert_int_eq(rr_cgroup_remove(cg), 0);
+    rr_cgroup_free(cg);
+
+    /* A dead run's, made long ago: removed. A dead pid's made just now
+     * (maybe a run in another pid namespace): kept. */
+    snprintf(stale, sizeof stale, "redlock-run.%ld.unit-stale", (long)dead);
+    snprintf(fresh, sizeof fresh, "redlock-run.%ld.unit-fresh", (long)dead);
+    make_aged(base, stale, 120);
+    make_aged(base, fresh, 0);
+    ck_assert_int_eq(rr_cgroup_create(&cg, "sweeper", err, sizeof err), 0);
+    snprintf(p, sizeof p, "%s/%s", base, stale);
+    ck_assert_msg(stat(p, &st) == -1, "%s was left", p);
+    snprintf(p, sizeof p, "%s/%s", base, fresh);
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_int_eq(rmdir(p), 0);
+    ck_assert_int_eq(rr_cgroup_remove(cg), 0);
+    rr_cgroup_free(cg);
+}
+END_TEST
+
 START_TEST(test_null)
 {
     ck_assert_int_eq(rr_cgroup_kill(NULL), -EINVAL);
@@ -199,11 +264,13 @@ static Suite *cgroup_suite(void)
     tcase_add_test(tc, test_locate);
     tcase_add_test(tc, test_child_name);
     tcase_add_test(tc, test_controllers);
+    tcase_add_test(tc, test_name_pid);
     tcase_add_test(tc, test_null);
     suite_add_tcase(s, tc);
     tc = tcase_create("real");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_real_cgroup);
+    tcase_add_test(tc, test_sweep_stale);
     suite_add_tcase(s, tc);
     return s;
 }
