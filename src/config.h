@@ -85,6 +85,8 @@ struct rr_config {
     const char *metrics_file;
     bool foreground;
     bool json;                    /* --status --json */
+    bool force;                   /* --release --force: delete, even under a live holder */
+    const char *release_fence;    /* --release --fence F: only a holder of fence F; NULL any */
 };
 
 #endif

@@ -1,4 +1,4 @@
-/* status.c — --status, --release and --resolve. */
+/* status.c — --status and --resolve (--release: revoke.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,43 +543,6 @@ static void tally_error(struct op *op, struct rr_svc *c, int status, const redis
     }
 }
 
-static void on_force(struct rr_svc *c, int status, redisReply *r, void *arg)
-{
-    struct op *op = arg;
-
-    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements == 5) {
-        if (r->element[0]->type == REDIS_REPLY_STRING) {
-            if (!op->done++) {
-                if (*str(r->element[2]))
-                    snprintf(op->what, sizeof(op->what), "held by %s pid %s (fence %s)",
-                             str(r->element[2]), str(r->element[3]), str(r->element[4]));
-                else
-                    snprintf(op->what, sizeof(op->what), "holder unknown");
-            }
-        } else {
-            op->none++;
-        }
-    } else {
-        tally_error(op, c, status, r);
-    }
-    if (--op->pending > 0)
-        return;
-    if (op->done) {
-        fprintf(op->out, "released the lock of %s (%s) on %d of %d master%s\n",
-                op->cfg->name, op->what, op->done, op->n, op->n == 1 ? "" : "s");
-        op->exit_code = 0;
-    } else if (op->none) {
-        fprintf(op->out, "the lock of %s is not held; nothing to release\n", op->cfg->name);
-        op->exit_code = 1;
-    } else {
-        op->exit_code = unavailable(op, "cannot release");
-    }
-    if (op->errors && op->exit_code == 0)
-        rr_log(RR_LOG_WARN, "partial", NULL, "%d master%s did not answer: %s", op->errors,
-               op->errors == 1 ? "" : "s", op->err);
-    close_all(op);
-}
-
 static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
@@ -648,21 +611,6 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
     }
     if (cfg->mode == RR_MODE_STATUS) {
         ask_status(&op);
-    } else if (cfg->mode == RR_MODE_RELEASE) {
-        const char *keys[RR_FORCE_NKEYS] = {
-            [RR_FORCE_KEY_LOCK] = op.keys.lock, [RR_FORCE_KEY_STATE] = op.keys.state,
-            [RR_FORCE_KEY_HISTORY] = op.keys.history,
-        };
-        const char *args[RR_FORCE_NARGS] = {
-            [RR_FORCE_ARG_CHANNEL] = op.keys.channel, [RR_FORCE_ARG_HOST] = op.host,
-            [RR_FORCE_ARG_PID] = op.pid, [RR_FORCE_ARG_SHARDED] = "0",
-        };
-        for (int i = 0; i < op.n; i++) {
-            args[RR_FORCE_ARG_SHARDED] = rr_script_sharded(op.conns[i]);
-            if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, RR_FORCE_NKEYS, keys, RR_FORCE_NARGS,
-                               args, on_force, &op) == 0)
-                op.pending++;
-        }
     } else {
         const char *keys[RR_RESOLVE_NKEYS] = {
             [RR_RESOLVE_KEY_LOCK] = op.keys.lock,

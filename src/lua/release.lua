@@ -60,7 +60,12 @@ local void_ms = tonumber(ARGV[ARG_VOID_MS]) or 0
 if void_ms > 0 then redis.call('SET', voidk, '1', 'PX', ARGV[ARG_VOID_MS]) end
 
 local released = 0
-if redis.call('GET', lock) == token then
+local cur = redis.call('GET', lock)
+if cur == 'revoked:' .. token then
+  -- An operator's --release (force.lua) marked our lock: it is freed now.
+  redis.call('DEL', lock)
+  released = 1
+elseif cur == token then
   if hold > 0 then
     redis.call('PEXPIRE', lock, hold)
   else
