@@ -146,6 +146,30 @@ static void text_success(FILE *f, const char *label, const struct rr_job_record 
             rec->last_success_host[0] ? rec->last_success_host : "?", rec->last_success_fence);
 }
 
+/* The lock line: who holds it, since when, when it was last renewed. tok:
+ * the lock's value, NULL when free. A lock that --release marked
+ * (force.lua) carries the holder's own token after the mark; it holds
+ * until the holder's next renewal makes it stop and release. */
+static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_job_record *st)
+{
+    char d[32], since[64], beat[64];
+
+    if (!tok) {
+        fprintf(f, "%-10s free\n", "lock");
+        return;
+    }
+    bool revoked = strncmp(tok, "revoked:", 8) == 0 && strcmp(st->token, tok + 8) == 0;
+    rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
+    fmt_time(st->started_ms, since, sizeof since);
+    fmt_time(st->heartbeat_ms, beat, sizeof beat);
+    if (revoked || strcmp(st->token, tok) == 0)
+        fprintf(f, "%-10s %sheld by %s pid %lld (fence %lld) since %s, last renewed %s, "
+                "%s left\n", "lock", revoked ? "being released (--release): " : "",
+                st->host, st->pid, st->fence, since, beat, d);
+    else
+        fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
+}
+
 /* key: the record's key, named when there is none (a typo in NAME or an
  * ID that never ran reads differently from a healthy job). */
 static void text_record(FILE *f, const char *label, const redisReply *flat, bool held,
@@ -309,23 +333,17 @@ static int print_status(struct op *op, const redisReply *r)
         return code;   /* on_qstatus adds the holders and the queue, and closes */
     }
 
-    char d[32];
+    char beat[64];
+    fmt_time(st.heartbeat_ms, beat, sizeof beat);
     fprintf(f, "%-10s %s\n", "job", cfg->name);
-    if (held) {
-        rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
-        if (know_holder)
-            fprintf(f, "%-10s held by %s pid %lld (fence %lld), %s left\n", "lock", st.host,
-                    st.pid, st.fence, d);
-        else
-            fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
-    } else {
-        fprintf(f, "%-10s free\n", "lock");
-    }
+    text_lock(f, held ? holder_tok : NULL, pttl, &st);
     text_record(f, "last run", state, held, op->keys.state);
     text_success(f, "last ok", &st);
+    /* What is known: it stopped renewing, and its lease ended. Not why. */
     if (st_shown)
-        fprintf(f, "%-10s the last run is recorded as running but holds no lock: "
-                   "its holder died\n", "warning");
+        fprintf(f, "%-10s free, but the last run's holder (%s pid %lld) stopped renewing at %s "
+                   "and its record still says running: it died, or could not record its "
+                   "outcome (it then exited 74)\n", "warning", st.host, st.pid, beat);
     if (cfg->once_id[0]) {
         fprintf(f, "once %s:\n", cfg->once_id);
         text_record(f, "  ", have_once ? once : NULL, held, op->keys.once);

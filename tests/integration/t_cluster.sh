@@ -2,8 +2,7 @@
 # t_cluster.sh — redis-cluster:// against a real six-node cluster (three
 # masters, a replica each, from lib_topo.sh): routing from any seed, dead
 # and silent seeds, every mode, waiters on sharded pub/sub, a resharding
-# (renewals while the slot is half-way; a release refused while it is,
-# retried), CLUSTER FAILOVER and kill -9 of
+# (renewals while the slot is half-way), CLUSTER FAILOVER and kill -9 of
 # the slot's owner mid-run, a slot nobody serves (CLUSTERDOWN), and a
 # TLS-only cluster (rediss-cluster://).
 # shellcheck disable=SC2016,SC2153,SC2015,SC2119  # child commands; NAME_PORT etc. from lib_topo; "a && b || fail" is meant
@@ -369,39 +368,6 @@ wait_pid "$h" 10
 assert_rc 79 "the run"
 assert_key_gone "$T" "$(k_lock $J)"
 assert_hash "$T" "$(k_state $J)" status lost
-
-t "a release refused for now (slot half-way, TRYAGAIN) is retried while renewed: --once day1 recorded succeeded, never run again"
-# Issue 18.2. MIGRATING/IMPORTING with no key moved: release.lua names keys
-# that do not exist (the queue, the tombstone), so both nodes refuse it
-# (TRYAGAIN) past --redis-timeout; renew.lua's keys all exist and it runs.
-# 3 s later the slot is STABLE again and a retried release lands.
-J=jobT; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); T=$(cl_other_master "$O")
-U=$(cl_url "$O")
-rr -r "$U" "$J" -- true
-assert_rc 0 "a first run (the keys exist)"
-hold_cmd "$TMP/tg"
-bg "$TMP/tg" "$RR_BIN" -r "$U" -t 9s --once day1 "$J" -- \
-    sh -c 'echo ran >> "$0.ran"; "$@"' "$TMP/tg" "${HOLD[@]}"
-h=$BG
-wait_for 10 file_there "$TMP/tg.started" || fail "child did not start"
-cl_migrate_begin "$S" "$O" "$T" || fail "SETSLOT IMPORTING/MIGRATING failed"
-touch "$TMP/tg.stop"
-sleep 3
-R "$T" CLUSTER SETSLOT "$S" STABLE >/dev/null
-R "$O" CLUSTER SETSLOT "$S" STABLE >/dev/null
-wait_pid "$h" 20
-assert_rc 0 "the run whose release was refused for 3 s"
-assert_contains "$(cat "$TMP/tg.err")" "retrying while the lease lasts" "the retry is said"
-assert_contains "$(cat "$TMP/tg.err")" "the release landed" "its landing is said"
-assert_hash "$O" "$(k_once $J day1)" status succeeded
-assert_hash "$O" "$(k_state $J)" status succeeded
-assert_key_gone "$O" "$(k_lock $J)"
-rr -r "$U" --once day1 --on-stale run "$J" -- sh -c 'echo ran >> "$0.ran"' "$TMP/tg"
-assert_rc 0 "the same --once ID again"
-assert_eq 1 "$(count_lines "$TMP/tg.ran")" "times the command ran"
-hist=$(R "$O" XRANGE "$(k_hist $J)" - + | tr -d '\r')
-assert_not_contains "$hist" "abandoned" "history"
-assert_eq 2 "$(grep -c '^succeeded$' <<<"$hist")" "succeeded entries (the first run and ours: once each)"
 
 t "CLUSTER FAILOVER of the slot's owner mid-run: the run goes on, the record lands on the new owner"
 J=jobF; S=$(cl_slot "{$J}"); O=$(cl_owner "$S"); P=$(cl_replica_of "$O")

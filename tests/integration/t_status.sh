@@ -436,7 +436,7 @@ pid_gone "$w" && fail "the holder stopped"
 rr_direct -r "$U" --release --fence "$f" "$job"
 assert_rc 0 "the holder's own fence"
 assert_key_gone S "$(k_lock $job)"
-wait_pid "$w" 10
+wait_pid "$w" 15
 assert_rc 79 "the holder"
 rr_direct -r "$U" --release --fence abc "$job"
 assert_rc 64 "--fence that is not a number"
@@ -452,5 +452,27 @@ rr_direct -r "$U" --release "$job"
 assert_rc 0 "--release"
 assert_lt "$ELAPSED_MS" 2000 "elapsed ms"
 assert_key_gone S "$(k_lock $job)"
+
+t "--status says what it knows: held since / last renewed, being released, a holder that stopped renewing"
+job=words
+bg "$TMP/wd" "$RR_BIN" -r "$U" -t 9s "$job" -- sleep 30
+w=$BG
+wait_for 10 key_there S "$(k_lock $job)" || fail "the holder did not start"
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "pid $w (fence" "the holder"
+assert_contains "$(cat "$OUT")" ", last renewed " "when it last renewed"
+# The holder's lock revoked, as --release leaves it until the holder's
+# next renewal (set by hand here, so that it stays so for this check).
+tok=$(R S GET "$(k_lock $job)")
+R S SET "$(k_lock $job)" "revoked:$tok" KEEPTTL >/dev/null
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "being released (--release): held by" "a revoked lock"
+wait_pid "$w" 15
+assert_rc 79 "the revoked holder"
+# A record left 'running' with no lock: what is known, not a guess.
+R S HSET "$(k_state $job)" status running >/dev/null
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "stopped renewing at" "a holder gone"
+assert_not_contains "$(cat "$OUT")" "its holder died" "no guess"
 
 done_testing
