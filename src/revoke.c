@@ -194,14 +194,14 @@ static void report_wait(struct rv *v, bool timed_out)
                v->who[0] ? v->who : "(unknown)", last);
         v->exit_code = RR_EXIT_UNAVAILABLE;
     } else if (v->replaced) {
-        fprintf(v->out, "released the lock of %s: the holder %s stopped its command and "
-                "released; a new run holds the lock now\n", v->cfg->name,
+        fprintf(v->out, "released the lock of %s: the holder %s released it; a new run "
+                "holds the lock now\n", v->cfg->name,
                 v->who[0] ? v->who : "(unknown)");
         v->exit_code = 0;
     } else if (strcmp(v->status, "running") != 0 && v->finished > 0) {
-        fprintf(v->out, "released the lock of %s: the holder %s stopped its command and "
-                "released at %s (recorded %s)\n", v->cfg->name,
-                v->who[0] ? v->who : "(unknown)", when, v->status);
+        fprintf(v->out, "released the lock of %s: the holder %s released it at %s, its run "
+                "recorded %s%s\n", v->cfg->name, v->who[0] ? v->who : "(unknown)", when,
+                v->status, strcmp(v->status, "lost") == 0 ? " (its command was stopped)" : "");
         v->exit_code = 0;
     } else {
         fprintf(v->out, "released the lock of %s: the holder %s did not release by itself "

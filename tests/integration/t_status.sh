@@ -397,7 +397,8 @@ w=$BG
 wait_for 10 test -s "$TMP/rv.a" || fail "the holder did not start"
 rr_direct -r "$U" --release "$job"
 assert_rc 0 "--release"
-assert_contains "$(cat "$OUT")" "stopped its command and released at" "what --release says"
+assert_contains "$(cat "$OUT")" "released it at" "what --release says"
+assert_contains "$(cat "$OUT")" "recorded lost (its command was stopped)" "how the holder ended"
 rr_direct -r "$U" "$job" -- sh -c 'date +%s%3N > "$1"' sh "$TMP/rv.b"
 assert_rc 0 "a run right after --release"
 wait_pid "$w" 15
