@@ -311,6 +311,25 @@ static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
     case RR_MSG_RELEASED:
         say_released(au, sm, a->n != 0);
         break;
+    case RR_MSG_RELEASE_RETRY:
+        fmt_dur(a->ms, d, sizeof(d));
+        rr_log(a->n ? RR_LOG_WARN : RR_LOG_DEBUG, "release_retry", NULL,
+               "the release did not land (%s); retrying while the lease lasts (%s left), "
+               "the lock still renewed", t, d);
+        break;
+    case RR_MSG_RELEASE_LANDED:
+        rr_log(RR_LOG_WARN, "release_landed",
+               (struct rr_field[]){ RR_FN("attempts", a->n), RR_FIELD_END },
+               "the release landed at attempt %lld; the outcome is recorded", a->n);
+        break;
+    case RR_MSG_UNRECORDED:
+        rr_log_audit(RR_LOG_ERROR, "unrecorded",
+                     (struct rr_field[]){ RR_FN("exit_code", a->n), RR_FIELD_END },
+                     "the command ended with status %lld, but its outcome could not be "
+                     "recorded (%s): the record may still read 'running' until the lock "
+                     "expires, and then 'abandoned'; check the command's own results before "
+                     "running it again (exit status 74)", a->n, t);
+        break;
     default:
         break;
     }

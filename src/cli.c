@@ -75,6 +75,8 @@ const struct rr_cli_opt rr_cli_opts[] = {
     { .name = "max-age", .kind = RR_CLI_DURATION, CFG(max_age_ms), .mark = RR_GIVEN_MAX_AGE },
     { .name = "release", .kind = RR_CLI_MARK, .mark = RR_GIVEN_RELEASE },
     { .name = "list", .kind = RR_CLI_MARK, .mark = RR_GIVEN_LIST },
+    { .name = "force", .kind = RR_CLI_FLAG, CFG(force) },
+    { .name = "fence", .kind = RR_CLI_STRING, CFG(release_fence) },
     { .name = "resolve", .kind = RR_CLI_CHOICE, CFG(resolve), .mark = RR_GIVEN_RESOLVE,
       .choices = { { "succeeded", RR_RESOLVE_SUCCEEDED }, { "clear", RR_RESOLVE_CLEAR } } },
     { .name = "help", .letter = 'h', .kind = RR_CLI_MARK, .mark = RR_GIVEN_HELP },

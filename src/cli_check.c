@@ -422,6 +422,18 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
                  *modeopt);
         return -1;
     }
+    if ((cfg->force || cfg->release_fence) && !release) {
+        snprintf(err, errlen, "%s works only with --release NAME",
+                 cfg->force ? "--force" : "--fence");
+        return -1;
+    }
+    if (cfg->release_fence &&
+        (!*cfg->release_fence || strspn(cfg->release_fence, "0123456789") !=
+                                     strlen(cfg->release_fence))) {
+        snprintf(err, errlen, "--fence must be the holder's fencing token, a number as "
+                 "--status shows it (got '%.64s')", cfg->release_fence);
+        return -1;
+    }
     if (cfg->json && !status && !list) {
         snprintf(err, errlen, "--json works only with --status or --list");
         return -1;

@@ -89,6 +89,8 @@ struct rr_config {
     bool foreground;
     enum rr_contain contain;      /* --contain, RR_CONTAIN_AUTO */
     bool json;                    /* --status --json, --list --json */
+    bool force;                   /* --release --force: delete, even under a live holder */
+    const char *release_fence;    /* --release --fence F: only a holder of fence F; NULL any */
 };
 
 #endif

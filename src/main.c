@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "log.h"
+#include "revoke.h"
 #include "run.h"
 #include "status.h"
 #include "list.h"
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
         code = rr_run(&loop, &cfg);
     else if (cfg.mode == RR_MODE_LIST)
         code = rr_list_main(&loop, &cfg, stdout);
+    else if (cfg.mode == RR_MODE_RELEASE)
+        code = rr_revoke_main(&loop, &cfg, stdout);
     else
         code = rr_status_main(&loop, &cfg, stdout);
     fflush(stdout);

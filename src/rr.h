@@ -31,6 +31,7 @@ enum rr_exit {
     RR_EXIT_UNAVAILABLE = 69,  /* Redis down, auth refused, no quorum by errors */
     RR_EXIT_SOFTWARE = 70,     /* internal error (a bug) */
     RR_EXIT_OSERR = 71,        /* fork/pipe failed */
+    RR_EXIT_UNRECORDED = 74,   /* the command ended, but no release landed before the lease did */
     RR_EXIT_BUSY = 75,         /* lock busy or --wait ran out (-E changes it) */
     RR_EXIT_CONFIG = 78,       /* the server refused our configuration: fix it (auth, ACL, DB, TLS) */
     RR_EXIT_LOST = 79,         /* lock lost while the child ran */

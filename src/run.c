@@ -49,7 +49,7 @@ struct run {
     bool want_cgroup;             /* one could be made at start: make it at spawn */
     char cgroup_path[4200];       /* where it is (it was) made */
 
-    uv_timer_t renew_timer, lost_timer, timeout_timer;
+    uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
     uv_signal_t sigs[N_SIGNALS];
     uv_signal_t sigtstp, sigcont;
 };
@@ -76,6 +76,7 @@ static void close_all(struct run *r)
     close_if_open((uv_handle_t *)&r->renew_timer);
     close_if_open((uv_handle_t *)&r->lost_timer);
     close_if_open((uv_handle_t *)&r->timeout_timer);
+    close_if_open((uv_handle_t *)&r->release_timer);
     close_if_open((uv_handle_t *)&r->sigtstp);
     close_if_open((uv_handle_t *)&r->sigcont);
     for (size_t i = 0; i < N_SIGNALS; i++) {
@@ -151,7 +152,8 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
     (void)lk;
     (void)written;
     feed(r, &(struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = rr_now_ms(), .text = err,
-                                 .freed = !(errors > 0 && released < rr_lock_quorum(r->n)) },
+                                 .freed = !(errors > 0 && released < rr_lock_quorum(r->n)),
+                                 .unlanded = !rr_release_landed(r->n, errors) },
          NULL);
 }
 
@@ -283,6 +285,11 @@ static void on_lost_timer(uv_timer_t *t)
 static void on_timeout_timer(uv_timer_t *t)
 {
     feed_kind(t->data, RR_EV_MAX_RUNTIME);
+}
+
+static void on_release_timer(uv_timer_t *t)
+{
+    feed_kind(t->data, RR_EV_RELEASE_DUE);
 }
 
 static void on_retry(void *arg)
@@ -417,6 +424,12 @@ static void execute(struct run *r, const struct rr_run_action *a,
     case RR_ACT_DISARM_TIMEOUT:
         uv_timer_stop(&r->timeout_timer);
         break;
+    case RR_ACT_ARM_RELEASE:
+        arm(&r->release_timer, on_release_timer, a->ms);
+        break;
+    case RR_ACT_DISARM_RELEASE:
+        uv_timer_stop(&r->release_timer);
+        break;
     case RR_ACT_RENEW:
         if (rr_lock_extend(r->lock, on_extended, r) != 0)
             feed_kind(r, RR_EV_RENEW_NOT_SENT);
@@ -531,8 +544,9 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     uv_timer_init(r->loop, &r->renew_timer);
     uv_timer_init(r->loop, &r->lost_timer);
     uv_timer_init(r->loop, &r->timeout_timer);
+    uv_timer_init(r->loop, &r->release_timer);
     r->renew_timer.data = r->lost_timer.data = r;
-    r->timeout_timer.data = r;
+    r->timeout_timer.data = r->release_timer.data = r;
     for (size_t i = 0; i < N_SIGNALS; i++) {
         uv_signal_init(r->loop, &r->sigs[i]);
         r->sigs[i].data = r;

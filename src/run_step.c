@@ -9,7 +9,8 @@
 static const char *const state_names[] = {
     [RR_RUN_ACQUIRING] = "acquiring", [RR_RUN_WAITING] = "waiting",
     [RR_RUN_RUNNING] = "running",     [RR_RUN_STOPPING] = "stopping",
-    [RR_RUN_RELEASING] = "releasing", [RR_RUN_DONE] = "done",
+    [RR_RUN_RELEASING] = "releasing", [RR_RUN_RETRYING] = "retrying",
+    [RR_RUN_DONE] = "done",
 };
 
 const char *rr_run_state_name(enum rr_run_state s)
@@ -103,13 +104,20 @@ static void try_acquire(struct rr_run_sm *sm, struct rr_run_actions *out)
     push(out, RR_ACT_ACQUIRE);
 }
 
-static void release(struct rr_run_sm *sm, struct rr_run_actions *out, int64_t now)
+/* --min-hold keeps a late server from running the job again; a run
+ * whose command never started has nothing to protect. */
+static int64_t hold_left(const struct rr_run_sm *sm, int64_t now)
 {
     int64_t held = now - sm->acquired_at;
-    /* --min-hold keeps a late server from running the job again; a run
-     * whose command never started has nothing to protect. */
-    int64_t hold = sm->child_started && sm->p.min_hold_ms > held ? sm->p.min_hold_ms - held : 0;
 
+    return sm->child_started && sm->p.min_hold_ms > held ? sm->p.min_hold_ms - held : 0;
+}
+
+static void release(struct rr_run_sm *sm, struct rr_run_actions *out, int64_t now)
+{
+    int64_t hold = hold_left(sm, now);
+
+    sm->release_tries = 1;
     enter(sm, out, RR_RUN_RELEASING);
     push(out, RR_ACT_DISARM_RENEW);
     push(out, RR_ACT_DISARM_LOST);
@@ -346,9 +354,19 @@ static void on_child(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr
     }
 }
 
+static void on_retry_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
+                             struct rr_run_actions *out);
+static void unrecorded(struct rr_run_sm *sm, struct rr_run_actions *out, const char *text);
+
 static void on_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
                        struct rr_run_actions *out)
 {
+    if (sm->state == RR_RUN_RETRYING && ev->kind != RR_EV_RENEW_DUE) {
+        if (ev->kind != RR_EV_LOST_DEADLINE && ev->kind != RR_EV_MAX_RUNTIME)
+            sm->renew_in_flight = false;
+        on_retry_renewal(sm, ev, out);
+        return;
+    }
     switch (ev->kind) {
     case RR_EV_RENEW_DUE:
         if (sm->renew_in_flight)
@@ -466,6 +484,11 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
             else
                 give_up(sm, out, 128 + ev->sig);
             break;
+        case RR_RUN_RETRYING:
+            /* Told to go while a release is retried: go, and say what is
+             * not known, rather than wait out the lease. */
+            unrecorded(sm, out, "stopped by a signal before a release could land");
+            break;
         default:
             break;   /* the release is bounded by --redis-timeout; let it finish */
         }
@@ -489,6 +512,113 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
             lose(sm, out, ev->now, false, RR_LOSS_STOPPED, NULL);
         else
             push(out, RR_ACT_RESUME_CHILD);
+        break;
+    }
+}
+
+/* ---- the release, and its retries ---- */
+
+bool rr_release_landed(int n, int errors)
+{
+    return errors <= 0 || n - errors >= n / 2 + 1;
+}
+
+int64_t rr_release_backoff(int tries, int64_t left_ms)
+{
+    int64_t ms = 50;
+
+    for (int i = 1; i < tries && ms < 1000; i++)
+        ms *= 2;
+    if (ms > 1000)
+        ms = 1000;
+    if (ms > left_ms)
+        ms = left_ms;
+    return ms < 1 ? 1 : ms;
+}
+
+static void stop_retrying(struct rr_run_actions *out)
+{
+    push(out, RR_ACT_DISARM_RENEW);
+    push(out, RR_ACT_DISARM_LOST);
+    push(out, RR_ACT_DISARM_RELEASE);
+}
+
+/* The lease ended (or we were told to go) before a release could land: the
+ * command's outcome may not be recorded, and the record may read
+ * 'running' (then 'abandoned' to the next run). Said as exactly that, with
+ * an exit status of its own, so that nobody takes it for a run that died. */
+static void unrecorded(struct rr_run_sm *sm, struct rr_run_actions *out, const char *text)
+{
+    stop_retrying(out);
+    say(out, RR_MSG_UNRECORDED, sm->exit_code, text);
+    finish(sm, out, RR_EXIT_UNRECORDED);
+}
+
+/* A release that did not land (TRYAGAIN, a slot half-way, a timeout, a
+ * lost reply) is sent again, with a backoff, while the lease lasts: the
+ * renew timer runs on meanwhile, so the lease lasts as long as renewals
+ * land. release.lua is idempotent: a retry after one that ran unanswered
+ * writes nothing twice. A lost run (the lock is another's or may be) and
+ * a give-back (nothing ran: nothing to record) are not retried. */
+static void on_released(struct rr_run_sm *sm, const struct rr_run_ev *ev,
+                        struct rr_run_actions *out)
+{
+    bool retry = ev->unlanded && sm->child_started && sm->final_status != RR_JOB_LOST;
+
+    if (sm->state != RR_RUN_RELEASING && sm->state != RR_RUN_RETRYING)
+        return;   /* a late answer: we gave up on it */
+    if (retry && ev->now < sm->valid_until) {
+        int64_t left = sm->valid_until - ev->now;
+        if (sm->state == RR_RUN_RELEASING) {
+            enter(sm, out, RR_RUN_RETRYING);
+            push_ms(out, RR_ACT_ARM_RENEW, 0);
+            push_ms(out, RR_ACT_ARM_LOST, left);
+        }
+        say(out, RR_MSG_RELEASE_RETRY, sm->release_tries == 1, ev->text)->ms = left;
+        push_ms(out, RR_ACT_ARM_RELEASE, rr_release_backoff(sm->release_tries, left));
+        return;
+    }
+    if (retry) {
+        unrecorded(sm, out, ev->text);
+        return;
+    }
+    if (sm->state == RR_RUN_RETRYING) {
+        stop_retrying(out);
+        say(out, RR_MSG_RELEASE_LANDED, sm->release_tries, NULL);
+    }
+    if (!ev->freed)
+        say(out, RR_MSG_RELEASE_FAILED, 0, ev->text);
+    if (sm->child_started) {
+        say(out, RR_MSG_RELEASED, ev->freed, NULL);
+        finish(sm, out, sm->exit_code);
+    } else {
+        /* A lock given back unused (a signal, a late start): with several
+         * masters we were still queued; leave now rather than on expiry. */
+        give_up(sm, out, sm->exit_code);
+    }
+}
+
+/* While the release is retried the lock is renewed as before; a renewal
+ * that finds the key gone (our own release ran unanswered, or the lease
+ * ended) stops the renewals only: the records are written by token. */
+static void on_retry_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
+                             struct rr_run_actions *out)
+{
+    switch (ev->kind) {
+    case RR_EV_LOST_DEADLINE:
+        unrecorded(sm, out, "the lease ended before a release could land");
+        break;
+    case RR_EV_RENEWED:
+        sm->valid_until = ev->valid_until;
+        push_ms(out, RR_ACT_ARM_LOST, sm->valid_until - ev->now);
+        say(out, RR_MSG_RENEWED, ev->now - ev->sent_ms, NULL);
+        push_ms(out, RR_ACT_ARM_RENEW, sm->renew_ms);
+        break;
+    case RR_EV_RENEW_FAILED:
+        say(out, RR_MSG_RENEW_FAILED, sm->renew_failures++ == 0, ev->text);
+        push_ms(out, RR_ACT_ARM_RENEW, sm->renew_ms / 4 > 20 ? sm->renew_ms / 4 : 20);
+        break;
+    default:   /* RR_EV_RENEW_LOST, _NOT_SENT, RR_EV_MAX_RUNTIME: no more renewals */
         break;
     }
 }
@@ -555,18 +685,23 @@ void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run
         on_signal(sm, ev, out);
         break;
     case RR_EV_RELEASED:
-        if (!ev->freed)
-            say(out, RR_MSG_RELEASE_FAILED, 0, ev->text);
-        if (sm->child_started) {
-            say(out, RR_MSG_RELEASED, ev->freed, NULL);
-            finish(sm, out, sm->exit_code);
-        } else {
-            /* A lock given back unused (a signal, a late start): with several
-             * masters we were still queued; leave now rather than on expiry. */
-            give_up(sm, out, sm->exit_code);
+        on_released(sm, ev, out);
+        break;
+    case RR_EV_RELEASE_DUE:
+        if (sm->state == RR_RUN_RETRYING) {
+            sm->release_tries++;
+            push_ms(out, RR_ACT_RELEASE, hold_left(sm, ev->now));
         }
         break;
     case RR_EV_RELEASE_NOT_SENT:
+        if (sm->state == RR_RUN_RETRYING) {
+            struct rr_run_ev e = *ev;
+            e.kind = RR_EV_RELEASED;
+            e.unlanded = true;
+            e.text = "the release could not be sent";
+            on_released(sm, &e, out);
+            break;
+        }
         say(out, RR_MSG_RELEASE_NOT_SENT, 0, NULL);
         /* The run's outcome is said all the same: under -q it is the only
          * line a failed run leaves. */

@@ -4,9 +4,11 @@
  * in order; no state of the run is decided anywhere else.
  *
  *   ACQUIRING -> RUNNING -> RELEASING -> DONE
- *       |  ^        |            ^
- *       v  |        v            |
- *     WAITING    STOPPING -------+
+ *       |  ^        |          |  ^  ^
+ *       v  |        v          v  |  |
+ *     WAITING    STOPPING --+ RETRYING
+ *                           |        (a release refused for now: TRYAGAIN,
+ *                           +-> RELEASING  a half-way slot, a lost reply)
  *
  * Times are the monotonic rr_now_ms clock, given with each event.
  */
@@ -24,6 +26,7 @@ enum rr_run_state {
     RR_RUN_RUNNING,
     RR_RUN_STOPPING,
     RR_RUN_RELEASING,
+    RR_RUN_RETRYING,        /* the release is retried; the lock still renewed */
     RR_RUN_DONE,
 };
 
@@ -55,8 +58,9 @@ enum rr_run_event {
     RR_EV_SIGNAL,           /* sig: a terminating (or USR) signal */
     RR_EV_SIGTSTP,          /* job_control, terminal */
     RR_EV_CONTINUED,        /* SIGCONT, or back from our own stop; lease_ran_out */
-    RR_EV_RELEASED,         /* freed: a quorum released (or no errors); text */
+    RR_EV_RELEASED,         /* freed, unlanded; text */
     RR_EV_RELEASE_NOT_SENT,
+    RR_EV_RELEASE_DUE,      /* the release retry timer */
 };
 
 /* One event and the data its decision needs; fields an event does not use
@@ -80,6 +84,7 @@ struct rr_run_ev {
     int64_t sent_ms, valid_until;
     int sig;
     bool freed;
+    bool unlanded;            /* RELEASED: no quorum answered (!rr_release_landed) */
     /* CHILD_STOPPED, SIGTSTP: can a shell continue us after a stop (a
      * controlling terminal, and we are a job of it: tty.h); is there a
      * terminal at all (for the message). */
@@ -120,6 +125,9 @@ enum rr_run_msg {
     RR_MSG_RELEASE_FAILED,    /* text */
     RR_MSG_RELEASE_NOT_SENT,
     RR_MSG_RELEASED,          /* n: 1 the lock was freed */
+    RR_MSG_RELEASE_RETRY,     /* text, n: 1 the first refusal, ms: lease left */
+    RR_MSG_RELEASE_LANDED,    /* n: attempts */
+    RR_MSG_UNRECORDED,        /* text: the last error; n: the command's status */
 };
 
 /* Why the lock is lost (RR_MSG_LOST). */
@@ -151,6 +159,8 @@ enum rr_run_act {
     RR_ACT_DISARM_TIMEOUT,
     RR_ACT_RENEW,             /* send a renewal (RR_EV_RENEW_NOT_SENT if it cannot) */
     RR_ACT_RELEASE,           /* ms: --min-hold left (RR_EV_RELEASE_NOT_SENT if it cannot) */
+    RR_ACT_ARM_RELEASE,       /* ms: RR_EV_RELEASE_DUE then */
+    RR_ACT_DISARM_RELEASE,
     RR_ACT_FINISH,            /* code: close everything; the loop ends */
 };
 
@@ -216,6 +226,7 @@ struct rr_run_sm {
     enum rr_job_status final_status;  /* our reason to stop (lost, timeout); NONE */
     int final_code;
     bool child_started;
+    int release_tries;           /* release requests sent */
     bool said_tty_stop;          /* RR_MSG_TTY_STOP, once */
     bool said_child_stop;        /* RR_MSG_CHILD_STOPPED, once */
     long long child_continued;   /* stops of the command undone (no job control) */
@@ -228,6 +239,15 @@ void rr_run_sm_init(struct rr_run_sm *sm, const struct rr_run_params *p, int64_t
 /* Decide: move sm to its next state and fill out with the actions to
  * execute, in order (out->n 0: nothing to do). Pure. */
 void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run_actions *out);
+
+/* Did a release reach enough masters to stand, with errors of n? (A
+ * master that answered wrote what it could, idempotently: release.lua.)
+ * Pure. */
+bool rr_release_landed(int n, int errors);
+
+/* The pause before release attempt tries + 1 (tries >= 1), never past
+ * left_ms (the lease left). Pure. */
+int64_t rr_release_backoff(int tries, int64_t left_ms);
 
 /* "acquiring", "waiting", ... */
 const char *rr_run_state_name(enum rr_run_state s);

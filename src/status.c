@@ -1,4 +1,4 @@
-/* status.c — --status, --release and --resolve. */
+/* status.c — --status and --resolve (--release: revoke.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +57,42 @@ static void text_success(FILE *f, const char *label, const struct rr_job_record 
     rr_duration_format((rr_record_wall_ms() - rec->last_success_ms) / 1000 * 1000, d, sizeof d);
     fprintf(f, "%-10s %s (%s ago) on %s (fence %lld)\n", label, t, d,
             rec->last_success_host[0] ? rec->last_success_host : "?", rec->last_success_fence);
+}
+
+/* The lock line: who holds it, since when, when it was last renewed. tok:
+ * the lock's value, NULL when free. A lock that --release marked
+ * (force.lua) carries the holder's own token after the mark; it holds
+ * until the holder's next renewal makes it stop and release. */
+/* The lock's lines: free, or its holder (unknown if the record is not the
+ * token's), what holds the holder's command (contain, from its record), and
+ * the lease left. */
+static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_job_record *st,
+                      const char *contain)
+{
+    char d[32], since[64], beat[64];
+
+    if (!tok) {
+        fprintf(f, "%-10s free\n", "lock");
+        return;
+    }
+    bool revoked = strncmp(tok, "revoked:", 8) == 0 && strcmp(st->token, tok + 8) == 0;
+    rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
+    rr_record_time(st->started_ms, since, sizeof since);
+    rr_record_time(st->heartbeat_ms, beat, sizeof beat);
+    if (revoked || strcmp(st->token, tok) == 0)
+        fprintf(f, "%-10s %sheld by %s pid %lld (fence %lld) since %s, last renewed %s, "
+                "%s left\n", "lock", revoked ? "being released (--release): " : "",
+                st->host, st->pid, st->fence, since, beat, d);
+    else {
+        fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
+        return;
+    }
+    if (contain && strcmp(contain, "cgroup") == 0)
+        fprintf(f, "%-10s cgroup (cgroup.kill stops every process of the command at once)\n",
+                "contain");
+    else if (contain && strcmp(contain, "tree") == 0)
+        fprintf(f, "%-10s process tree (the guard is the subreaper of every process the "
+                   "command starts)\n", "contain");
 }
 
 /* key: the record's key, named when there is none (a typo in NAME or an
@@ -146,32 +182,6 @@ static void text_history(FILE *f, const redisReply *hist)
     }
 }
 
-/* The lock's lines: free, or its holder (NULL: unknown), what holds the
- * holder's command (contain, from its record), and the lease left. */
-static void text_lock(FILE *f, bool held, const struct rr_job_record *st, long long pttl,
-                      const char *contain)
-{
-    char d[32];
-
-    if (!held) {
-        fprintf(f, "%-10s free\n", "lock");
-        return;
-    }
-    rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
-    if (!st) {
-        fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
-        return;
-    }
-    fprintf(f, "%-10s held by %s pid %lld (fence %lld), %s left\n", "lock", st->host, st->pid,
-            st->fence, d);
-    if (contain && strcmp(contain, "cgroup") == 0)
-        fprintf(f, "%-10s cgroup (cgroup.kill stops every process of the command at once)\n",
-                "contain");
-    else if (contain && strcmp(contain, "tree") == 0)
-        fprintf(f, "%-10s process tree (the guard is the subreaper of every process the "
-                   "command starts)\n", "contain");
-}
-
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete} */
 static int print_status(struct op *op, const redisReply *r)
 {
@@ -252,13 +262,17 @@ static int print_status(struct op *op, const redisReply *r)
         return code;   /* on_qstatus adds the holders and the queue, and closes */
     }
 
+    char beat[64];
+    rr_record_time(st.heartbeat_ms, beat, sizeof beat);
     fprintf(f, "%-10s %s\n", "job", cfg->name);
-    text_lock(f, held, know_holder ? &st : NULL, pttl, contain);
+    text_lock(f, held ? holder_tok : NULL, pttl, &st, contain);
     text_record(f, "last run", state, held, op->keys.state);
     text_success(f, "last ok", &st);
+    /* What is known: it stopped renewing, and its lease ended. Not why. */
     if (st_shown)
-        fprintf(f, "%-10s the last run is recorded as running but holds no lock: "
-                   "its holder died\n", "warning");
+        fprintf(f, "%-10s free, but the last run's holder (%s pid %lld) stopped renewing at %s "
+                   "and its record still says running: it died, or could not record its "
+                   "outcome (it then exited 74)\n", "warning", st.host, st.pid, beat);
     if (cfg->once_id[0]) {
         fprintf(f, "once %s:\n", cfg->once_id);
         text_record(f, "  ", have_once ? once : NULL, held, op->keys.once);
@@ -476,43 +490,6 @@ static void tally_error(struct op *op, struct rr_svc *c, int status, const redis
     }
 }
 
-static void on_force(struct rr_svc *c, int status, redisReply *r, void *arg)
-{
-    struct op *op = arg;
-
-    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY && r->elements == 5) {
-        if (r->element[0]->type == REDIS_REPLY_STRING) {
-            if (!op->done++) {
-                if (*rr_record_str(r->element[2]))
-                    snprintf(op->what, sizeof(op->what), "held by %s pid %s (fence %s)",
-                             rr_record_str(r->element[2]), rr_record_str(r->element[3]), rr_record_str(r->element[4]));
-                else
-                    snprintf(op->what, sizeof(op->what), "holder unknown");
-            }
-        } else {
-            op->none++;
-        }
-    } else {
-        tally_error(op, c, status, r);
-    }
-    if (--op->pending > 0)
-        return;
-    if (op->done) {
-        fprintf(op->out, "released the lock of %s (%s) on %d of %d master%s\n",
-                op->cfg->name, op->what, op->done, op->n, op->n == 1 ? "" : "s");
-        op->exit_code = 0;
-    } else if (op->none) {
-        fprintf(op->out, "the lock of %s is not held; nothing to release\n", op->cfg->name);
-        op->exit_code = 1;
-    } else {
-        op->exit_code = unavailable(op, "cannot release");
-    }
-    if (op->errors && op->exit_code == 0)
-        rr_log(RR_LOG_WARN, "partial", NULL, "%d master%s did not answer: %s", op->errors,
-               op->errors == 1 ? "" : "s", op->err);
-    close_all(op);
-}
-
 static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct op *op = arg;
@@ -581,21 +558,6 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
     }
     if (cfg->mode == RR_MODE_STATUS) {
         ask_status(&op);
-    } else if (cfg->mode == RR_MODE_RELEASE) {
-        const char *keys[RR_FORCE_NKEYS] = {
-            [RR_FORCE_KEY_LOCK] = op.keys.lock, [RR_FORCE_KEY_STATE] = op.keys.state,
-            [RR_FORCE_KEY_HISTORY] = op.keys.history,
-        };
-        const char *args[RR_FORCE_NARGS] = {
-            [RR_FORCE_ARG_CHANNEL] = op.keys.channel, [RR_FORCE_ARG_HOST] = op.host,
-            [RR_FORCE_ARG_PID] = op.pid, [RR_FORCE_ARG_SHARDED] = "0",
-        };
-        for (int i = 0; i < op.n; i++) {
-            args[RR_FORCE_ARG_SHARDED] = rr_script_sharded(op.conns[i]);
-            if (rr_script_call(op.conns[i], RR_SCRIPT_FORCE, RR_FORCE_NKEYS, keys, RR_FORCE_NARGS,
-                               args, on_force, &op) == 0)
-                op.pending++;
-        }
     } else {
         const char *keys[RR_RESOLVE_NKEYS] = {
             [RR_RESOLVE_KEY_LOCK] = op.keys.lock,

@@ -32,6 +32,7 @@ static const char *acts(void)
         [RR_ACT_DISARM_RENEW] = "disarm_renew", [RR_ACT_DISARM_LOST] = "disarm_lost",
         [RR_ACT_DISARM_TIMEOUT] = "disarm_timeout", [RR_ACT_RENEW] = "renew",
         [RR_ACT_RELEASE] = "release",       [RR_ACT_FINISH] = "finish",
+        [RR_ACT_ARM_RELEASE] = "arm_release", [RR_ACT_DISARM_RELEASE] = "disarm_release",
     };
     static const char *const msgs[] = {
         [RR_MSG_SETUP] = "setup",
@@ -65,6 +66,9 @@ static const char *acts(void)
         [RR_MSG_RELEASE_FAILED] = "release_failed",
         [RR_MSG_RELEASE_NOT_SENT] = "release_not_sent",
         [RR_MSG_RELEASED] = "released",
+        [RR_MSG_RELEASE_RETRY] = "release_retry",
+        [RR_MSG_RELEASE_LANDED] = "release_landed",
+        [RR_MSG_UNRECORDED] = "unrecorded",
     };
     static char buf[1024];
     size_t o = 0;
@@ -88,6 +92,7 @@ static const char *acts(void)
             break;
         case RR_ACT_STOP_CHILD: case RR_ACT_SET_DEADLINE: case RR_ACT_ARM_RENEW:
         case RR_ACT_ARM_LOST: case RR_ACT_ARM_TIMEOUT: case RR_ACT_RELEASE:
+        case RR_ACT_ARM_RELEASE:
             o += (size_t)snprintf(buf + o, sizeof buf - o, ":%lld", (long long)a->ms);
             break;
         default:
@@ -186,6 +191,121 @@ START_TEST(test_failure_and_min_hold)
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .freed = false }),
                      "say:release_failed say:released enter:done finish:3");
 
+}
+END_TEST
+
+/* A release the cluster refuses for now (TRYAGAIN, a slot half-way) or
+ * whose reply was lost is sent again with a backoff, while the renew timer
+ * keeps the lease; it ends when one lands. */
+START_TEST(test_release_retried)
+{
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 2000 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2000,
+                                              .unlanded = true, .text = "TRYAGAIN" }),
+                     "enter:retrying arm_renew:0 arm_lost:28100 say:release_retry "
+                     "arm_release:50");
+    ck_assert_int_eq(out.a[3].n, 1);   /* the first refusal: a warning */
+    ck_assert_int_eq(sm.state, RR_RUN_RETRYING);
+    /* The renewals go on, and move the deadline. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEW_DUE, .now = 2000 }), "renew");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEWED, .now = 2100, .sent_ms = 2000,
+                                              .valid_until = 40000 }),
+                     "arm_lost:37900 say:renewed arm_renew:10000");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_DUE, .now = 2050 }),
+                     "release:0");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2060,
+                                              .unlanded = true, .text = "TRYAGAIN" }),
+                     "say:release_retry arm_release:100");
+    ck_assert_int_eq(out.a[0].n, 0);   /* later ones: the debug log */
+    /* A renewal that finds the key gone (the release ran unanswered) only
+     * stops the renewals; a failed one is retried. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEW_FAILED, .now = 2070 }),
+                     "say:renew_failed arm_renew:2500");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEW_LOST, .now = 2080 }), "");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_DUE, .now = 2160 }),
+                     "release:0");
+    ck_assert_int_eq(sm.release_tries, 3);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2170, .freed = true }),
+                     "disarm_renew disarm_lost disarm_release say:release_landed say:released "
+                     "enter:done finish:0");
+    ck_assert_int_eq(sm.status, RR_JOB_SUCCEEDED);
+    /* A late answer changes nothing. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .unlanded = true }), "");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_DUE }), "");
+}
+END_TEST
+
+/* The lease ends before any release landed: said as exactly that, with
+ * its own exit status, never as a success nor as a death. */
+START_TEST(test_release_unrecorded)
+{
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 2000, .code = 3, .child_exit = 3 });
+    step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2000, .unlanded = true });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_LOST_DEADLINE, .now = 30100 }),
+                     "disarm_renew disarm_lost disarm_release say:unrecorded enter:done finish:74");
+    ck_assert_int_eq(out.a[3].n, 3);   /* the command's own status is said */
+    ck_assert_int_eq(sm.status, RR_JOB_FAILED);
+    ck_assert_int_eq(sm.exit_code, RR_EXIT_UNRECORDED);
+    /* An answer that comes after the lease's end does not retry. */
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 2000 });
+    step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2000, .unlanded = true });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 31000,
+                                              .unlanded = true }),
+                     "disarm_renew disarm_lost disarm_release say:unrecorded enter:done finish:74");
+    /* A signal while retrying: go now, and say what is not known. */
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 2000 });
+    step((struct rr_run_ev){ .kind = RR_EV_RELEASE_NOT_SENT, .now = 2000 });
+    ck_assert_str_eq(acts(), "say:release_not_sent say:released enter:done finish:0");
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 2000 });
+    step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2000, .unlanded = true });
+    step((struct rr_run_ev){ .kind = RR_EV_RELEASE_DUE, .now = 2050 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_NOT_SENT, .now = 2100 }),
+                     "say:release_retry arm_release:100");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGNAL, .now = 2200, .sig = SIGTERM }),
+                     "disarm_renew disarm_lost disarm_release say:unrecorded enter:done finish:74");
+}
+END_TEST
+
+/* Not retried: a lost run (the lock may be another's) and a give-back
+ * (nothing ran, nothing to record). */
+START_TEST(test_release_not_retried)
+{
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_RENEW_DUE, .now = 2000 });
+    step((struct rr_run_ev){ .kind = RR_EV_RENEW_LOST, .now = 2000, .text = "taken" });
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 2100, .code = 137 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2100,
+                                              .unlanded = true }),
+                     "say:release_failed say:released enter:done finish:79");
+    start(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_LATE, .now = 1200 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 1300,
+                                              .unlanded = true }),
+                     "say:release_failed leave");
+}
+END_TEST
+
+START_TEST(test_release_policy)
+{
+    ck_assert(rr_release_landed(1, 0));
+    ck_assert(!rr_release_landed(1, 1));
+    ck_assert(rr_release_landed(3, 1));
+    ck_assert(!rr_release_landed(3, 2));
+    ck_assert(rr_release_landed(5, 2));
+    ck_assert(!rr_release_landed(5, 3));
+    ck_assert_int_eq(rr_release_backoff(1, 10000), 50);
+    ck_assert_int_eq(rr_release_backoff(2, 10000), 100);
+    ck_assert_int_eq(rr_release_backoff(5, 10000), 800);
+    ck_assert_int_eq(rr_release_backoff(6, 10000), 1000);
+    ck_assert_int_eq(rr_release_backoff(60, 10000), 1000);
+    ck_assert_int_eq(rr_release_backoff(6, 300), 300);    /* never past the lease */
+    ck_assert_int_eq(rr_release_backoff(1, 0), 1);
 }
 END_TEST
 
@@ -648,6 +768,10 @@ static Suite *run_suite(void)
     tcase_add_test(tc, test_stop_and_continue);
     tcase_add_test(tc, test_child_stop_job_control);
     tcase_add_test(tc, test_no_job_control);
+    tcase_add_test(tc, test_release_retried);
+    tcase_add_test(tc, test_release_unrecorded);
+    tcase_add_test(tc, test_release_not_retried);
+    tcase_add_test(tc, test_release_policy);
     suite_add_tcase(s, tc);
     return s;
 }

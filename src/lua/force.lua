@@ -1,24 +1,61 @@
--- force: the operator's --release. Deletes the lock whatever its token,
--- records that in history and wakes waiters. The holder, if alive, finds
--- its token gone at the next renewal and stops its child.
+-- force: the operator's --release. A live holder's lock is not deleted
+-- (a new holder could then start while the old command still runs, until
+-- its next renewal): its value becomes a revocation marker, 'revoked:' ..
+-- token, keeping the key's TTL. The holder's next renewal finds another
+-- value and kills its command at once (a certain loss, exit 79); its
+-- release (release.lua) deletes the marker of its own token and wakes the
+-- waiters. Nobody can acquire meanwhile: the key exists until then or
+-- until the old lease ends. mode 'poll' only reports (the wait of
+-- --release); 'force' (--force) deletes whatever the holder does.
 --! KEYS lock state history
---! ARGV channel host pid sharded
--- host, pid: the operator's; sharded: 1, SPUBLISH (on a cluster).
--- Returns {removed token|false, pttl, host, pid, fence}
+--! ARGV channel host pid sharded mode fence
+-- host, pid: the operator's; sharded: 1, SPUBLISH (on a cluster);
+-- mode: revoke, force or poll; fence: act only on a holder of this fence
+-- ('' any).
+-- Returns {tag, pttl, host, pid, fence, status, heartbeat_ms, finished_ms}
+-- tag: FREE (no lock), FENCE (another fence holds it: nothing done),
+-- REVOKED (marked now), PENDING (marked before: still waiting for the
+-- holder), DELETED (deleted: --force, or nothing runs under it: its run
+-- ended, a --min-hold tail, or no record of its token).
+-- The holder's fields come from the state record of its token.
 local lock, statek, histk = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY]
-local holder = redis.call('GET', lock)
-if not holder then return {false, -2, '', '', ''} end
+local mode, want = ARGV[ARG_MODE], ARGV[ARG_FENCE] or ''
+local v = redis.call('GET', lock)
+local h = redis.call('HMGET', statek, 'token', 'host', 'pid', 'fence', 'once', 'status',
+                     'heartbeat_ms', 'finished_ms')
+local function reply(tag, pttl, known)
+  if not known then return {tag, pttl, '', '', '', h[6] or '', h[7] or '', h[8] or ''} end
+  return {tag, pttl, h[2] or '', h[3] or '', h[4] or '', h[6] or '', h[7] or '', h[8] or ''}
+end
+if not v then return reply('FREE', -2, true) end
 local pttl = redis.call('PTTL', lock)
-redis.call('DEL', lock)
-local h = redis.call('HMGET', statek, 'token', 'host', 'pid', 'fence', 'once')
-if h[1] ~= holder then h = {false, false, false, false, false} end
+local revoked = string.sub(v, 1, 8) == 'revoked:'
+local token = revoked and string.sub(v, 9) or v
+local known = h[1] == token
+if mode == 'poll' then return reply(revoked and 'PENDING' or 'HELD', pttl, known) end
+if want ~= '' and (not known or h[4] ~= want) then return reply('FENCE', pttl, known) end
+local running = known and h[6] == 'running'
+local tag
+if mode == 'force' or not running then
+  redis.call('DEL', lock)
+  tag = 'DELETED'
+elseif revoked then
+  return reply('PENDING', pttl, known)
+else
+  redis.call('SET', lock, 'revoked:' .. token, 'KEEPTTL')
+  tag = 'REVOKED'
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if not known then h = {false, false, false, false, false, h[6], h[7], h[8]} end
 redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', 'released',
            'exit_code', '', 'signal', '', 'host', h[2] or '', 'pid', h[3] or '',
            'fence', h[4] or '', 'once', h[5] or '', 'started_ms', now,
            'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
            'by', ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID])
--- Wake waiters with the removed holder's fence (if known), never its token.
-redis.call(ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[ARG_CHANNEL], h[4] or '')
-return {holder, pttl, h[2] or '', h[3] or '', h[4] or ''}
+-- A deleted lock is free: wake waiters with the holder's fence (if known),
+-- never its token.
+if tag == 'DELETED' then
+  redis.call(ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[ARG_CHANNEL], h[4] or '')
+end
+return reply(tag, pttl, known)

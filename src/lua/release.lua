@@ -60,7 +60,12 @@ local void_ms = tonumber(ARGV[ARG_VOID_MS]) or 0
 if void_ms > 0 then redis.call('SET', voidk, '1', 'PX', ARGV[ARG_VOID_MS]) end
 
 local released = 0
-if redis.call('GET', lock) == token then
+local cur = redis.call('GET', lock)
+if cur == 'revoked:' .. token then
+  -- An operator's --release (force.lua) marked our lock: it is freed now.
+  redis.call('DEL', lock)
+  released = 1
+elseif cur == token then
   if hold > 0 then
     redis.call('PEXPIRE', lock, hold)
   else
@@ -75,15 +80,24 @@ local started = tonumber(ARGV[ARG_STARTED_MS]) or now
 local written = 0
 local undo = {}
 for i = ARG_HISTORY_ID, #ARGV do undo[#undo + 1] = ARGV[i] end
+-- A retried release (the first one's reply was lost, or the cluster
+-- refused it for now: run_step.c) must not write twice: a record of ours
+-- that no longer says 'running' was written already; 'logged' says the
+-- history entry was added too.
+local logged, unlogged = false, {}
 for _, key in ipairs({statek, oncek}) do
-  local tok
+  local tok, st, lg
   if key == statek then
-    local r = redis.call('HMGET', key, 'token', 'queued')
-    tok, queued = r[1], r[2] == '1'
+    local r = redis.call('HMGET', key, 'token', 'queued', 'status', 'logged')
+    tok, queued, st, lg = r[1], r[2] == '1', r[3], r[4]
   else
-    tok = redis.call('HGET', key, 'token')
+    local r = redis.call('HMGET', key, 'token', 'status', 'logged')
+    tok, st, lg = r[1], r[2], r[3]
   end
-  if tok == token then
+  if tok == token and status ~= '' and st ~= 'running' then
+    written = 1
+    if lg == '1' then logged = true else unlogged[#unlogged + 1] = key end
+  elseif tok == token then
     local prev = redis.call('HGET', key, 'prev')
     if status == '' then
       if prev and ARGV[ARG_STANDS] == '0' then
@@ -106,7 +120,7 @@ for _, key in ipairs({statek, oncek}) do
       local s = tonumber(redis.call('HGET', key, 'started_ms'))
       if s then started = s end
       local f = {'status', status, 'finished_ms', now, 'heartbeat_ms', now,
-                 'exit_code', code, 'signal', sig}
+                 'exit_code', code, 'signal', sig, 'logged', '1'}
       -- Kept across later runs (acquire.lua carries it over) for --status;
       -- in the same HSET, so a run's command count does not grow.
       if status == 'succeeded' then
@@ -162,11 +176,12 @@ if released == 1 and (queued or limit > 1) then
     redis.call('HSET', statek, 'queued', '')
   end
 end
-if status ~= '' then
+if status ~= '' and not logged then
   redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', status,
              'exit_code', code, 'signal', sig, 'host', ARGV[ARG_HOST], 'pid', ARGV[ARG_PID],
              'fence', ARGV[ARG_FENCE], 'once', ARGV[ARG_ONCE], 'started_ms', started,
              'finished_ms', now, 'duration_ms', now - started, 'wait_ms', wait)
+  for _, key in ipairs(unlogged) do redis.call('HSET', key, 'logged', '1') end
 end
 -- The message only wakes waiters. It carries our fence, never the token:
 -- the token is what grants the lock, and any subscriber would learn it.

@@ -278,4 +278,63 @@ rr_direct -r "$U" "$job" -- touch "$TMP/minhold.2"
 assert_rc 0 "run after the hold"
 assert_file_exists "$TMP/minhold.2" "marker of the later run"
 
+# ---------------------------------------------------------------------------
+t "the server restarts (persisted) as the command ends: the release is retried, --once is recorded succeeded"
+# Issue 18.2 on a plain master. The command ends by killing the server;
+# it comes back 1.5 s later from its AOF, with our lock, 'running' record
+# and once record. The release is retried (and the lock renewed) until it
+# lands; before, the wrapper warned and exited 0, the record stayed
+# 'running', and the ID ran again under --on-stale run.
+job=rsrel
+start_redis P --appendonly yes --appendfsync always --appenddirname P.aof ||
+    fail "cannot start a persisted redis-server"
+bg "$TMP/rsrel" "$RR_BIN" -r "$P_URL" -t 6s --once d1 "$job" -- \
+    sh -c 'echo ran >> "$1"; kill -9 "$2"' sh "$TMP/rsrel.ran" "$P_PID"
+w=$BG
+wait_for 10 pid_gone "$P_PID" || fail "the command did not stop the server"
+sleep 1.5
+spawn_redis P "$P_PORT" --appendonly yes --appendfsync always --appenddirname P.aof ||
+    fail "cannot restart the persisted redis-server"
+wait_pid "$w" 15
+assert_rc 0 "the run"
+assert_contains "$(cat "$TMP/rsrel.err")" "retrying while the lease lasts" "the retry is said"
+assert_contains "$(cat "$TMP/rsrel.err")" "the release landed" "its landing is said"
+assert_hash P "$(k_once $job d1)" status succeeded
+assert_key_gone P "$(k_lock $job)"
+rr_direct -r "$P_URL" --once d1 --on-stale run "$job" -- sh -c 'echo ran >> "$1"' sh "$TMP/rsrel.ran"
+assert_rc 0 "the same ID again"
+assert_eq 1 "$(count_lines "$TMP/rsrel.ran")" "times the command ran"
+assert_not_contains "$(R P XRANGE "$(k_hist $job)" - + | tr -d '\r')" abandoned "history"
+
+t "a release whose reply is lost (the server paused) is retried without writing twice"
+# The command pauses the server and ends; the release and its retries
+# queue up unanswered and all run when it is continued: one history entry,
+# the record written once (finished_ms of the first), exit 0.
+job=lostrep
+bg "$TMP/lostrep" "$RR_BIN" -r "$U" -t 6s --redis-timeout 300ms --once d1 "$job" -- \
+    sh -c 'kill -STOP "$1"' sh "$S_PID"
+w=$BG
+sleep 2
+resume_redis S
+wait_pid "$w" 15
+assert_rc 0 "the run"
+assert_contains "$(cat "$TMP/lostrep.err")" "the release landed" "its landing is said"
+assert_hash S "$(k_once $job d1)" status succeeded
+assert_hash S "$(k_state $job)" status succeeded
+assert_key_gone S "$(k_lock $job)"
+n=$(R S XLEN "$(k_hist $job)")
+assert_eq 1 "$n" "history entries"
+assert_eq "$(hget S "$(k_state $job)" finished_ms)" \
+    "$(R S XRANGE "$(k_hist $job)" - + | tr -d '\r' | grep -A1 '^finished_ms$' | tail -1)" \
+    "the record's finished_ms is the history entry's"
+
+t "no release lands before the lease ends: exit 74, said as an unrecorded outcome, not as a success"
+job=unrec
+start_redis Q || fail "cannot start redis-server"
+bg "$TMP/unrec" "$RR_BIN" -r "$Q_URL" -t 2s --once d1 "$job" -- sh -c 'kill -9 "$1"' sh "$Q_PID"
+w=$BG
+wait_pid "$w" 15
+assert_rc 74 "the run"
+assert_contains "$(cat "$TMP/unrec.err")" "the command ended with status 0, but its outcome could not be recorded" "message"
+
 done_testing

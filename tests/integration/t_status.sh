@@ -385,4 +385,95 @@ assert_rc 3 "unavailable"
 assert_contains "$(cat "$OUT")" "REDLOCK UNKNOWN - "
 end_test
 
+# ---------------------------------------------------------------------------
+# Issue 18.5: --release of a live holder never lets the next run overlap it.
+tick_cmd() { TICK=(sh -c 'while :; do date +%s%3N >> "$1"; sleep 0.02; done' sh "$1"); }
+
+t "--release of a live holder: the holder stops first, a run right after never overlaps it"
+job=revoke
+tick_cmd "$TMP/rv.a"
+bg "$TMP/rv" "$RR_BIN" -r "$U" -t 9s "$job" -- "${TICK[@]}"
+w=$BG
+wait_for 10 test -s "$TMP/rv.a" || fail "the holder did not start"
+rr_direct -r "$U" --release "$job"
+assert_rc 0 "--release"
+assert_contains "$(cat "$OUT")" "released it at" "what --release says"
+assert_contains "$(cat "$OUT")" "recorded lost (its command was stopped)" "how the holder ended"
+rr_direct -r "$U" "$job" -- sh -c 'date +%s%3N > "$1"' sh "$TMP/rv.b"
+assert_rc 0 "a run right after --release"
+wait_pid "$w" 15
+assert_rc 79 "the revoked holder"
+last_a=$(tail -1 "$TMP/rv.a"); first_b=$(head -1 "$TMP/rv.b" 2>/dev/null)
+note "the old command's last tick $last_a, the new run's command $first_b"
+[ -n "$first_b" ] && [ "$first_b" -gt "$last_a" ] 2>/dev/null ||
+    fail "the new run's command ($first_b) ran while the old one still ticked (last $last_a)"
+assert_hash S "$(k_state $job)" status succeeded
+
+t "--release --force deletes at once and says what it risks"
+job=forced
+bg "$TMP/fo" "$RR_BIN" -r "$U" -t 9s "$job" -- sleep 30
+w=$BG
+wait_for 10 key_there S "$(k_lock $job)" || fail "the holder did not start"
+rr_direct -r "$U" --release --force "$job"
+assert_rc 0 "--release --force"
+assert_lt "$ELAPSED_MS" 2000 "--force does not wait for the holder (ms)"
+assert_key_gone S "$(k_lock $job)"
+assert_contains "$(cat "$ERR")" "--force: the holder" "the warning"
+assert_contains "$(cat "$ERR")" "overlaps it" "the warning says the risk"
+wait_pid "$w" 15
+assert_rc 79 "the holder, at its next renewal"
+
+t "--release --fence F acts only on the holder of fence F"
+job=fenced
+bg "$TMP/fe" "$RR_BIN" -r "$U" -t 3s "$job" -- sleep 30
+w=$BG
+wait_for 10 key_there S "$(k_lock $job)" || fail "the holder did not start"
+f=$(hget S "$(k_state $job)" fence)
+rr_direct -r "$U" --release --fence 12345 "$job"
+assert_rc 1 "another fence"
+assert_contains "$(cat "$OUT")" "not by fence 12345" "what it says"
+key_there S "$(k_lock $job)" || fail "the lock was released for a fence it does not have"
+pid_gone "$w" && fail "the holder stopped"
+rr_direct -r "$U" --release --fence "$f" "$job"
+assert_rc 0 "the holder's own fence"
+assert_key_gone S "$(k_lock $job)"
+wait_pid "$w" 15
+assert_rc 79 "the holder"
+rr_direct -r "$U" --release --fence abc "$job"
+assert_rc 64 "--fence that is not a number"
+rr_direct -r "$U" --force "$job" -- true
+assert_rc 64 "--force without --release"
+
+t "--release of a lock whose run has ended (--min-hold): deleted at once, nothing to wait for"
+job=tail
+rr -r "$U" --min-hold 20s "$job" -- true
+assert_rc 0
+key_there S "$(k_lock $job)" || fail "no --min-hold lock"
+rr_direct -r "$U" --release "$job"
+assert_rc 0 "--release"
+assert_lt "$ELAPSED_MS" 2000 "elapsed ms"
+assert_key_gone S "$(k_lock $job)"
+
+t "--status says what it knows: held since / last renewed, being released, a holder that stopped renewing"
+job=words
+bg "$TMP/wd" "$RR_BIN" -r "$U" -t 9s "$job" -- sleep 30
+w=$BG
+wait_for 10 key_there S "$(k_lock $job)" || fail "the holder did not start"
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "pid $w (fence" "the holder"
+assert_contains "$(cat "$OUT")" ", last renewed " "when it last renewed"
+# The holder's lock revoked, as --release leaves it until the holder's
+# next renewal (set by hand here, so that it stays so for this check).
+tok=$(R S GET "$(k_lock $job)")
+R S SET "$(k_lock $job)" "revoked:$tok" KEEPTTL >/dev/null
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "being released (--release): held by" "a revoked lock"
+wait_pid "$w" 15
+assert_rc 79 "the revoked holder"
+# A record left 'running' with no lock: what is known, not a guess.
+R S HSET "$(k_state $job)" status running >/dev/null
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "stopped renewing at" "a holder gone"
+assert_not_contains "$(cat "$OUT")" "its holder died" "no guess"
+
 done_testing
