@@ -6,6 +6,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "diag.h"
 #include "lock.h"
 #include "rand.h"
 #include "scripts.h"
@@ -27,6 +28,8 @@ struct rr_lock {
     int slot;                      /* after OK: the --limit slot we hold; 0 none */
     long long fence;               /* after OK: ours, for the history */
     long long *started_ms;         /* per master, Redis TIME at acquire */
+    char masters_ok[12], masters_total[12];   /* after OK: the quorum we had */
+    char failed[RR_ERRLEN * 2];    /* after OK: the masters that failed, and why */
     bool *unsure;                  /* per master: our acquire was never answered */
 };
 
@@ -116,6 +119,8 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
              o->ttl_ms > INT64_MAX / 2 ? (long long)(INT64_MAX - 1)
              : 2 * o->ttl_ms > 120000 ? (long long)(2 * o->ttl_ms) : 120000LL);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
+    snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", 0);
+    snprintf(lk->masters_total, sizeof lk->masters_total, "%d", n);
     snprintf(lk->waiter, sizeof(lk->waiter), "%s", o->waiter ? o->waiter : "");
     lk->o.waiter = lk->waiter;
     snprintf(lk->waiter_key, sizeof(lk->waiter_key), "%s%s", lk->keys.q_prefix, lk->waiter);
@@ -285,7 +290,9 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
         [RR_RELEASE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
         [RR_RELEASE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix,
         [RR_RELEASE_ARG_LIMIT] = lk->limit, [RR_RELEASE_ARG_SLOT] = slot,
-        [RR_RELEASE_ARG_SHARDED] = "0",
+        [RR_RELEASE_ARG_SHARDED] = "0", [RR_RELEASE_ARG_MASTERS_OK] = lk->masters_ok,
+        [RR_RELEASE_ARG_MASTERS_TOTAL] = lk->masters_total,
+        [RR_RELEASE_ARG_MASTERS_FAILED] = lk->failed,
     };
     int sent = 0;
 
@@ -408,6 +415,7 @@ static void finish_acquire(struct op *op)
 }
 
 static void give_back(struct op *op);
+static void explain_error(struct op *op);
 
 /* Masters hand out fences independently, so the maximum over our quorum may
  * come from a master that the next holder's quorum does not include. Raising
@@ -499,6 +507,99 @@ static void take_slot(struct rr_lock *lk, int slot)
     memcpy(lk->keys.state + ns, sfx, strlen(sfx) + 1);
 }
 
+/* One master's error as a whole sentence that names it. */
+static void vote_error(const struct op *op, int i, char *buf, size_t len)
+{
+    const struct rr_vote *v = &op->votes[i];
+    const char *cerr = rr_svc_error(op->lk->conns[i]);
+
+    if (strcmp(v->detail, "not sent") == 0 && cerr && *cerr)
+        snprintf(buf, len, "%s", cerr);
+    else if (strcmp(v->detail, "not sent") == 0)
+        snprintf(buf, len, "%s: not sent", rr_svc_name(op->lk->conns[i]));
+    else
+        snprintf(buf, len, "%s", v->detail);
+}
+
+/* Name every master whose vote was an error, and why (res->failed), and
+ * count the refusals of our configuration. Returns the first refusal's
+ * index, or -1. */
+static int list_failures(struct op *op)
+{
+    struct rr_lock *lk = op->lk;
+    struct rr_acquire_result *res = &op->res;
+    char msg[RR_ERRLEN], one[RR_ERRLEN + 64];
+    size_t off = 0;
+    int first = -1;
+
+    res->failed[0] = '\0';
+    res->n_refused = 0;
+    for (int i = 0; i < lk->n; i++) {
+        if (op->votes[i].kind != RR_VOTE_ERR)
+            continue;
+        vote_error(op, i, msg, sizeof msg);
+        if (rr_diag_brief(msg, lk->o.gave_password, rr_svc_refused(lk->conns[i]), one,
+                          sizeof one)) {
+            res->n_refused++;
+            if (first < 0)
+                first = i;
+        }
+        int n = snprintf(res->failed + off, sizeof res->failed - off, "%s%s",
+                         off ? "; " : "", one);
+        if (n > 0)
+            off = off + (size_t)n < sizeof res->failed ? off + (size_t)n : sizeof res->failed - 1;
+    }
+    return first;
+}
+
+/* A round that failed on errors: with one master, its error; with several,
+ * every master that failed and why, so that a refused password on one is
+ * not hidden behind an outage of another. It is a refusal of our
+ * configuration (78) when the masters that refused are too many for a
+ * quorum: then retrying cannot help. */
+static void explain_error(struct op *op)
+{
+    struct rr_lock *lk = op->lk;
+    struct rr_acquire_result *res = &op->res;
+    int q = rr_lock_quorum(lk->n), first = -1;
+    char msg[RR_ERRLEN], why[RR_ERRLEN + 256];
+
+    for (int i = 0; i < lk->n; i++)
+        if (op->votes[i].kind == RR_VOTE_ERR && first < 0)
+            first = i;
+    int ref = list_failures(op);
+    res->refused = res->n_refused > 0 && res->n_refused > lk->n - q;
+    if (!res->refused && res->n_ok >= q) {
+        snprintf(res->err, sizeof(res->err),
+                 "the lock took %lldms to acquire, longer than its %lldms lease",
+                 (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
+        return;
+    }
+    if (lk->n == 1 || first < 0) {
+        if (!res->refused)
+            return;
+        vote_error(op, ref, msg, sizeof msg);
+        if (rr_svc_refused(lk->conns[ref]) || !rr_diag_config(msg, lk->o.gave_password, why,
+                                                              sizeof why))
+            snprintf(why, sizeof why, "%s", msg);
+        snprintf(res->err, sizeof res->err, "%s", why);
+        return;
+    }
+    if (!res->refused) {
+        snprintf(res->err, sizeof res->err, "no quorum, %d of the %d masters failed (a quorum "
+                 "needs %d): %s", res->n_err, lk->n, q, res->failed);
+        return;
+    }
+    /* The hint is the first refusal's: what to fix. */
+    vote_error(op, ref, msg, sizeof msg);
+    if (rr_svc_refused(lk->conns[ref]) || !rr_diag_config(msg, lk->o.gave_password, why,
+                                                          sizeof why))
+        snprintf(why, sizeof why, "%s", msg);
+    snprintf(res->err, sizeof res->err, "no quorum, %d of the %d masters refused our "
+             "configuration (a quorum needs %d): %s. %s", res->n_refused, lk->n, q,
+             res->failed, why);
+}
+
 static void decide(struct op *op)
 {
     struct rr_lock *lk = op->lk;
@@ -556,6 +657,11 @@ static void decide(struct op *op)
     res->result = rr_lock_decide(lk->n, res->n_ok, res->n_busy, res->n_done,
                                  res->n_stale, res->n_err, res->validity_ms);
     if (res->result == RR_ACQ_OK) {
+        if (res->n_err > 0)
+            list_failures(op);   /* a degraded quorum: say who and why */
+        /* The release records it for --status, in the HSET it does anyway. */
+        snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", res->n_ok);
+        snprintf(lk->failed, sizeof lk->failed, "%s", res->failed);
         op->decided_ok = true;
         lk->fence = res->fence;
         if (sync_fences(op) == 0)
@@ -570,14 +676,8 @@ static void decide(struct op *op)
                      (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
         else
             snprintf(res->err, sizeof(res->err), "no quorum");
-    } else if (res->result == RR_ACQ_ERROR && lk->n > 1 && res->n_err > 1) {
-        /* The first error alone hides how many masters failed. The count
-         * goes last: diag.c reads the server from the message's start. */
-        size_t len = strlen(res->err);
-        if (len + 64 < sizeof(res->err))
-            snprintf(res->err + len, sizeof(res->err) - len,
-                     " (and %d more of the %d masters failed; a quorum needs %d)",
-                     res->n_err - 1, lk->n, rr_lock_quorum(lk->n));
+    } else if (res->result == RR_ACQ_ERROR) {
+        explain_error(op);
     }
     if (res->n_ok + res->n_err == 0) {
         finish_acquire(op);
@@ -614,8 +714,21 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
         if (!op->errmsg[0])
             snprintf(op->errmsg, sizeof op->errmsg, "%s", v->detail);
     }
-    if (op->votes[sl->idx].kind == RR_VOTE_ERR)
-        note_error(op, sl->idx, status, op->votes[sl->idx].detail);
+    if (v->kind == RR_VOTE_ERR) {
+        const char *cerr = rr_svc_error(c);
+        char full[RR_ERRLEN + 160];
+        note_error(op, sl->idx, status, v->detail);
+        /* The vote keeps its error as a sentence that names the master. */
+        if (status != RR_REPLY_OK && cerr && *cerr)
+            snprintf(full, sizeof full, "%s", cerr);
+        else if (strstr(v->detail, rr_svc_name(c)))
+            snprintf(full, sizeof full, "%s", v->detail);
+        else
+            snprintf(full, sizeof full, "%.150s: %s", rr_svc_name(c), v->detail);
+        size_t fl = strnlen(full, sizeof v->detail - 1);
+        memcpy(v->detail, full, fl);
+        v->detail[fl] = '\0';
+    }
     if (--op->pending == 0)
         decide(op);
 }

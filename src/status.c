@@ -89,10 +89,13 @@ static const char *field(const redisReply *flat, const char *name)
 static const char *const rec_fields[] = { "status", "host", "pid", "fence", "once",
                                           "started_ms", "heartbeat_ms", "finished_ms",
                                           "exit_code", "signal", "last_success_ms",
-                                          "last_success_fence", "last_success_host", NULL };
+                                          "last_success_fence", "last_success_host",
+                                          "masters_ok", "masters_total", "masters_failed",
+                                          NULL };
 static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
                                        "finished_ms", "exit_code", "signal", "duration_ms",
-                                       "wait_ms", "last_success_ms", "last_success_fence", NULL };
+                                       "wait_ms", "last_success_ms", "last_success_fence",
+                                       "masters_ok", "masters_total", NULL };
 
 static bool is_numeric(const char *name, const char *v)
 {
@@ -174,6 +177,11 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     if (rec.signal > 0)
         fprintf(f, ", signal %d", rec.signal);
     fputc('\n', f);
+    /* A degraded quorum: the run went ahead without some masters. */
+    if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
+        fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",
+                "warning", rec.masters_ok, rec.masters_total,
+                rec.masters_failed[0] ? ": " : "", rec.masters_failed);
 }
 
 /* --status --max-age: the one plugin line for rec, and its exit status. */
