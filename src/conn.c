@@ -65,6 +65,7 @@ struct rr_conn {
     bool refused;                   /* the last failure was a refusal (TLS verification) */
     bool unsent;                    /* in a failure callback: that request was never written */
     bool keep;                      /* in a reply callback: the callee took the reply */
+    bool replied;                   /* this attempt's server has answered once */
     char name[300];
 
     enum conn_state state;
@@ -468,6 +469,7 @@ static void on_data(void *arg, const char *data, size_t len)
         if (rc == 0)
             return;
         c->refused = false;  /* a reply: the server took our TLS session */
+        c->replied = true;
         t->ops->answered(t);
         c->keep = false;
         dispatch(c, reply);
@@ -484,6 +486,10 @@ static void on_failed(void *arg, const struct rr_transport_failure *f)
 
     if (f->fault == RR_TF_CONNECT)
         set_error(c, "cannot connect to %s: %s", c->name, f->detail);
+    else if (!c->ep.tls && c->ep.transport == RR_TRANSPORT_TCP && !c->replied &&
+             strstr(f->detail, "reset by peer"))
+        /* A TLS port resets a client that speaks plain RESP to it. */
+        set_error(c, "%s: %s before any reply (is it a TLS port?)", c->name, f->detail);
     else
         set_error(c, "%s: %s", c->name, f->detail);
     if (f->verdict != RR_TV_NONE)
@@ -610,6 +616,7 @@ static void start_connect(struct rr_conn *c)
     char why[RR_ERRLEN];
     int err;
 
+    c->replied = false;
     if (!(c->rd = rr_resp_reader_new())) {
         err = UV_ENOMEM;
         snprintf(why, sizeof why, "%s", uv_strerror(err));

@@ -123,6 +123,9 @@ const char *rr_diag_unavailable_hint(const char *msg)
 {
     if (msg && strstr(msg, "replicas confirmed"))
         return "check the replicas' links to the master, or lower --sync-replicas";
+    if (msg && strstr(msg, "(is it a TLS port?)"))
+        return "if it is, use rediss:// (and --tls-ca), else check that Redis is up and "
+               "-r/--redis is right";
     if (msg && strstr(msg, "TRYAGAIN"))
         return "the job's cluster slot is being resharded: try again when it has moved, or "
                "give --wait";

@@ -660,6 +660,14 @@ START_TEST(expand_once)
     ck_assert_int_eq(rr_cli_expand_once("d-%F", t, out, sizeof out, e, sizeof e), 0);
     ck_assert_str_eq(out, "d-2023-11-15");
 
+    /* A conversion strftime does not know would be copied as it is: refused. */
+    ck_assert_int_eq(rr_cli_expand_once("x-%Q", t, out, sizeof out, e, sizeof e), -1);
+    assert_clean_error(e);
+    ck_assert_ptr_nonnull(strstr(e, "'%Q' is not a strftime conversion"));
+    ck_assert_int_eq(rr_cli_expand_once("x-%", t, out, sizeof out, e, sizeof e), -1);
+    ck_assert_int_eq(rr_cli_expand_once("x-%5", t, out, sizeof out, e, sizeof e), -1);
+    ck_assert_int_eq(rr_cli_expand_once("x-%-d.%Ey.%010Y.%%Q", t, out, sizeof out, e, sizeof e), 0);
+    ck_assert_str_eq(out, "x-15.23.0000002023.%Q");
     ck_assert_int_eq(rr_cli_expand_once("%c", t, out, sizeof out, e, sizeof e), -1);
     assert_clean_error(e);
     ck_assert_int_eq(rr_cli_expand_once("%t", t, out, sizeof out, e, sizeof e), -1);
