@@ -113,7 +113,7 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
         p = strstr(msg, ": ");
         p = p ? p + 2 : msg;
         snprintf(out, len, "%s: the user lacks a permission the lock needs (%.*s); grant it "
-                 "the ACL line in the README (Least privilege)", who, 160, p);
+                 "the ACL line of redlock-run(1), LEAST PRIVILEGE", who, 160, p);
         return true;
     }
     return false;

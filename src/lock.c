@@ -212,6 +212,12 @@ static void note_error(struct op *op, int idx, int status, const char *what)
 /* Inside a write's callback on c, which WAIT did not confirm enough. */
 static void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
 {
+    if (*rr_svc_wait_error(c)) {
+        /* WAIT itself was refused: a permission, not a replica's link. */
+        snprintf(buf, len, "%s: WAIT after the %s was refused: %s", rr_svc_name(c), what,
+                 rr_svc_wait_error(c));
+        return;
+    }
     snprintf(buf, len, "only %lld of %d replicas confirmed the %s on %s",
              rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c), what,
              rr_svc_name(c));
