@@ -59,6 +59,7 @@ struct rr_conn {
     uv_loop_t *loop;
     struct rr_endpoint ep;
     int64_t connect_timeout_ms;
+    bool wait_connect;              /* opts.wait_connect */
     int64_t request_timeout_ms;
     char *user, *password;  /* AUTH credentials, or NULL */
     struct rr_tls_opts tls;         /* rediss:// only; strings borrowed */
@@ -646,6 +647,7 @@ struct rr_conn *rr_conn_new(uv_loop_t *loop, const struct rr_endpoint *ep,
         return NULL;
     c->loop = loop;
     c->ep = *ep;
+    c->wait_connect = opts->wait_connect;
     c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : RR_DEFAULT_CONNECT_TIMEOUT_MS;
     c->request_timeout_ms = opts->request_timeout_ms > 0 ? opts->request_timeout_ms : RR_DEFAULT_REDIS_TIMEOUT_MS;
     c->tls = opts->tls;
@@ -717,6 +719,12 @@ int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
         push_req(c, r);
         if (c->state == CS_CLOSED && !c->deferred_status)
             start_connect(c);
+        /* Connecting (TCP, then TLS and AUTH) has --connect-timeout; the
+         * request's own --redis-timeout counts from then, so that a TLS
+         * handshake is not cut short by the request timeout. */
+        if (c->wait_connect && connecting(c) &&
+            c->connect_deadline + (uint64_t)c->request_timeout_ms > r->deadline)
+            r->deadline = c->connect_deadline + (uint64_t)c->request_timeout_ms;
     }
     arm_timer(c);
     return 0;

@@ -31,6 +31,7 @@ struct rr_lock {
     char masters_ok[12], masters_total[12];   /* after OK: the quorum we had */
     char failed[RR_ERRLEN * 2];    /* after OK: the masters that failed, and why */
     bool *unsure;                  /* per master: our acquire was never answered */
+    bool *unsent;                  /* per master: our acquire was never even written */
 };
 
 enum op_kind { OP_ACQUIRE, OP_EXTEND, OP_RELEASE };
@@ -82,7 +83,8 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
     struct rr_lock *lk = calloc(1, sizeof(*lk));
 
     if (!lk || !(lk->started_ms = calloc((size_t)n, sizeof(*lk->started_ms))) ||
-        !(lk->unsure = calloc((size_t)n, sizeof(*lk->unsure)))) {
+        !(lk->unsure = calloc((size_t)n, sizeof(*lk->unsure))) ||
+        !(lk->unsent = calloc((size_t)n, sizeof(*lk->unsent)))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -133,6 +135,7 @@ fail:
     if (lk) {
         free(lk->started_ms);
         free(lk->unsure);
+        free(lk->unsent);
     }
     free(lk);
     return NULL;
@@ -144,6 +147,7 @@ void rr_lock_free(struct rr_lock *lk)
         return;
     free(lk->started_ms);
     free(lk->unsure);
+    free(lk->unsent);
     free(lk);
 }
 
@@ -306,6 +310,13 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
         int nargs = RR_RELEASE_NARGS;
+        /* A give-back to a master our acquire never reached (its connection
+         * never came up) has nothing to take back, and would only wait for
+         * another --connect-timeout. */
+        if (op->kind == OP_ACQUIRE && lk->unsent[i]) {
+            op->pending--;
+            continue;
+        }
         /* Where our acquire was never answered it may still arrive, after
          * this release: that master also gets a tombstone for our token. */
         args[RR_RELEASE_ARG_VOID_MS] = lk->unsure[i] ? lk->void_ms : "0";
@@ -711,6 +722,7 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
 
     /* Without an answer we cannot know whether the script ran, or will. */
     op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
+    op->lk->unsent[sl->idx] = status != RR_REPLY_OK && rr_svc_unsent(c);
     rr_lock_classify_acquire(status, r, v);
     if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
         /* Taken, but a failover could promote a replica that never saw it:
@@ -775,6 +787,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     }
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
     memset(lk->unsure, 0, sizeof(*lk->unsure) * (size_t)lk->n);
+    memset(lk->unsent, 0, sizeof(*lk->unsent) * (size_t)lk->n);
     snprintf(lk->keys.lock, sizeof(lk->keys.lock), "%s", lk->base_lock);
     snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
     lk->slot = 0;

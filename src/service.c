@@ -126,9 +126,11 @@ static void deliver(struct svc_req *q, int status)
 
     s->acked = q->acked;
     s->wait_err = q->wait_err;
+    s->unsent = status != RR_REPLY_OK && q->unsent;
     q->cb(s, status, status == RR_REPLY_OK ? q->reply : NULL, q->arg);
     s->acked = -1;
     s->wait_err = NULL;
+    s->unsent = false;
     free_req(q);
 }
 
@@ -521,6 +523,11 @@ int rr_svc_write(struct rr_svc *s, rr_svc_reply_fn cb, void *arg,
 long long rr_svc_replicas(const struct rr_svc *s)
 {
     return s->acked;
+}
+
+bool rr_svc_unsent(const struct rr_svc *s)
+{
+    return s->unsent;
 }
 
 const char *rr_svc_wait_error(const struct rr_svc *s)

@@ -66,6 +66,10 @@ int rr_svc_write(struct rr_svc *s, rr_svc_reply_fn cb, void *arg,
  * answer), or -1 when none was asked for or WAIT did not answer. */
 long long rr_svc_replicas(const struct rr_svc *s);
 
+/* Inside a failed request's callback: it was never written to any server
+ * (the connection never came up), so it cannot have run. */
+bool rr_svc_unsent(const struct rr_svc *s);
+
 /* Inside the callback of a write: WAIT's error reply ("NOPERM ..." when
  * the ACL lacks +wait), "" if it gave none. */
 const char *rr_svc_wait_error(const struct rr_svc *s);

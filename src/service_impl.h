@@ -96,6 +96,7 @@ struct rr_svc {
     bool refused;
     long long acked;                 /* for rr_svc_replicas, in a callback */
     const char *wait_err;            /* for rr_svc_wait_error, in a callback */
+    bool unsent;                     /* for rr_svc_unsent, in a callback */
     char node[300];                  /* where the last request went */
     char err[RR_ERRLEN];
 };

@@ -180,6 +180,16 @@ assert_contains "$(cat "$ERR")" "plain redis:// port"
 assert_eq 0 "$(runs)" "times the command ran"
 assert_eq 0 "$(R S EXISTS "$(k_state tlsplain)")" "state written"
 
+t "TLS to a plain port: the handshake gets --connect-timeout, not 2 x --redis-timeout"
+rr_direct -r "rediss://127.0.0.1:$S_PORT" --connect-timeout 3s --redis-timeout 500ms tlsplain2 -- "${mark[@]}"
+assert_rc 69
+# Seen giving up after about 1 s (2 x 500 ms) before: a slow handshake
+# could not be given more time.
+[ "$ELAPSED_MS" -ge 2500 ] || fail "gave up after ${ELAPSED_MS} ms, before --connect-timeout 3s"
+assert_lt "$ELAPSED_MS" 5000 "elapsed ms"
+assert_contains "$(cat "$ERR")" "did not answer TLS"
+end_test
+
 t "plain to a TLS port: 69, bounded, with the hint to use rediss://"
 rr_direct -r "redis://127.0.0.1:$T_PORT" --connect-timeout 1s --redis-timeout 500ms plaintls -- "${mark[@]}"
 assert_rc 69
