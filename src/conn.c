@@ -53,6 +53,7 @@ struct req {
     int nconfirm;           /* replies a (P)SUBSCRIBE-family command yields */
     bool sunsub;            /* a SUNSUBSCRIBE: its confirmations are replies */
     int status;             /* status to report once doomed */
+    bool waits;             /* wait_connect: deadline is the connect's until it is up */
 };
 
 struct rr_conn {
@@ -604,6 +605,13 @@ static void on_up(void *arg)
         break_conn(c, RR_REPLY_IOERR);
         return;
     }
+    /* Requests that waited for the connection get their own time now. */
+    uv_update_time(c->loop);
+    for (struct req *r = c->head; r; r = r->next)
+        if (r->waits) {
+            r->waits = false;
+            r->deadline = uv_now(c->loop) + (uint64_t)c->request_timeout_ms;
+        }
     transition(c, CS_READY);
     if (flush_queue(c) < 0)
         break_conn(c, RR_REPLY_IOERR);
@@ -722,9 +730,10 @@ int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
         /* Connecting (TCP, then TLS and AUTH) has --connect-timeout; the
          * request's own --redis-timeout counts from then, so that a TLS
          * handshake is not cut short by the request timeout. */
-        if (c->wait_connect && connecting(c) &&
-            c->connect_deadline + (uint64_t)c->request_timeout_ms > r->deadline)
-            r->deadline = c->connect_deadline + (uint64_t)c->request_timeout_ms;
+        if (c->wait_connect && c->state == CS_CONNECTING && c->connect_deadline > r->deadline) {
+            r->deadline = c->connect_deadline;
+            r->waits = true;
+        }
     }
     arm_timer(c);
     return 0;

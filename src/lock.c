@@ -8,59 +8,9 @@
 
 #include "diag.h"
 #include "lock.h"
+#include "lock_impl.h"
 #include "rand.h"
 #include "scripts.h"
-
-struct rr_lock {
-    struct rr_svc **conns;
-    int n;
-    struct rr_lock_opts o;
-    struct rr_job_keys keys;
-    char token[33];
-    char void_key[352];            /* the tombstone of this attempt's token */
-    char void_ms[24];              /* how long a tombstone is kept */
-    char ttl[24], state_ttl[24], once_ttl[24], pid[24];
-    char host[128];
-    char once_id[RR_ONCE_MAX + 1];
-    char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
-    long long ticket;              /* our arrival ticket: the largest seen */
-    char base_lock[320], base_state[320];   /* --limit slot 1 */
-    int slot;                      /* after OK: the --limit slot we hold; 0 none */
-    long long fence;               /* after OK: ours, for the history */
-    long long *started_ms;         /* per master, Redis TIME at acquire */
-    char masters_ok[12], masters_total[12];   /* after OK: the quorum we had */
-    char failed[RR_ERRLEN * 2];    /* after OK: the masters that failed, and why */
-    bool *unsure;                  /* per master: our acquire was never answered */
-    bool *unsent;                  /* per master: our acquire was never even written */
-};
-
-enum op_kind { OP_ACQUIRE, OP_EXTEND, OP_RELEASE };
-
-struct op;
-
-/* The per-master callback argument of one operation. */
-struct slot {
-    struct op *op;
-    int idx;
-};
-
-struct op {
-    struct rr_lock *lk;
-    enum op_kind kind;
-    int pending;
-    int64_t t0;
-    void *cb;
-    void *arg;
-    struct slot *slots;
-    struct rr_vote *votes;        /* OP_ACQUIRE */
-    int ok, mismatch, err, released, written;
-    bool reported;                /* OP_EXTEND: the callback has run */
-    bool decided_ok;              /* OP_ACQUIRE: the round had a quorum */
-    bool marked;                  /* OP_ACQUIRE: abandon.lua was sent */
-    char errmsg[RR_ERRLEN];
-    /* After a failed acquisition, the result waits for the clean-up. */
-    struct rr_acquire_result res;
-};
 
 /* Draw a fresh token. It must be unguessable: it is all that separates our
  * lock from another holder's. And every acquisition attempt gets its own:
@@ -162,7 +112,7 @@ int rr_lock_classify_renew(int status, const redisReply *r)
     return rr_vote_renew(status == RR_REPLY_OK ? r : NULL);
 }
 
-static struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
+struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
 {
     struct op *op = calloc(1, sizeof(*op));
 
@@ -191,7 +141,7 @@ static struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *
     return op;
 }
 
-static void op_free(struct op *op)
+void op_free(struct op *op)
 {
     free(op->slots);
     free(op->votes);
@@ -200,7 +150,7 @@ static void op_free(struct op *op)
 
 /* Keep the first error of an operation: the connection's own words when
  * the request failed on the wire, else the master's name and what was wrong. */
-static void note_error(struct op *op, int idx, int status, const char *what)
+void note_error(struct op *op, int idx, int status, const char *what)
 {
     const char *cerr = rr_svc_error(op->lk->conns[idx]);
 
@@ -214,7 +164,7 @@ static void note_error(struct op *op, int idx, int status, const char *what)
 }
 
 /* Inside a write's callback on c, which WAIT did not confirm enough. */
-static void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
+void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
 {
     if (*rr_svc_wait_error(c)) {
         /* WAIT itself was refused: a permission, not a replica's link. */
@@ -229,7 +179,7 @@ static void not_synced(const struct rr_svc *c, const char *what, char *buf, size
 
 /* Send one script to every master; returns how many sends were accepted.
  * sharded_arg: the script's argument that says SPUBLISH, or -1. */
-static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
+int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
                     int nkeys, const char *const *keys, int nargs,
                     const char **args, int sharded_arg)
 {
@@ -524,97 +474,54 @@ static void take_slot(struct rr_lock *lk, int slot)
     memcpy(lk->keys.state + ns, sfx, strlen(sfx) + 1);
 }
 
-/* One master's error as a whole sentence that names it. */
-static void vote_error(const struct op *op, int i, char *buf, size_t len)
+/* Every master's error as a sentence that names it, and whether its TLS
+ * handshake was refused, for votes.c. */
+static void failures_in(const struct op *op, bool *tls_refused)
 {
-    const struct rr_vote *v = &op->votes[i];
-    const char *cerr = rr_svc_error(op->lk->conns[i]);
-
-    if (strcmp(v->detail, "not sent") == 0 && cerr && *cerr)
-        snprintf(buf, len, "%s", cerr);
-    else if (strcmp(v->detail, "not sent") == 0)
-        snprintf(buf, len, "%s: not sent", rr_svc_name(op->lk->conns[i]));
-    else
-        snprintf(buf, len, "%s", v->detail);
-}
-
-/* Name every master whose vote was an error, and why (res->failed), and
- * count the refusals of our configuration. Returns the first refusal's
- * index, or -1. */
-static int list_failures(struct op *op)
-{
-    struct rr_lock *lk = op->lk;
-    struct rr_acquire_result *res = &op->res;
-    char msg[RR_ERRLEN], one[RR_ERRLEN + 64];
-    size_t off = 0;
-    int first = -1;
-
-    res->failed[0] = '\0';
-    res->n_refused = 0;
-    for (int i = 0; i < lk->n; i++) {
-        if (op->votes[i].kind != RR_VOTE_ERR)
-            continue;
-        vote_error(op, i, msg, sizeof msg);
-        if (rr_diag_brief(msg, lk->o.gave_password, rr_svc_refused(lk->conns[i]), one,
-                          sizeof one)) {
-            res->n_refused++;
-            if (first < 0)
-                first = i;
-        }
-        int n = snprintf(res->failed + off, sizeof res->failed - off, "%s%s",
-                         off ? "; " : "", one);
-        if (n > 0)
-            off = off + (size_t)n < sizeof res->failed ? off + (size_t)n : sizeof res->failed - 1;
+    for (int i = 0; i < op->lk->n; i++) {
+        struct rr_vote *v = &op->votes[i];
+        const char *cerr = rr_svc_error(op->lk->conns[i]);
+        tls_refused[i] = rr_svc_refused(op->lk->conns[i]);
+        if (v->kind == RR_VOTE_ERR && strcmp(v->detail, "not sent") == 0)
+            snprintf(v->detail, sizeof v->detail, "%.*s", (int)sizeof v->detail - 1,
+                     cerr && *cerr ? cerr : rr_svc_name(op->lk->conns[i]));
     }
-    return first;
 }
 
-/* A round that failed on errors: with one master, its error; with several,
- * every master that failed and why, so that a refused password on one is
- * not hidden behind an outage of another. It is a refusal of our
- * configuration (78) when the masters that refused are too many for a
- * quorum: then retrying cannot help. */
+/* A round that failed on errors: every master that failed and why
+ * (votes.c); a refusal of our configuration when those that refused leave
+ * no quorum; a quorum that took too long says so. */
 static void explain_error(struct op *op)
 {
     struct rr_lock *lk = op->lk;
     struct rr_acquire_result *res = &op->res;
-    int q = rr_lock_quorum(lk->n), first = -1;
-    char msg[RR_ERRLEN], why[RR_ERRLEN + 256];
+    bool *tls_refused = calloc((size_t)lk->n, sizeof *tls_refused);
 
-    for (int i = 0; i < lk->n; i++)
-        if (op->votes[i].kind == RR_VOTE_ERR && first < 0)
-            first = i;
-    int ref = list_failures(op);
-    res->refused = res->n_refused > 0 && res->n_refused > lk->n - q;
-    if (!res->refused && res->n_ok >= q) {
+    if (!tls_refused)
+        return;
+    failures_in(op, tls_refused);
+    res->refused = rr_votes_explain(op->votes, lk->n, tls_refused, lk->o.gave_password,
+                                    res->err, sizeof res->err, res->failed,
+                                    sizeof res->failed, &res->n_refused);
+    if (!res->refused && res->n_ok >= rr_lock_quorum(lk->n))
         snprintf(res->err, sizeof(res->err),
                  "the lock took %lldms to acquire, longer than its %lldms lease",
                  (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
+    free(tls_refused);
+}
+
+/* A degraded quorum: the masters that failed, and why. */
+static void list_failures(struct op *op)
+{
+    bool *tls_refused = calloc((size_t)op->lk->n, sizeof *tls_refused);
+
+    if (!tls_refused)
         return;
-    }
-    if (lk->n == 1 || first < 0) {
-        if (!res->refused)
-            return;
-        vote_error(op, ref, msg, sizeof msg);
-        if (rr_svc_refused(lk->conns[ref]) || !rr_diag_config(msg, lk->o.gave_password, why,
-                                                              sizeof why))
-            snprintf(why, sizeof why, "%s", msg);
-        snprintf(res->err, sizeof res->err, "%s", why);
-        return;
-    }
-    if (!res->refused) {
-        snprintf(res->err, sizeof res->err, "no quorum, %d of the %d masters failed (a quorum "
-                 "needs %d): %s", res->n_err, lk->n, q, res->failed);
-        return;
-    }
-    /* The hint is the first refusal's: what to fix. */
-    vote_error(op, ref, msg, sizeof msg);
-    if (rr_svc_refused(lk->conns[ref]) || !rr_diag_config(msg, lk->o.gave_password, why,
-                                                          sizeof why))
-        snprintf(why, sizeof why, "%s", msg);
-    snprintf(res->err, sizeof res->err, "no quorum, %d of the %d masters refused our "
-             "configuration (a quorum needs %d): %s. %s", res->n_refused, lk->n, q,
-             res->failed, why);
+    failures_in(op, tls_refused);
+    op->res.n_refused = rr_votes_failures(op->votes, op->lk->n, tls_refused,
+                                          op->lk->o.gave_password, op->res.failed,
+                                          sizeof op->res.failed, NULL);
+    free(tls_refused);
 }
 
 static void decide(struct op *op)
@@ -795,89 +702,6 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply,
                  lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
                  RR_ACQUIRE_NARGS, args, RR_ACQUIRE_ARG_SHARDED) == 0) {
-        op_free(op);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- extend ---- */
-
-static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
-{
-    struct slot *sl = arg;
-    struct op *op = sl->op;
-    int q = rr_lock_quorum(op->lk->n);
-
-    switch (rr_lock_classify_renew(status, r)) {
-    case 1:
-        if (!rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
-            /* Extended here, but not where a failover would look: do not
-             * vouch for the longer lease. */
-            char why[RR_ERRLEN];
-            not_synced(c, "renewal", why, sizeof why);
-            op->err++;
-            if (!op->errmsg[0])
-                snprintf(op->errmsg, sizeof op->errmsg, "%s", why);
-            break;
-        }
-        op->ok++;
-        break;
-    case 0:
-        op->mismatch++;
-        break;
-    default:
-        op->err++;
-        note_error(op, sl->idx, status,
-                   status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
-                       ? r->str : "unexpected reply to the renewal");
-        break;
-    }
-    op->pending--;
-    /* Answer as soon as the outcome is certain: a stalled minority master
-     * must not delay every renewal by --redis-timeout. Late answers only
-     * complete the op. */
-    if (!op->reported) {
-        enum rr_extend res;
-        bool decided = true;
-        if (op->ok >= q)
-            res = RR_EXTEND_OK;
-        else if (op->mismatch > op->lk->n - q)
-            res = RR_EXTEND_LOST;
-        else if (op->ok + op->pending < q)
-            res = RR_EXTEND_FAILED;
-        else
-            decided = false;
-        if (decided) {
-            op->reported = true;
-            if (res == RR_EXTEND_LOST)
-                snprintf(op->errmsg, sizeof(op->errmsg),
-                         "the lock was taken over or deleted on %d of %d master%s",
-                         op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");
-            ((rr_extend_fn)op->cb)(op->lk, res, op->t0, op->errmsg, op->arg);
-        }
-    }
-    if (op->pending == 0)
-        op_free(op);
-}
-
-int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
-{
-    struct op *op = op_new(lk, OP_EXTEND, (void *)cb, arg);
-    const char *keys[RR_RENEW_NKEYS] = {
-        [RR_RENEW_KEY_LOCK] = lk->keys.lock, [RR_RENEW_KEY_STATE] = lk->keys.state,
-        [RR_RENEW_KEY_ONCE] = lk->keys.once,
-    };
-    const char *args[RR_RENEW_NARGS] = {
-        [RR_RENEW_ARG_TOKEN] = lk->token, [RR_RENEW_ARG_TTL_MS] = lk->ttl,
-        [RR_RENEW_ARG_ONCE_TTL_MS] = lk->once_ttl,
-    };
-
-    if (!op)
-        return -1;
-    if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply,
-                 lk->keys.once[0] ? RR_RENEW_NKEYS : RR_RENEW_KEY_ONCE, keys,
-                 RR_RENEW_NARGS, args, -1) == 0) {
         op_free(op);
         return -1;
     }
