@@ -489,8 +489,7 @@ static void on_failed(void *arg, const struct rr_transport_failure *f)
     if (f->fault == RR_TF_CONNECT)
         set_error(c, "cannot connect to %s: %s", c->name, f->detail);
     else if (!c->ep.tls && c->ep.transport == RR_TRANSPORT_TCP && !c->replied &&
-             strstr(f->detail, "reset by peer"))
-        /* A TLS port resets a client that speaks plain RESP to it. */
+             strstr(f->detail, "reset by peer"))   /* as a TLS port does to plain RESP */
         set_error(c, "%s: %s before any reply (is it a TLS port?)", c->name, f->detail);
     else
         set_error(c, "%s: %s", c->name, f->detail);
@@ -605,8 +604,7 @@ static void on_up(void *arg)
         break_conn(c, RR_REPLY_IOERR);
         return;
     }
-    /* Requests that waited for the connection get their own time now. */
-    uv_update_time(c->loop);
+    uv_update_time(c->loop);   /* requests that waited get their own time now */
     for (struct req *r = c->head; r; r = r->next)
         if (r->waits) {
             r->waits = false;
@@ -727,9 +725,7 @@ int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
         push_req(c, r);
         if (c->state == CS_CLOSED && !c->deferred_status)
             start_connect(c);
-        /* Connecting (TCP, then TLS and AUTH) has --connect-timeout; the
-         * request's own --redis-timeout counts from then, so that a TLS
-         * handshake is not cut short by the request timeout. */
+        /* wait_connect: due at the connect deadline; on_up gives it its own. */
         if (c->wait_connect && c->state == CS_CONNECTING && c->connect_deadline > r->deadline) {
             r->deadline = c->connect_deadline;
             r->waits = true;

@@ -55,8 +55,10 @@ bool rr_diag_brief(const char *msg, bool gave_password, bool tls_refused, char *
         msg = "failed";
     k = refusal_of(msg, gave_password);
     if (k == R_NONE) {
+        char tmp[512];
         snprintf(out, len, "%s", msg);
-        return tls_refused;
+        /* sentinel.c's own refusals (the sentinels' credentials). */
+        return tls_refused || rr_diag_config(msg, gave_password, tmp, sizeof tmp);
     }
     sp = strstr(msg, ": ");
     int nl = sp && sp - msg < 200 && !memchr(msg, ' ', (size_t)(sp - msg)) ? (int)(sp - msg) : 0;
