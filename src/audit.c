@@ -41,13 +41,31 @@ void rr_audit_sleep(long long rank, int64_t sleep_ms)
 static void say_acquired(const struct rr_audit *au, const struct rr_run_sm *sm,
                          const struct rr_acquire_result *res)
 {
+    if (res->failed[0]) {
+        /* A degraded quorum: the run goes on, but one more failure and it
+         * would not. A warning, so that -q still prints it (cron mails it)
+         * and --syslog keeps it; it names each master that failed, and why. */
+        rr_log_audit(RR_LOG_WARN, "acquired",
+                     (struct rr_field[]){ RR_FN("fence", res->fence),
+                                          RR_FN("acquire_ms", res->elapsed_ms),
+                                          RR_FN("wait_ms", sm->wait_ms),
+                                          RR_FN("masters", res->n_ok),
+                                          RR_FN("masters_total", au->n),
+                                          RR_FN("degraded", 1),
+                                          RR_FS("failed_masters", res->failed),
+                                          RR_FS("contain", au->contain ? au->contain : "tree"),
+                                          RR_FIELD_END },
+                     "acquired on %d of %d masters (fence %lld), a degraded quorum: %s",
+                     res->n_ok, au->n, res->fence, res->failed);
+        return;
+    }
     rr_log(RR_LOG_INFO, "acquired",
            (struct rr_field[]){ RR_FN("fence", res->fence),
                                 RR_FN("acquire_ms", res->elapsed_ms),
                                 RR_FN("wait_ms", sm->wait_ms),
                                 RR_FN("masters", res->n_ok),
                                 RR_FS("contain", au->contain ? au->contain : "tree"),
-                                RR_FIELD_END },
+                                RR_FN("masters_total", au->n), RR_FIELD_END },
            "acquired in %lldms (fence %lld, %d/%d master%s)",
            (long long)res->elapsed_ms, res->fence, res->n_ok, au->n, au->n == 1 ? "" : "s");
     /* What holds the command's processes, and what that promises. */

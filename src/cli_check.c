@@ -3,11 +3,14 @@
  * and the checks of single values (NAME, --once ID, numbers). As in
  * flock(1), every verdict is made here, after the loop, so it does not
  * depend on the order of the options. Never prints or exits. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_impl.h"
@@ -80,6 +83,30 @@ int rr_cli_parse_limit(const char *arg, int *out, char *err, size_t errlen)
 
 /* ---- single values ---- */
 
+/* The first % conversion of pattern that strftime does not know (glibc's
+ * flags _-0^#, a width, E or O, then one of its letters), or NULL. strftime
+ * would copy it as it is, so that a typo made one ID for ever. */
+static const char *bad_conversion(const char *pattern, size_t *len)
+{
+    static const char letters[] = "aAbBcCdDeFgGhHIjklmMnpPrRsStTuUVwWxXyYzZ%";
+
+    for (const char *p = pattern; (p = strchr(p, '%')) != NULL;) {
+        const char *c = p + 1;
+        while (*c && strchr("_-0^#", *c))
+            c++;
+        while (*c >= '0' && *c <= '9')
+            c++;
+        if (*c == 'E' || *c == 'O')
+            c++;
+        if (!*c || !strchr(letters, *c)) {
+            *len = (size_t)(c - p) + (*c ? 1 : 0);
+            return p;
+        }
+        p = c + 1;
+    }
+    return NULL;
+}
+
 int rr_cli_expand_once(const char *pattern, long long t, char *out, size_t outlen,
                        char *err, size_t errlen)
 {
@@ -93,6 +120,15 @@ int rr_cli_expand_once(const char *pattern, long long t, char *out, size_t outle
         out[0] = '\0';
     if (pattern == NULL || *pattern == '\0') {
         snprintf(err, errlen, "the ID must not be empty, e.g. --once 'daily-%%F'");
+        return -1;
+    }
+    const char *bad;
+    size_t blen = 0;
+    if ((bad = bad_conversion(pattern, &blen)) != NULL) {
+        char b[72];
+        snprintf(err, errlen, "'%s': '%s' is not a strftime conversion; use one such as %%F, "
+                 "%%Y, %%m, %%d, %%H, or write %%%% for a literal %%", quote(pattern, q, sizeof q),
+                 rr_quote(bad, blen, RR_QUOTE_MAX, b, sizeof b));
         return -1;
     }
     if (localtime_r(&tt, &tm) == NULL) {
@@ -288,6 +324,26 @@ static int check_tls(const struct rr_config *cfg, char *err, size_t errlen)
     if (cfg->tls_sni && !*cfg->tls_sni) {
         snprintf(err, errlen, "--tls-sni needs a host name");
         return -1;
+    }
+    /* A file that cannot be read is a usage error, told before connecting
+     * and in the words a --password-file gets; one that reads but holds no
+     * certificate is the TLS layer's to tell (78). */
+    const struct { const char *opt, *path; bool dir; } files[] = {
+        { "--tls-ca", cfg->tls_ca, false }, { "--tls-ca-dir", cfg->tls_ca_dir, true },
+        { "--tls-cert", cfg->tls_cert, false }, { "--tls-key", cfg->tls_key, false },
+    };
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char q[72];
+        int fd;
+        if (!files[k].path)
+            continue;
+        fd = open(files[k].path, O_RDONLY | O_CLOEXEC | (files[k].dir ? O_DIRECTORY : 0));
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot read %s '%s': %s", files[k].opt,
+                     quote(files[k].path, q, sizeof q), strerror(errno));
+            return -1;
+        }
+        close(fd);
     }
     return 0;
 }

@@ -53,18 +53,21 @@ struct req {
     int nconfirm;           /* replies a (P)SUBSCRIBE-family command yields */
     bool sunsub;            /* a SUNSUBSCRIBE: its confirmations are replies */
     int status;             /* status to report once doomed */
+    bool waits;             /* wait_connect: deadline is the connect's until it is up */
 };
 
 struct rr_conn {
     uv_loop_t *loop;
     struct rr_endpoint ep;
     int64_t connect_timeout_ms;
+    bool wait_connect;              /* opts.wait_connect */
     int64_t request_timeout_ms;
     char *user, *password;  /* AUTH credentials, or NULL */
     struct rr_tls_opts tls;         /* rediss:// only; strings borrowed */
     bool refused;                   /* the last failure was a refusal (TLS verification) */
     bool unsent;                    /* in a failure callback: that request was never written */
     bool keep;                      /* in a reply callback: the callee took the reply */
+    bool replied;                   /* this attempt's server has answered once */
     char name[300];
 
     enum conn_state state;
@@ -468,6 +471,7 @@ static void on_data(void *arg, const char *data, size_t len)
         if (rc == 0)
             return;
         c->refused = false;  /* a reply: the server took our TLS session */
+        c->replied = true;
         t->ops->answered(t);
         c->keep = false;
         dispatch(c, reply);
@@ -484,6 +488,9 @@ static void on_failed(void *arg, const struct rr_transport_failure *f)
 
     if (f->fault == RR_TF_CONNECT)
         set_error(c, "cannot connect to %s: %s", c->name, f->detail);
+    else if (!c->ep.tls && c->ep.transport == RR_TRANSPORT_TCP && !c->replied &&
+             strstr(f->detail, "reset by peer"))   /* as a TLS port does to plain RESP */
+        set_error(c, "%s: %s before any reply (is it a TLS port?)", c->name, f->detail);
     else
         set_error(c, "%s: %s", c->name, f->detail);
     if (f->verdict != RR_TV_NONE)
@@ -597,6 +604,12 @@ static void on_up(void *arg)
         break_conn(c, RR_REPLY_IOERR);
         return;
     }
+    uv_update_time(c->loop);   /* requests that waited get their own time now */
+    for (struct req *r = c->head; r; r = r->next)
+        if (r->waits) {
+            r->waits = false;
+            r->deadline = uv_now(c->loop) + (uint64_t)c->request_timeout_ms;
+        }
     transition(c, CS_READY);
     if (flush_queue(c) < 0)
         break_conn(c, RR_REPLY_IOERR);
@@ -610,6 +623,7 @@ static void start_connect(struct rr_conn *c)
     char why[RR_ERRLEN];
     int err;
 
+    c->replied = false;
     if (!(c->rd = rr_resp_reader_new())) {
         err = UV_ENOMEM;
         snprintf(why, sizeof why, "%s", uv_strerror(err));
@@ -639,6 +653,7 @@ struct rr_conn *rr_conn_new(uv_loop_t *loop, const struct rr_endpoint *ep,
         return NULL;
     c->loop = loop;
     c->ep = *ep;
+    c->wait_connect = opts->wait_connect;
     c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : RR_DEFAULT_CONNECT_TIMEOUT_MS;
     c->request_timeout_ms = opts->request_timeout_ms > 0 ? opts->request_timeout_ms : RR_DEFAULT_REDIS_TIMEOUT_MS;
     c->tls = opts->tls;
@@ -710,6 +725,11 @@ int rr_conn_command(struct rr_conn *c, rr_reply_fn cb, void *arg,
         push_req(c, r);
         if (c->state == CS_CLOSED && !c->deferred_status)
             start_connect(c);
+        /* wait_connect: due at the connect deadline; on_up gives it its own. */
+        if (c->wait_connect && c->state == CS_CONNECTING && c->connect_deadline > r->deadline) {
+            r->deadline = c->connect_deadline;
+            r->waits = true;
+        }
     }
     arm_timer(c);
     return 0;

@@ -49,6 +49,12 @@ struct rr_conn_opts {
     const char *user;             /* AUTH user, or NULL */
     const char *password;         /* AUTH password, or NULL for no AUTH */
     struct rr_tls_opts tls;       /* for rediss:// endpoints; strings must outlive c */
+    /* A request queued while connecting waits for the connection up to
+     * connect_timeout_ms (TCP, TLS handshake, AUTH), and request_timeout_ms
+     * counts from there. Without it, it times out alone, unsent, after
+     * request_timeout_ms, and the attempt goes on (so that a cluster can ask
+     * another node): right for one fixed server, which has no other. */
+    bool wait_connect;
 };
 
 /* Create a connection object (does not connect yet). ep and opts are copied.

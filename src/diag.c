@@ -16,6 +16,60 @@ static void server_of(const char *msg, char *out, size_t len)
         snprintf(out, len, "Redis");
 }
 
+/* What a server's refusal of our configuration was, told by its words. */
+enum refusal { R_NONE, R_NEEDS_PASS, R_WRONG_PASS, R_NO_PASS_SET, R_DB, R_PERM };
+
+static enum refusal refusal_of(const char *msg, bool gave_password)
+{
+    /* Redis answers a client that has not authenticated with NOAUTH, or,
+     * for a request as large as our scripts, closes with a protocol error. */
+    bool unauth = strstr(msg, "NOAUTH") || strstr(msg, "unauthenticated multibulk") ||
+                  strstr(msg, "unauthenticated bulk");
+    if (unauth && !gave_password)
+        return R_NEEDS_PASS;
+    if (unauth || strstr(msg, "WRONGPASS") || strstr(msg, "invalid password") ||
+        strstr(msg, "invalid username-password"))
+        return R_WRONG_PASS;
+    if (strstr(msg, "called without any password configured"))
+        return R_NO_PASS_SET;
+    if (strstr(msg, "DB index is out of range"))
+        return R_DB;
+    if (strstr(msg, "NOPERM") || strstr(msg, "can't run this command") ||
+        strstr(msg, "No permissions to access"))
+        return R_PERM;
+    return R_NONE;
+}
+
+bool rr_diag_brief(const char *msg, bool gave_password, bool tls_refused, char *out, size_t len)
+{
+    static const char *const what[] = {
+        [R_NEEDS_PASS] = "requires a password (NOAUTH)",
+        [R_WRONG_PASS] = "refused our password (WRONGPASS)",
+        [R_NO_PASS_SET] = "has no password set, but we sent one",
+        [R_DB] = "has no such database",
+    };
+    enum refusal k;
+    const char *sp;
+
+    if (!msg || !*msg)
+        msg = "failed";
+    k = refusal_of(msg, gave_password);
+    if (k == R_NONE) {
+        char tmp[512];
+        snprintf(out, len, "%s", msg);
+        /* sentinel.c's own refusals (the sentinels' credentials). */
+        return tls_refused || rr_diag_config(msg, gave_password, tmp, sizeof tmp);
+    }
+    sp = strstr(msg, ": ");
+    int nl = sp && sp - msg < 200 && !memchr(msg, ' ', (size_t)(sp - msg)) ? (int)(sp - msg) : 0;
+    if (k == R_PERM)
+        snprintf(out, len, "%.*s%slacks an ACL permission (%.*s)", nl, msg, nl ? " " : "",
+                 120, nl ? sp + 2 : msg);
+    else
+        snprintf(out, len, "%.*s%s%s", nl, nl ? msg : "Redis", " ", what[k]);
+    return true;
+}
+
 bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
 {
     char who[256];
@@ -61,7 +115,7 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
         p = strstr(msg, ": ");
         p = p ? p + 2 : msg;
         snprintf(out, len, "%s: the user lacks a permission the lock needs (%.*s); grant it "
-                 "the ACL line in the README (Least privilege)", who, 160, p);
+                 "the ACL line of redlock-run(1), LEAST PRIVILEGE", who, 160, p);
         return true;
     }
     return false;
@@ -71,6 +125,9 @@ const char *rr_diag_unavailable_hint(const char *msg)
 {
     if (msg && strstr(msg, "replicas confirmed"))
         return "check the replicas' links to the master, or lower --sync-replicas";
+    if (msg && strstr(msg, "(is it a TLS port?)"))
+        return "if it is, use rediss:// (and --tls-ca), else check that Redis is up and "
+               "-r/--redis is right";
     if (msg && strstr(msg, "TRYAGAIN"))
         return "the job's cluster slot is being resharded: try again when it has moved, or "
                "give --wait";

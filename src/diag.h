@@ -18,6 +18,13 @@
  * one (then "not authenticated" means it was refused). Pure. */
 bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len);
 
+/* One master's failure in a few words, for a list of them ("127.0.0.1:6379
+ * refused our password (WRONGPASS)"): a refusal of our configuration is
+ * named by its kind, anything else is msg as it is. tls_refused: the
+ * connection says its TLS handshake was refused (a certificate). Returns
+ * whether it was a refusal of our configuration (78). Pure. */
+bool rr_diag_brief(const char *msg, bool gave_password, bool tls_refused, char *out, size_t len);
+
 /* The one hint for an outage (69) with error msg: what to check first.
  * Never NULL (a static string). Pure. */
 const char *rr_diag_unavailable_hint(const char *msg);

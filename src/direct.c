@@ -5,6 +5,9 @@
 
 static int direct_init(struct rr_svc *s)
 {
+    /* One fixed server: no other node to ask, so a request waits for the
+     * whole --connect-timeout (a slow TLS handshake) before its own. */
+    s->o.conn.wait_connect = true;
     s->impl = svc_node_conn(s, NULL, 0);
     return s->impl ? 0 : -1;
 }

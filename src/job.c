@@ -142,6 +142,12 @@ void rr_job_record_parse(struct rr_job_record *rec, const redisReply *r)
             rec->last_success_fence = num(val, 0);
         else if (strcmp(key, "last_success_host") == 0)
             snprintf(rec->last_success_host, sizeof(rec->last_success_host), "%s", val);
+        else if (strcmp(key, "masters_ok") == 0)
+            rec->masters_ok = (int)num(val, 0);
+        else if (strcmp(key, "masters_total") == 0)
+            rec->masters_total = (int)num(val, 0);
+        else if (strcmp(key, "masters_failed") == 0)
+            snprintf(rec->masters_failed, sizeof(rec->masters_failed), "%s", val);
     }
     /* A success written before the record kept last_success_*. */
     if (rec->status == RR_JOB_SUCCEEDED && rec->last_success_ms == 0) {

@@ -70,6 +70,10 @@ struct rr_job_record {
     /* The last success, kept across later runs: 0 / "" when none. */
     long long last_success_ms, last_success_fence;
     char last_success_host[256];
+    /* How many masters the run's acquire reached, of how many (0: not
+     * recorded), and the others with why ("" none). */
+    int masters_ok, masters_total;
+    char masters_failed[512];
 };
 
 /* Fill rec from an HGETALL reply (a flat array of field, value); an empty

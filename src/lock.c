@@ -6,58 +6,11 @@
 #include <strings.h>
 #include <time.h>
 
+#include "diag.h"
 #include "lock.h"
+#include "lock_impl.h"
 #include "rand.h"
 #include "scripts.h"
-
-struct rr_lock {
-    struct rr_svc **conns;
-    int n;
-    struct rr_lock_opts o;
-    struct rr_job_keys keys;
-    char token[33];
-    char void_key[352];            /* the tombstone of this attempt's token */
-    char void_ms[24];              /* how long a tombstone is kept */
-    char ttl[24], state_ttl[24], once_ttl[24], pid[24];
-    char host[128];
-    char contain[8];          /* "cgroup", "tree", or "" */
-    char once_id[RR_ONCE_MAX + 1];
-    char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
-    long long ticket;              /* our arrival ticket: the largest seen */
-    char base_lock[320], base_state[320];   /* --limit slot 1 */
-    int slot;                      /* after OK: the --limit slot we hold; 0 none */
-    long long fence;               /* after OK: ours, for the history */
-    long long *started_ms;         /* per master, Redis TIME at acquire */
-    bool *unsure;                  /* per master: our acquire was never answered */
-};
-
-enum op_kind { OP_ACQUIRE, OP_EXTEND, OP_RELEASE };
-
-struct op;
-
-/* The per-master callback argument of one operation. */
-struct slot {
-    struct op *op;
-    int idx;
-};
-
-struct op {
-    struct rr_lock *lk;
-    enum op_kind kind;
-    int pending;
-    int64_t t0;
-    void *cb;
-    void *arg;
-    struct slot *slots;
-    struct rr_vote *votes;        /* OP_ACQUIRE */
-    int ok, mismatch, err, released, written;
-    bool reported;                /* OP_EXTEND: the callback has run */
-    bool decided_ok;              /* OP_ACQUIRE: the round had a quorum */
-    bool marked;                  /* OP_ACQUIRE: abandon.lua was sent */
-    char errmsg[RR_ERRLEN];
-    /* After a failed acquisition, the result waits for the clean-up. */
-    struct rr_acquire_result res;
-};
 
 /* Draw a fresh token. It must be unguessable: it is all that separates our
  * lock from another holder's. And every acquisition attempt gets its own:
@@ -80,7 +33,8 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
     struct rr_lock *lk = calloc(1, sizeof(*lk));
 
     if (!lk || !(lk->started_ms = calloc((size_t)n, sizeof(*lk->started_ms))) ||
-        !(lk->unsure = calloc((size_t)n, sizeof(*lk->unsure)))) {
+        !(lk->unsure = calloc((size_t)n, sizeof(*lk->unsure))) ||
+        !(lk->unsent = calloc((size_t)n, sizeof(*lk->unsent)))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
@@ -119,6 +73,8 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
              o->ttl_ms > INT64_MAX / 2 ? (long long)(INT64_MAX - 1)
              : 2 * o->ttl_ms > 120000 ? (long long)(2 * o->ttl_ms) : 120000LL);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
+    snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", 0);
+    snprintf(lk->masters_total, sizeof lk->masters_total, "%d", n);
     snprintf(lk->waiter, sizeof(lk->waiter), "%s", o->waiter ? o->waiter : "");
     lk->o.waiter = lk->waiter;
     snprintf(lk->waiter_key, sizeof(lk->waiter_key), "%s%s", lk->keys.q_prefix, lk->waiter);
@@ -131,6 +87,7 @@ fail:
     if (lk) {
         free(lk->started_ms);
         free(lk->unsure);
+        free(lk->unsent);
     }
     free(lk);
     return NULL;
@@ -142,6 +99,7 @@ void rr_lock_free(struct rr_lock *lk)
         return;
     free(lk->started_ms);
     free(lk->unsure);
+    free(lk->unsent);
     free(lk);
 }
 
@@ -156,7 +114,7 @@ int rr_lock_classify_renew(int status, const redisReply *r)
     return rr_vote_renew(status == RR_REPLY_OK ? r : NULL);
 }
 
-static struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
+struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
 {
     struct op *op = calloc(1, sizeof(*op));
 
@@ -185,7 +143,7 @@ static struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *
     return op;
 }
 
-static void op_free(struct op *op)
+void op_free(struct op *op)
 {
     free(op->slots);
     free(op->votes);
@@ -194,7 +152,7 @@ static void op_free(struct op *op)
 
 /* Keep the first error of an operation: the connection's own words when
  * the request failed on the wire, else the master's name and what was wrong. */
-static void note_error(struct op *op, int idx, int status, const char *what)
+void note_error(struct op *op, int idx, int status, const char *what)
 {
     const char *cerr = rr_svc_error(op->lk->conns[idx]);
 
@@ -208,8 +166,14 @@ static void note_error(struct op *op, int idx, int status, const char *what)
 }
 
 /* Inside a write's callback on c, which WAIT did not confirm enough. */
-static void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
+void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
 {
+    if (*rr_svc_wait_error(c)) {
+        /* WAIT itself was refused: a permission, not a replica's link. */
+        snprintf(buf, len, "%s: WAIT after the %s was refused: %s", rr_svc_name(c), what,
+                 rr_svc_wait_error(c));
+        return;
+    }
     snprintf(buf, len, "only %lld of %d replicas confirmed the %s on %s",
              rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c), what,
              rr_svc_name(c));
@@ -217,7 +181,7 @@ static void not_synced(const struct rr_svc *c, const char *what, char *buf, size
 
 /* Send one script to every master; returns how many sends were accepted.
  * sharded_arg: the script's argument that says SPUBLISH, or -1. */
-static int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
+int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
                     int nkeys, const char *const *keys, int nargs,
                     const char **args, int sharded_arg)
 {
@@ -288,7 +252,9 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
         [RR_RELEASE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
         [RR_RELEASE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix,
         [RR_RELEASE_ARG_LIMIT] = lk->limit, [RR_RELEASE_ARG_SLOT] = slot,
-        [RR_RELEASE_ARG_SHARDED] = "0",
+        [RR_RELEASE_ARG_SHARDED] = "0", [RR_RELEASE_ARG_MASTERS_OK] = lk->masters_ok,
+        [RR_RELEASE_ARG_MASTERS_TOTAL] = lk->masters_total,
+        [RR_RELEASE_ARG_MASTERS_FAILED] = lk->failed,
     };
     int sent = 0;
 
@@ -296,6 +262,13 @@ static int start_release(struct rr_lock *lk, struct op *op, const struct rr_rele
     for (int i = 0; i < lk->n; i++) {
         const struct rr_vote *v = &op->votes[i];
         int nargs = RR_RELEASE_NARGS;
+        /* A give-back to a master our acquire never reached (its connection
+         * never came up) has nothing to take back, and would only wait for
+         * another --connect-timeout. */
+        if (op->kind == OP_ACQUIRE && lk->unsent[i]) {
+            op->pending--;
+            continue;
+        }
         /* Where our acquire was never answered it may still arrive, after
          * this release: that master also gets a tombstone for our token. */
         args[RR_RELEASE_ARG_VOID_MS] = lk->unsure[i] ? lk->void_ms : "0";
@@ -411,6 +384,7 @@ static void finish_acquire(struct op *op)
 }
 
 static void give_back(struct op *op);
+static void explain_error(struct op *op);
 
 /* Masters hand out fences independently, so the maximum over our quorum may
  * come from a master that the next holder's quorum does not include. Raising
@@ -502,6 +476,56 @@ static void take_slot(struct rr_lock *lk, int slot)
     memcpy(lk->keys.state + ns, sfx, strlen(sfx) + 1);
 }
 
+/* Every master's error as a sentence that names it, and whether its TLS
+ * handshake was refused, for votes.c. */
+static void failures_in(const struct op *op, bool *tls_refused)
+{
+    for (int i = 0; i < op->lk->n; i++) {
+        struct rr_vote *v = &op->votes[i];
+        const char *cerr = rr_svc_error(op->lk->conns[i]);
+        tls_refused[i] = rr_svc_refused(op->lk->conns[i]);
+        if (v->kind == RR_VOTE_ERR && strcmp(v->detail, "not sent") == 0)
+            snprintf(v->detail, sizeof v->detail, "%.*s", (int)sizeof v->detail - 1,
+                     cerr && *cerr ? cerr : rr_svc_name(op->lk->conns[i]));
+    }
+}
+
+/* A round that failed on errors: every master that failed and why
+ * (votes.c); a refusal of our configuration when those that refused leave
+ * no quorum; a quorum that took too long says so. */
+static void explain_error(struct op *op)
+{
+    struct rr_lock *lk = op->lk;
+    struct rr_acquire_result *res = &op->res;
+    bool *tls_refused = calloc((size_t)lk->n, sizeof *tls_refused);
+
+    if (!tls_refused)
+        return;
+    failures_in(op, tls_refused);
+    res->refused = rr_votes_explain(op->votes, lk->n, tls_refused, lk->o.gave_password,
+                                    res->err, sizeof res->err, res->failed,
+                                    sizeof res->failed, &res->n_refused);
+    if (!res->refused && res->n_ok >= rr_lock_quorum(lk->n))
+        snprintf(res->err, sizeof(res->err),
+                 "the lock took %lldms to acquire, longer than its %lldms lease",
+                 (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
+    free(tls_refused);
+}
+
+/* A degraded quorum: the masters that failed, and why. */
+static void list_failures(struct op *op)
+{
+    bool *tls_refused = calloc((size_t)op->lk->n, sizeof *tls_refused);
+
+    if (!tls_refused)
+        return;
+    failures_in(op, tls_refused);
+    op->res.n_refused = rr_votes_failures(op->votes, op->lk->n, tls_refused,
+                                          op->lk->o.gave_password, op->res.failed,
+                                          sizeof op->res.failed, NULL);
+    free(tls_refused);
+}
+
 static void decide(struct op *op)
 {
     struct rr_lock *lk = op->lk;
@@ -559,6 +583,11 @@ static void decide(struct op *op)
     res->result = rr_lock_decide(lk->n, res->n_ok, res->n_busy, res->n_done,
                                  res->n_stale, res->n_err, res->validity_ms);
     if (res->result == RR_ACQ_OK) {
+        if (res->n_err > 0)
+            list_failures(op);   /* a degraded quorum: say who and why */
+        /* The release records it for --status, in the HSET it does anyway. */
+        snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", res->n_ok);
+        snprintf(lk->failed, sizeof lk->failed, "%s", res->failed);
         op->decided_ok = true;
         lk->fence = res->fence;
         if (sync_fences(op) == 0)
@@ -573,14 +602,8 @@ static void decide(struct op *op)
                      (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
         else
             snprintf(res->err, sizeof(res->err), "no quorum");
-    } else if (res->result == RR_ACQ_ERROR && lk->n > 1 && res->n_err > 1) {
-        /* The first error alone hides how many masters failed. The count
-         * goes last: diag.c reads the server from the message's start. */
-        size_t len = strlen(res->err);
-        if (len + 64 < sizeof(res->err))
-            snprintf(res->err + len, sizeof(res->err) - len,
-                     " (and %d more of the %d masters failed; a quorum needs %d)",
-                     res->n_err - 1, lk->n, rr_lock_quorum(lk->n));
+    } else if (res->result == RR_ACQ_ERROR) {
+        explain_error(op);
     }
     if (res->n_ok + res->n_err == 0) {
         finish_acquire(op);
@@ -608,6 +631,7 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
 
     /* Without an answer we cannot know whether the script ran, or will. */
     op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
+    op->lk->unsent[sl->idx] = status != RR_REPLY_OK && rr_svc_unsent(c);
     rr_lock_classify_acquire(status, r, v);
     if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
         /* Taken, but a failover could promote a replica that never saw it:
@@ -617,8 +641,21 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
         if (!op->errmsg[0])
             snprintf(op->errmsg, sizeof op->errmsg, "%s", v->detail);
     }
-    if (op->votes[sl->idx].kind == RR_VOTE_ERR)
-        note_error(op, sl->idx, status, op->votes[sl->idx].detail);
+    if (v->kind == RR_VOTE_ERR) {
+        const char *cerr = rr_svc_error(c);
+        char full[RR_ERRLEN + 160];
+        note_error(op, sl->idx, status, v->detail);
+        /* The vote keeps its error as a sentence that names the master. */
+        if (status != RR_REPLY_OK && cerr && *cerr)
+            snprintf(full, sizeof full, "%s", cerr);
+        else if (strstr(v->detail, rr_svc_name(c)))
+            snprintf(full, sizeof full, "%s", v->detail);
+        else
+            snprintf(full, sizeof full, "%.150s: %s", rr_svc_name(c), v->detail);
+        size_t fl = strnlen(full, sizeof v->detail - 1);
+        memcpy(v->detail, full, fl);
+        v->detail[fl] = '\0';
+    }
     if (--op->pending == 0)
         decide(op);
 }
@@ -660,6 +697,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     }
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
     memset(lk->unsure, 0, sizeof(*lk->unsure) * (size_t)lk->n);
+    memset(lk->unsent, 0, sizeof(*lk->unsent) * (size_t)lk->n);
     snprintf(lk->keys.lock, sizeof(lk->keys.lock), "%s", lk->base_lock);
     snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
     lk->slot = 0;
@@ -667,89 +705,6 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply,
                  lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
                  RR_ACQUIRE_NARGS, args, RR_ACQUIRE_ARG_SHARDED) == 0) {
-        op_free(op);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- extend ---- */
-
-static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
-{
-    struct slot *sl = arg;
-    struct op *op = sl->op;
-    int q = rr_lock_quorum(op->lk->n);
-
-    switch (rr_lock_classify_renew(status, r)) {
-    case 1:
-        if (!rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
-            /* Extended here, but not where a failover would look: do not
-             * vouch for the longer lease. */
-            char why[RR_ERRLEN];
-            not_synced(c, "renewal", why, sizeof why);
-            op->err++;
-            if (!op->errmsg[0])
-                snprintf(op->errmsg, sizeof op->errmsg, "%s", why);
-            break;
-        }
-        op->ok++;
-        break;
-    case 0:
-        op->mismatch++;
-        break;
-    default:
-        op->err++;
-        note_error(op, sl->idx, status,
-                   status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
-                       ? r->str : "unexpected reply to the renewal");
-        break;
-    }
-    op->pending--;
-    /* Answer as soon as the outcome is certain: a stalled minority master
-     * must not delay every renewal by --redis-timeout. Late answers only
-     * complete the op. */
-    if (!op->reported) {
-        enum rr_extend res;
-        bool decided = true;
-        if (op->ok >= q)
-            res = RR_EXTEND_OK;
-        else if (op->mismatch > op->lk->n - q)
-            res = RR_EXTEND_LOST;
-        else if (op->ok + op->pending < q)
-            res = RR_EXTEND_FAILED;
-        else
-            decided = false;
-        if (decided) {
-            op->reported = true;
-            if (res == RR_EXTEND_LOST)
-                snprintf(op->errmsg, sizeof(op->errmsg),
-                         "the lock was taken over or deleted on %d of %d master%s",
-                         op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");
-            ((rr_extend_fn)op->cb)(op->lk, res, op->t0, op->errmsg, op->arg);
-        }
-    }
-    if (op->pending == 0)
-        op_free(op);
-}
-
-int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
-{
-    struct op *op = op_new(lk, OP_EXTEND, (void *)cb, arg);
-    const char *keys[RR_RENEW_NKEYS] = {
-        [RR_RENEW_KEY_LOCK] = lk->keys.lock, [RR_RENEW_KEY_STATE] = lk->keys.state,
-        [RR_RENEW_KEY_ONCE] = lk->keys.once,
-    };
-    const char *args[RR_RENEW_NARGS] = {
-        [RR_RENEW_ARG_TOKEN] = lk->token, [RR_RENEW_ARG_TTL_MS] = lk->ttl,
-        [RR_RENEW_ARG_ONCE_TTL_MS] = lk->once_ttl,
-    };
-
-    if (!op)
-        return -1;
-    if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply,
-                 lk->keys.once[0] ? RR_RENEW_NKEYS : RR_RENEW_KEY_ONCE, keys,
-                 RR_RENEW_NARGS, args, -1) == 0) {
         op_free(op);
         return -1;
     }

@@ -34,6 +34,7 @@ struct rr_lock_opts {
     const char *waiter;       /* --wait: our queue id (queue.c); "" never queue */
     int64_t queue_ttl_ms;     /* how long our queue entry lives unrenewed */
     int limit;                /* --limit: holders at once (1 = one lock key) */
+    bool gave_password;       /* we send one: "not authenticated" means refused */
 };
 
 /* rr_vote_acquire and rr_vote_renew (votes.h) for a reply callback's
@@ -54,7 +55,17 @@ struct rr_acquire_result {
     int n_ok, n_busy, n_done, n_stale, n_err;
     bool abandoned;           /* a dead previous run was found and recorded */
     struct rr_vote holder;    /* BUSY/DONE/STALE: a representative vote */
-    char err[RR_ERRLEN];      /* ERROR: the first error */
+    /* ERROR: what went wrong. With several masters, every master that
+     * failed is named in it, and why; with refused, it is a refusal of our
+     * configuration (78): the masters that refused it are too many for a
+     * quorum, so that retrying cannot help. */
+    char err[RR_ERRLEN * 5];
+    bool refused;
+    int n_refused;            /* masters that refused our configuration */
+    /* Every master whose vote was an error, and why, "; " between them
+     * ("127.0.0.1:6380 refused our password (WRONGPASS)"); "" if none. On
+     * OK, a quorum reached without them: a degraded quorum. */
+    char failed[RR_ERRLEN * 2];
 };
 
 typedef void (*rr_acquire_fn)(struct rr_lock *lk, const struct rr_acquire_result *res, void *arg);

@@ -117,6 +117,10 @@ static void apply(struct rr_metrics *m, const char *name, int si, double v)
         m->last_exit_code = (int)v;
     else if (strcmp(name, "redlock_run_last_attempt_timestamp_seconds") == 0)
         m->last_attempt_s = v;
+    else if (strcmp(name, "redlock_run_masters_reachable") == 0 && v >= 0)
+        m->masters_reachable = (int)v;
+    else if (strcmp(name, "redlock_run_masters") == 0 && v >= 0)
+        m->masters_total = (int)v;
 }
 
 /* Call fn for every sample line of buf. Returns fn's first nonzero result. */
@@ -223,6 +227,10 @@ void rr_metrics_update(struct rr_metrics *m, const struct rr_run_report *rep)
     m->last_status = si;
     m->last_exit_code = rep->exit_code;
     m->last_attempt_s = rep->end_s;
+    if (rep->masters_total > 0) {
+        m->masters_reachable = rep->masters_reachable;
+        m->masters_total = rep->masters_total;
+    }
     if (si > HELD_LAST)
         return;   /* busy, skipped, refused, error: the holder's figures stand */
     m->held_any = true;
@@ -240,7 +248,7 @@ void rr_metrics_update(struct rr_metrics *m, const struct rr_run_report *rep)
  * lock whose run held it at least once. */
 enum fig {
     F_RUNS, F_LAST_STATUS, F_LAST_EXIT, F_LAST_ATTEMPT, F_LAST_SUCCESS,
-    F_HELD_STATUS, F_HELD_EXIT, F_HELD_START, F_HELD_END, F_HELD_DURATION, F_HELD_WAIT,
+    F_MASTERS, F_MASTERS_REACHABLE, F_HELD_STATUS, F_HELD_EXIT, F_HELD_START, F_HELD_END, F_HELD_DURATION, F_HELD_WAIT,
     F_HELD_FENCE,
 };
 
@@ -257,6 +265,11 @@ static const struct family {
       "When the last run on this host ended." },
     { F_LAST_SUCCESS, "redlock_run_last_success_timestamp_seconds", "gauge",
       "When a run on this host last succeeded (0: never)." },
+    { F_MASTERS, "redlock_run_masters", "gauge",
+      "Masters (-r) the last run on this host asked for the lock." },
+    { F_MASTERS_REACHABLE, "redlock_run_masters_reachable", "gauge",
+      "Masters that answered the last run's acquire (fewer than redlock_run_masters: a "
+      "degraded quorum, or none)." },
     { F_HELD_STATUS, "redlock_run_last_status", "gauge",
       "Outcome of the last run on this host that held the lock (1 for its status)." },
     { F_HELD_EXIT, "redlock_run_last_exit_code", "gauge",
@@ -290,6 +303,8 @@ static void samples(FILE *f, const struct family *fam, const char *lj, const str
     case F_LAST_EXIT: v = m->last_exit_code; break;
     case F_HELD_EXIT: v = m->held_exit_code; break;
     case F_HELD_FENCE: v = (double)m->held_fence; break;
+    case F_MASTERS: v = m->masters_total; break;
+    case F_MASTERS_REACHABLE: v = m->masters_reachable; break;
     default:
         whole = false;
         v = fam->fig == F_LAST_ATTEMPT    ? m->last_attempt_s
@@ -317,9 +332,15 @@ static void format_entries(FILE *f, const struct rr_metrics_entry *e, size_t n)
         bool held = fam->fig >= F_HELD_STATUS;
         if (held && !any_held)
             continue;
+        bool masters = fam->fig == F_MASTERS || fam->fig == F_MASTERS_REACHABLE;
+        bool any = !masters;
+        for (size_t i = 0; i < n && !any; i++)
+            any = e[i].m.masters_total > 0;
+        if (!any)
+            continue;
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fam->name, fam->help, fam->name, fam->type);
         for (size_t i = 0; i < n; i++) {
-            if (held && !e[i].m.held_any)
+            if ((held && !e[i].m.held_any) || (masters && e[i].m.masters_total <= 0))
                 continue;
             label_escape(e[i].lock, lj, sizeof lj);
             samples(f, fam, lj, &e[i].m);

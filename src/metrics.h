@@ -25,6 +25,8 @@ struct rr_run_report {
     long long fence;
     double start_s, end_s;    /* wall clock, seconds */
     int64_t wait_ms;          /* time until the lock was ours (or given up) */
+    int masters_reachable;    /* masters that answered the last acquire round */
+    int masters_total;        /* of how many; 0: no round was made */
 };
 
 #define RR_METRICS_NSTATUS 8
@@ -43,6 +45,9 @@ struct rr_metrics {
     int last_status;
     int last_exit_code;
     double last_attempt_s;
+    /* The last acquisition round: masters that answered, of how many
+     * (total 0: never known, not written). */
+    int masters_reachable, masters_total;
 };
 
 /* The index of status in rr_metrics_statuses, or the index of "error". Pure. */

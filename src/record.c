@@ -52,10 +52,12 @@ const char *rr_record_field(const redisReply *flat, const char *name)
 const char *const rr_record_fields[] = { "status", "host", "pid", "fence", "once",
                                          "started_ms", "heartbeat_ms", "finished_ms",
                                          "exit_code", "signal", "last_success_ms",
-                                         "last_success_fence", "last_success_host", NULL };
+                                         "last_success_fence", "last_success_host",
+                                         "masters_ok", "masters_total", "masters_failed", NULL };
 static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
                                        "finished_ms", "exit_code", "signal", "duration_ms",
-                                       "wait_ms", "last_success_ms", "last_success_fence", NULL };
+                                       "wait_ms", "last_success_ms", "last_success_fence",
+                                       "masters_ok", "masters_total", NULL };
 
 static bool is_numeric(const char *name, const char *v)
 {

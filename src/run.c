@@ -41,6 +41,7 @@ struct run {
     int n;
     struct rr_waiter *waiter;     /* --wait: our place in the queue (queue.c) */
     struct rr_lock *lock;
+    int masters_reached;          /* of n, in the last acquisition round; -1 none */
     char host[256];
 
     struct rr_child *child;
@@ -107,27 +108,16 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
         [RR_ACQ_ERROR] = RR_EV_ACQ_ERROR,
     };
     struct run *r = arg;
-    char why[RR_ERRLEN + 256];
     struct rr_run_ev ev = { .kind = kinds[res->result], .now = rr_now_ms(), .text = res->err,
                             .slot = res->slot, .fence = res->fence,
                             .validity_ms = res->validity_ms, .abandoned = res->abandoned,
                             .rank = res->rank, .pttl = res->retry_ms };
 
     (void)lk;
-    if (res->result == RR_ACQ_ERROR) {
-        /* A refusal of our configuration: TLS verification says so on the
-         * connection; the server's own refusals are told by their text. */
-        for (int i = 0; i < r->n && ev.kind == RR_EV_ACQ_ERROR; i++)
-            if (r->conns[i] && rr_svc_refused(r->conns[i])) {
-                ev.kind = RR_EV_ACQ_REFUSED;
-                ev.text = rr_svc_error(r->conns[i]);
-            }
-        if (ev.kind == RR_EV_ACQ_ERROR &&
-            rr_diag_config(res->err, rr_cli_gave_password(r->cfg), why, sizeof why)) {
-            ev.kind = RR_EV_ACQ_REFUSED;
-            ev.text = why;
-        }
-    }
+    r->masters_reached = r->n - res->n_err;
+    /* A refusal of our configuration (lock.c tells it, and its words). */
+    if (res->result == RR_ACQ_ERROR && res->refused)
+        ev.kind = RR_EV_ACQ_REFUSED;
     feed(r, &ev, res);
 }
 
@@ -525,6 +515,7 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     lo.contain = r->au.contain;
     lo.pid = (long)getpid();
     lo.limit = cfg->limit;
+    lo.gave_password = rr_cli_gave_password(cfg);
     lo.queue_ttl_ms = rr_queue_entry_ttl(cfg->ttl_ms);
     if (cfg->wait_ms != 0) {
         struct rr_job_keys keys;
@@ -579,6 +570,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     memset(&r, 0, sizeof(r));
     r.loop = loop;
     r.cfg = cfg;
+    r.masters_reached = -1;
     rep.start_s = (double)rr_audit_wall_ms() / 1000.0;
     rr_run_sm_init(&r.sm, &p, rr_now_ms());
     srandom((unsigned)(getpid() ^ (unsigned)uv_hrtime()));
@@ -602,6 +594,8 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     rep.signal = r.sm.signal;
     rep.fence = r.sm.fence;
     rep.wait_ms = r.sm.wait_ms;
+    rep.masters_reachable = r.masters_reached;
+    rep.masters_total = r.masters_reached >= 0 ? r.n : 0;
     rep.end_s = (double)rr_audit_wall_ms() / 1000.0;
     /* An error, not a warning: under -q too, a monitor reading a file that
      * went stale must not be the first to know. */

@@ -125,8 +125,12 @@ static void deliver(struct svc_req *q, int status)
     }
 
     s->acked = q->acked;
+    s->wait_err = q->wait_err;
+    s->unsent = status != RR_REPLY_OK && q->unsent;
     q->cb(s, status, status == RR_REPLY_OK ? q->reply : NULL, q->arg);
     s->acked = -1;
+    s->wait_err = NULL;
+    s->unsent = false;
     free_req(q);
 }
 
@@ -239,6 +243,9 @@ static void on_wait(struct rr_conn *c, int status, redisReply *reply, void *arg)
     (void)c;
     if (status == RR_REPLY_OK && reply->type == REDIS_REPLY_INTEGER)
         q->acked = reply->integer;
+    else if (status == RR_REPLY_OK && reply->type == REDIS_REPLY_ERROR && reply->str)
+        /* A refusal (NOPERM: the ACL lacks +wait) is not a slow replica. */
+        snprintf(q->wait_err, sizeof q->wait_err, "%s", reply->str);
     on_part(q);
 }
 
@@ -260,6 +267,7 @@ static void send_req(struct svc_req *q)
     q->status = RR_REPLY_IOERR;
     q->unsent = false;
     q->acked = -1;
+    q->wait_err[0] = '\0';
     rt = s->be->route(s, q, &c);
     if (rt == SVC_PARKED) {
         park(q);
@@ -516,6 +524,16 @@ int rr_svc_write(struct rr_svc *s, rr_svc_reply_fn cb, void *arg,
 long long rr_svc_replicas(const struct rr_svc *s)
 {
     return s->acked;
+}
+
+bool rr_svc_unsent(const struct rr_svc *s)
+{
+    return s->unsent;
+}
+
+const char *rr_svc_wait_error(const struct rr_svc *s)
+{
+    return s->wait_err ? s->wait_err : "";
 }
 
 int rr_svc_sync_replicas(const struct rr_svc *s)

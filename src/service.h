@@ -66,6 +66,14 @@ int rr_svc_write(struct rr_svc *s, rr_svc_reply_fn cb, void *arg,
  * answer), or -1 when none was asked for or WAIT did not answer. */
 long long rr_svc_replicas(const struct rr_svc *s);
 
+/* Inside a failed request's callback: it was never written to any server
+ * (the connection never came up), so it cannot have run. */
+bool rr_svc_unsent(const struct rr_svc *s);
+
+/* Inside the callback of a write: WAIT's error reply ("NOPERM ..." when
+ * the ACL lacks +wait), "" if it gave none. */
+const char *rr_svc_wait_error(const struct rr_svc *s);
+
 /* How many replicas must confirm a write now: --sync-replicas N, or fewer
  * for a while after a failover (sentinel.c: until the demoted master
  * re-attaches as a replica; WAIT asks for this many). */

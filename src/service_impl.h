@@ -35,6 +35,7 @@ struct svc_req {
     bool unsent;                     /* status is an error and it was never written */
     redisReply *reply;               /* the command's, kept until the send ends */
     long long acked;                 /* WAIT's answer, -1 none */
+    char wait_err[160];              /* WAIT's error reply (NOPERM ...), "" none */
     bool resub;                      /* our own re-subscription after a node went down */
     int fail_status;                 /* parked only to be answered with this, later */
     uintptr_t tag;                   /* the backend's notes about this request, 0 at first */
@@ -96,6 +97,8 @@ struct rr_svc {
     long long acked;                 /* for rr_svc_replicas, in a callback */
     int sync_need;                   /* replicas that must confirm a write now (the
                                       * backend may lower o.sync_replicas for a while) */
+    const char *wait_err;            /* for rr_svc_wait_error, in a callback */
+    bool unsent;                     /* for rr_svc_unsent, in a callback */
     char node[300];                  /* where the last request went */
     char err[RR_ERRLEN];
 };

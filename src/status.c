@@ -123,6 +123,11 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     if (rec.signal > 0)
         fprintf(f, ", signal %d", rec.signal);
     fputc('\n', f);
+    /* A degraded quorum: the run went ahead without some masters. */
+    if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
+        fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",
+                "warning", rec.masters_ok, rec.masters_total,
+                rec.masters_failed[0] ? ": " : "", rec.masters_failed);
 }
 
 /* --status --max-age: the one plugin line for rec, and its exit status. */

@@ -423,9 +423,17 @@ static int failure(struct session *t, int rc, char *err, size_t errlen)
         case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
         case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
         case X509_V_ERR_CERT_UNTRUSTED:
-            snprintf(err, errlen, "certificate not signed by a trusted CA (%s); pass --tls-ca "
-                     "with the CA that signed the server's certificate",
-                     f.X509_verify_cert_error_string(v));
+            if (t->o->ca_file || t->o->ca_dir)
+                /* It was passed: the server's certificate is from another CA. */
+                snprintf(err, errlen, "certificate not signed by the CA of %s %.80s (%s); "
+                         "give the CA that signed the server's certificate",
+                         t->o->ca_file ? "--tls-ca" : "--tls-ca-dir",
+                         t->o->ca_file ? t->o->ca_file : t->o->ca_dir,
+                         f.X509_verify_cert_error_string(v));
+            else
+                snprintf(err, errlen, "certificate not signed by a trusted CA (%s); pass --tls-ca "
+                         "with the CA that signed the server's certificate",
+                         f.X509_verify_cert_error_string(v));
             break;
         default:
             snprintf(err, errlen, "certificate verification failed: %s",

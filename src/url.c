@@ -172,6 +172,14 @@ static int parse_hostport(const char *s, size_t n, int defport, struct rr_endpoi
         if (p < end)
             port = p + 1;
     } else {
+        /* "redis://a:6379, redis://b:6379": the list goes on after a
+         * space, which no host name has. */
+        p = memchr(s, ',', n);
+        if (p && p + 1 < end && (p[1] == ' ' || p[1] == '\t')) {
+            snprintf(err, errlen, "invalid Redis URL: remove the space after the comma; "
+                     "several URLs are separated by ',' alone (or give -r once for each)");
+            return -1;
+        }
         p = memchr(s, ':', n);
         if (p && memchr(p + 1, ':', (size_t)(end - p - 1))) {
             snprintf(err, errlen, "invalid Redis URL: put an IPv6 address in brackets, as in redis://[::1]:6379");
@@ -216,17 +224,30 @@ static int parse_hostport(const char *s, size_t n, int defport, struct rr_endpoi
     return 0;
 }
 
-/* unix:///path[?db=N] or unix:/path[?db=N]; rest starts after "unix:". */
+/* unix://[[user]:password@]/path[?db=N] or unix:/path[?db=N]; rest starts
+ * after "unix:". Credentials as redis-cli and redis-py take them: the
+ * userinfo is what lies between "//" and the last '@', and the path follows
+ * the '@' (unix://:secret@/run/redis.sock). */
 static int parse_unix(const char *rest, struct rr_endpoint *ep, char *err, size_t errlen)
 {
-    const char *path, *query;
+    const char *path, *query, *at;
     size_t plen;
     int r;
 
     if (strncmp(rest, "//", 2) == 0) {
         path = rest + 2;
+        at = strrchr(path, '@');
+        if (at && at[1] == '/') {
+            if (parse_userinfo(path, (size_t)(at - path), ep, err, errlen) < 0)
+                return -1;
+            path = at + 1;
+        } else if (at) {
+            snprintf(err, errlen, "invalid Redis URL: in a unix:// URL the socket path follows "
+                     "the '@' of the credentials, as in unix://user:PASSWORD@/run/redis.sock");
+            return -1;
+        }
         if (*path != '/') {
-            snprintf(err, errlen, "invalid Redis URL: a unix:// URL takes an absolute socket path and no host or credentials, as in unix:///run/redis.sock; use --password-file for a password");
+            snprintf(err, errlen, "invalid Redis URL: a unix:// URL takes an absolute socket path and no host, as in unix:///run/redis.sock or unix://user:PASSWORD@/run/redis.sock");
             return -1;
         }
     } else {
@@ -237,7 +258,7 @@ static int parse_unix(const char *rest, struct rr_endpoint *ep, char *err, size_
         return -1;
     }
     if (strchr(path, '@')) {
-        snprintf(err, errlen, "invalid Redis URL: a unix:// URL cannot carry credentials; use --password-file or $REDLOCK_PASSWORD");
+        snprintf(err, errlen, "invalid Redis URL: credentials go in unix://user:PASSWORD@/path (or --password-file, $REDLOCK_PASSWORD)");
         return -1;
     }
     if (strchr(path, '#')) {

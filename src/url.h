@@ -43,7 +43,7 @@ struct rr_endpoint {
 /* Parse one URL:
  *   redis://[[user]:password@]host[:port][/db]
  *   rediss://...                     (TLS)
- *   unix:///path/to/sock[?db=N]      (also unix:/path, and ?password=... is NOT accepted)
+ *   unix://[[user]:password@]/path/to/sock[?db=N]  (also unix:/path; ?password=... is NOT accepted)
  *   redis-sentinel://[[user]:password@]host[:port][,host2[:port]...]/MASTER[?db=N]
  *   rediss-sentinel://...            (TLS to the sentinels and the master)
  *   redis-cluster://[[user]:password@]host:port[,host2:port...]  (seed nodes)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diag.h"
 #include "votes.h"
 
 bool rr_lock_synced(int want, long long acked)
@@ -176,4 +177,58 @@ int rr_vote_renew(const redisReply *r)
     if (r->integer == 0)
         return 0;
     return -1;
+}
+
+int rr_votes_failures(const struct rr_vote *v, int n, const bool *tls_refused,
+                      bool gave_password, char *out, size_t len, int *first)
+{
+    char one[RR_ERRLEN + 64];
+    size_t off = 0;
+    int refused = 0;
+
+    if (first)
+        *first = -1;
+    if (len)
+        out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        if (v[i].kind != RR_VOTE_ERR)
+            continue;
+        if (rr_diag_brief(v[i].detail, gave_password, tls_refused[i], one, sizeof one)) {
+            if (first && refused == 0)
+                *first = i;
+            refused++;
+        }
+        int k = snprintf(out + off, len - off, "%s%s", off ? "; " : "", one);
+        if (k > 0)
+            off = off + (size_t)k < len ? off + (size_t)k : len - 1;
+    }
+    return refused;
+}
+
+bool rr_votes_explain(const struct rr_vote *v, int n, const bool *tls_refused,
+                      bool gave_password, char *err, size_t errlen, char *failed,
+                      size_t failedlen, int *n_refused)
+{
+    int q = rr_lock_quorum(n), ref, n_err = 0;
+    char why[RR_ERRLEN + 256];
+
+    for (int i = 0; i < n; i++)
+        n_err += v[i].kind == RR_VOTE_ERR;
+    *n_refused = rr_votes_failures(v, n, tls_refused, gave_password, failed, failedlen, &ref);
+    bool refused = *n_refused > 0 && *n_refused > n - q;
+    if (refused && (tls_refused[ref] ||
+                    !rr_diag_config(v[ref].detail, gave_password, why, sizeof why)))
+        snprintf(why, sizeof why, "%s", v[ref].detail);
+    if (n == 1 || n_err == 0) {
+        if (refused)
+            snprintf(err, errlen, "%s", why);
+    } else if (!refused) {
+        snprintf(err, errlen, "no quorum, %d of the %d masters failed (a quorum needs %d): %s",
+                 n_err, n, q, failed);
+    } else {
+        /* The hint is the first refusal's: what to fix. */
+        snprintf(err, errlen, "no quorum, %d of the %d masters refused our configuration "
+                 "(a quorum needs %d): %s. %s", *n_refused, n, q, failed, why);
+    }
+    return refused;
 }

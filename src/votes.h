@@ -61,6 +61,24 @@ enum rr_acq rr_lock_decide(int n, int ok, int busy, int done, int stale,
  * a short array, a non-numeric fence — is an ERR vote, never OK. Pure. */
 void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *v);
 
+/* The failures of a round: every ERR vote's detail (a sentence that names
+ * the master) in a few words (diag.h's rr_diag_brief), "; " between them,
+ * into out ("" none). tls_refused[i]: master i refused our TLS handshake.
+ * Returns how many refused our configuration; *first (if not NULL) is the
+ * first of those, -1 none. Pure. */
+int rr_votes_failures(const struct rr_vote *v, int n, const bool *tls_refused,
+                      bool gave_password, char *out, size_t len, int *first);
+
+/* The message of a round of n masters that failed on errors, into err:
+ * with one master its error (a refusal in diag.h's words); with several,
+ * "no quorum, ..." naming every master that failed and why, so that a
+ * refused password is not hidden behind an outage. The list goes to failed,
+ * the count of refusals to *n_refused. Returns whether it is a refusal of
+ * our configuration (78): the masters that refused leave no quorum. Pure. */
+bool rr_votes_explain(const struct rr_vote *v, int n, const bool *tls_refused,
+                      bool gave_password, char *err, size_t errlen, char *failed,
+                      size_t failedlen, int *n_refused);
+
 /* The answer to one renewal (r NULL: none came): 1 extended, 0 token
  * mismatch, -1 error. Pure. */
 int rr_vote_renew(const redisReply *r);

@@ -196,7 +196,10 @@ static const struct bad bads[] = {
     { ARGS("-r", "redis://default:" SECRET, "job", "true"), "--redis: invalid Redis URL" },
     { ARGS("-r", "redis://a,", "job", "true"), "--redis: an empty URL in the comma-separated list" },
     { ARGS("-r", "rediss://h", "job", "true"), NULL },
-    { ARGS("-r", "redis://a,rediss://:" SECRET "@b", "--tls-ca", "x", "job", "true"), NULL },
+    { ARGS("-r", "redis://a,rediss://:" SECRET "@b", "--tls-ca", "/dev/null", "job", "true"), NULL },
+    /* A --tls-* file that cannot be read: told here, before connecting. */
+    { ARGS("-r", "rediss://h", "--tls-ca", "/no/such/ca.pem", "job", "true"), "cannot read --tls-ca '/no/such/ca.pem': No such file or directory" },
+    { ARGS("-r", "rediss://h", "--tls-ca-dir", "/dev/null", "job", "true"), "cannot read --tls-ca-dir '/dev/null': Not a directory" },
     { ARGS("-r", "redis://a", "--tls-ca", "ca.pem", "job", "true"), "--tls-ca needs a rediss:// URL (TLS); none of the Redis URLs is one" },
     { ARGS("--tls-insecure", "job", "true"), "--tls-insecure needs a rediss:// URL" },
     { ARGS("-r", "unix:///a.sock", "--tls-sni", "x", "job", "true"), "--tls-sni needs a rediss:// URL" },
@@ -290,13 +293,15 @@ END_TEST
 START_TEST(every_long_option)
 {
     const char *pwf = temp_file("hunter2\n");
+    /* The --tls-* files must be readable (cli_check.c opens them). */
+    const char *ca = "/dev/null", *crt = "/dev/null", *key = "/dev/null";
 
     PARSE_OK("--redis", "redis://a:1", "--redis=rediss://b:2/3", "--ttl", "1m", "--renew", "5s",
              "--wait", "inf", "--conflict-exit-code", "0", "--max-runtime", "1h30m",
              "--kill-after", "0", "--once", "fixed-id", "--on-stale", "run", "--min-hold", "2s",
              "--state-ttl", "7d", "--prefix", "x:", "--connect-timeout", "250ms",
-             "--redis-timeout", "0.1", "--password-file", pwf, "--tls-ca", "ca.pem", "--tls-ca-dir", "/etc/ssl/certs",
-             "--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-sni", "sni.example",
+             "--redis-timeout", "0.1", "--password-file", pwf, "--tls-ca", ca, "--tls-ca-dir", "/",
+             "--tls-cert", crt, "--tls-key", key, "--tls-sni", "sni.example",
              "--tls-insecure", "--verbose", "--verbose", "--log-format", "json", "--syslog",
              "--metrics-file", "/tmp/m.prom", "--foreground", "--contain", "tree", "job", "--", "ls", "-l");
     unlink(pwf);
@@ -320,11 +325,11 @@ START_TEST(every_long_option)
     ck_assert(cfg.redis_timeout_ms == 100);
     ck_assert(cfg.has_password);
     ck_assert_str_eq(cfg.password, "hunter2");
-    ck_assert_str_eq(cfg.tls_ca, "ca.pem");
-    ck_assert_str_eq(cfg.tls_ca_dir, "/etc/ssl/certs");
+    ck_assert_str_eq(cfg.tls_ca, ca);
+    ck_assert_str_eq(cfg.tls_ca_dir, "/");
     ck_assert(cfg.endpoints[1].tls);
-    ck_assert_str_eq(cfg.tls_cert, "c.pem");
-    ck_assert_str_eq(cfg.tls_key, "k.pem");
+    ck_assert_str_eq(cfg.tls_cert, crt);
+    ck_assert_str_eq(cfg.tls_key, key);
     ck_assert_str_eq(cfg.tls_sni, "sni.example");
     ck_assert(cfg.tls_insecure);
     ck_assert_int_eq(cfg.verbosity, 2);
@@ -664,6 +669,14 @@ START_TEST(expand_once)
     ck_assert_int_eq(rr_cli_expand_once("d-%F", t, out, sizeof out, e, sizeof e), 0);
     ck_assert_str_eq(out, "d-2023-11-15");
 
+    /* A conversion strftime does not know would be copied as it is: refused. */
+    ck_assert_int_eq(rr_cli_expand_once("x-%Q", t, out, sizeof out, e, sizeof e), -1);
+    assert_clean_error(e);
+    ck_assert_ptr_nonnull(strstr(e, "'%Q' is not a strftime conversion"));
+    ck_assert_int_eq(rr_cli_expand_once("x-%", t, out, sizeof out, e, sizeof e), -1);
+    ck_assert_int_eq(rr_cli_expand_once("x-%5", t, out, sizeof out, e, sizeof e), -1);
+    ck_assert_int_eq(rr_cli_expand_once("x-%-d.%Ey.%010Y.%%Q", t, out, sizeof out, e, sizeof e), 0);
+    ck_assert_str_eq(out, "x-15.23.0000002023.%Q");
     ck_assert_int_eq(rr_cli_expand_once("%c", t, out, sizeof out, e, sizeof e), -1);
     assert_clean_error(e);
     ck_assert_int_eq(rr_cli_expand_once("%t", t, out, sizeof out, e, sizeof e), -1);

@@ -72,6 +72,31 @@ START_TEST(test_outages_are_not_config)
 }
 END_TEST
 
+/* One master's failure in a few words, for the list of a degraded or
+ * failed quorum; whether it is a refusal of our configuration. */
+START_TEST(test_brief)
+{
+    char out[512];
+
+    ck_assert(rr_diag_brief("h:1: authentication failed: WRONGPASS invalid username-password "
+                            "pair or user is disabled.", true, false, out, sizeof out));
+    ck_assert_str_eq(out, "h:1 refused our password (WRONGPASS)");
+    ck_assert(rr_diag_brief("h:1: NOAUTH Authentication required.", false, false, out,
+                            sizeof out));
+    ck_assert_str_eq(out, "h:1 requires a password (NOAUTH)");
+    ck_assert(rr_diag_brief("h:1: NOPERM User u has no permissions to run the 'wait' command",
+                            true, false, out, sizeof out));
+    ck_assert_str_eq(out, "h:1 lacks an ACL permission (NOPERM User u has no permissions to "
+                          "run the 'wait' command)");
+    ck_assert(!rr_diag_brief("cannot connect to h:1: connection refused", false, false, out,
+                             sizeof out));
+    ck_assert_str_eq(out, "cannot connect to h:1: connection refused");
+    /* A TLS refusal is told by the connection, not the words. */
+    ck_assert(rr_diag_brief("h:1: certificate verify failed", false, true, out, sizeof out));
+    ck_assert_str_eq(out, "h:1: certificate verify failed");
+}
+END_TEST
+
 START_TEST(test_unavailable_hints)
 {
     ck_assert_str_eq(rr_diag_unavailable_hint("only 0 of 1 replicas confirmed the lock on h:1"),
@@ -96,6 +121,7 @@ static Suite *diag_suite(void)
     TCase *tc = tcase_create("pure");
 
     tcase_add_test(tc, test_config_refusals);
+    tcase_add_test(tc, test_brief);
     tcase_add_test(tc, test_unavailable_hints);
     tcase_add_test(tc, test_outages_are_not_config);
     tcase_add_test(tc, test_sentinel_and_nopass_refusals);

@@ -88,6 +88,47 @@ START_TEST(test_decide_quorum)
 END_TEST
 
 /* Every split of 5 masters into ok/busy/err agrees with the rule. */
+static void err_vote(struct rr_vote *v, const char *detail)
+{
+    memset(v, 0, sizeof *v);
+    v->kind = RR_VOTE_ERR;
+    snprintf(v->detail, sizeof v->detail, "%s", detail);
+}
+
+/* A failed round names every master that failed, and is a refusal of our
+ * configuration (78) only when the refusals alone leave no quorum. */
+START_TEST(test_votes_explain)
+{
+    struct rr_vote v[3];
+    bool tls[3] = { false, false, false };
+    char err[1280], failed[512];
+    int nref;
+
+    err_vote(&v[0], "a:1: authentication failed: WRONGPASS invalid username-password pair");
+    err_vote(&v[1], "cannot connect to b:2: connection refused");
+    memset(&v[2], 0, sizeof v[2]);
+    v[2].kind = RR_VOTE_OK;
+    /* One refusal, one outage: 69, and the refusal is still named. */
+    ck_assert(!rr_votes_explain(v, 3, tls, true, err, sizeof err, failed, sizeof failed, &nref));
+    ck_assert_int_eq(nref, 1);
+    ck_assert_str_eq(err, "no quorum, 2 of the 3 masters failed (a quorum needs 2): a:1 refused "
+                          "our password (WRONGPASS); cannot connect to b:2: connection refused");
+    /* Two refusals: 78, with the first one's hint. */
+    err_vote(&v[1], "b:2: authentication failed: WRONGPASS invalid username-password pair");
+    ck_assert(rr_votes_explain(v, 3, tls, true, err, sizeof err, failed, sizeof failed, &nref));
+    ck_assert_int_eq(nref, 2);
+    ck_assert_ptr_nonnull(strstr(err, "no quorum, 2 of the 3 masters refused our configuration"));
+    ck_assert_ptr_nonnull(strstr(err, "check REDLOCK_USER and the password"));
+    /* One master: its own words. */
+    ck_assert(rr_votes_explain(v, 1, tls, true, err, sizeof err, failed, sizeof failed, &nref));
+    ck_assert_ptr_nonnull(strstr(err, "Redis at a:1 refused the password"));
+    /* A degraded quorum's list. */
+    v[1].kind = RR_VOTE_OK;
+    ck_assert_int_eq(rr_votes_failures(v, 3, tls, true, failed, sizeof failed, NULL), 1);
+    ck_assert_str_eq(failed, "a:1 refused our password (WRONGPASS)");
+}
+END_TEST
+
 START_TEST(test_decide_exhaustive)
 {
     for (int n = 1; n <= 7; n++)
@@ -370,6 +411,7 @@ static Suite *lock_suite(void)
     tcase_add_test(tc, test_decide_single);
     tcase_add_test(tc, test_decide_quorum);
     tcase_add_test(tc, test_decide_exhaustive);
+    tcase_add_test(tc, test_votes_explain);
     tcase_add_test(tc, test_classify_ok);
     tcase_add_test(tc, test_classify_busy_done_stale);
     tcase_add_test(tc, test_classify_busy_queued);

@@ -69,6 +69,34 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
+/* The masters a run reached, of how many: a degraded quorum shows, and a
+ * run that made no acquire round (a usage error) keeps the last figures. */
+START_TEST(test_masters_reachable)
+{
+    struct rr_metrics m, again;
+    struct rr_run_report dg = report("succeeded", 0, 7, 1000);
+    struct rr_run_report none = report("error", 69, 0, 1010);
+
+    rr_metrics_parse("", 0, "j", &m);
+    char *t0 = format("j", &m);
+    ck_assert_ptr_null(strstr(t0, "redlock_run_masters"));
+    dg.masters_reachable = 2;
+    dg.masters_total = 3;
+    rr_metrics_update(&m, &dg);
+    char *t1 = format("j", &m);
+    ck_assert_ptr_nonnull(strstr(t1, "# TYPE redlock_run_masters gauge\n"));
+    ck_assert_ptr_nonnull(strstr(t1, "redlock_run_masters{lock=\"j\"} 3\n"));
+    ck_assert_ptr_nonnull(strstr(t1, "redlock_run_masters_reachable{lock=\"j\"} 2\n"));
+    rr_metrics_parse(t1, strlen(t1), "j", &again);
+    rr_metrics_update(&again, &none);
+    char *t2 = format("j", &again);
+    ck_assert_ptr_nonnull(strstr(t2, "redlock_run_masters_reachable{lock=\"j\"} 2\n"));
+    free(t0);
+    free(t1);
+    free(t2);
+}
+END_TEST
+
 START_TEST(test_other_lock_and_garbage)
 {
     struct rr_metrics m;
@@ -219,6 +247,7 @@ static Suite *metrics_suite(void)
     TCase *tc = tcase_create("pure");
 
     tcase_add_test(tc, test_roundtrip);
+    tcase_add_test(tc, test_masters_reachable);
     tcase_add_test(tc, test_other_lock_and_garbage);
     tcase_add_test(tc, test_two_locks_in_one_file);
     tcase_add_test(tc, test_holder_families_per_lock);

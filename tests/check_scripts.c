@@ -68,7 +68,7 @@ START_TEST(test_positions)
     /* release.lua ends in a rest (the history ids to undo): NARGS is where
      * it starts. */
     ck_assert_int_eq(RR_RELEASE_NARGS, RR_RELEASE_ARG_HISTORY_ID);
-    ck_assert_int_eq(RR_RELEASE_ARG_SHARDED + 1, RR_RELEASE_NARGS);
+    ck_assert_int_eq(RR_RELEASE_ARG_MASTERS_FAILED + 1, RR_RELEASE_NARGS);
 }
 END_TEST
 

@@ -50,6 +50,10 @@ static const struct good goods[] = {
     { "redis-sentinel://u:" SECRET "@s1/m?db=3", RR_TRANSPORT_TCP, false, true, "s1", 26379, "", 3, "u", SECRET, "m via sentinel s1:26379" },
     { "rediss-sentinel://s1:5000/m", RR_TRANSPORT_TCP, true, true, "s1", 5000, "", 0, NULL, NULL, "m via sentinel s1:5000" },
     { "unix:///run/redis.sock", RR_TRANSPORT_UNIX, false, false, "", 0, "/run/redis.sock", 0, NULL, NULL, "/run/redis.sock" },
+    /* Credentials before the path, as redis-cli -u and redis-py take them. */
+    { "unix://:" SECRET "@/run/r.sock", RR_TRANSPORT_UNIX, false, false, "", 0, "/run/r.sock", 0, NULL, SECRET, "/run/r.sock" },
+    { "unix://alice:" SECRET "@/run/r.sock?db=2", RR_TRANSPORT_UNIX, false, false, "", 0, "/run/r.sock", 2, "alice", SECRET, "/run/r.sock" },
+    { "unix://alice@/run/r.sock", RR_TRANSPORT_UNIX, false, false, "", 0, "/run/r.sock", 0, "alice", NULL, "/run/r.sock" },
     { "unix:/run/redis.sock", RR_TRANSPORT_UNIX, false, false, "", 0, "/run/redis.sock", 0, NULL, NULL, "/run/redis.sock" },
     { "unix:///tmp/r.sock?db=4", RR_TRANSPORT_UNIX, false, false, "", 0, "/tmp/r.sock", 4, NULL, NULL, "/tmp/r.sock" },
     { "unix:///tmp/my%20dir/r.sock", RR_TRANSPORT_UNIX, false, false, "", 0, "/tmp/my dir/r.sock", 0, NULL, NULL, "/tmp/my dir/r.sock" },
@@ -108,7 +112,8 @@ static const char *const bads[] = {
     "unix:///run/r.sock?db=x",
     "unix:///run/r.sock?db=",
     "unix:///run/r.sock?foo=1",
-    "unix://:" SECRET "@/run/r.sock",
+    "unix://:" SECRET "@run/r.sock",
+    "unix://:" SECRET "@host/run/r.sock",
     "unix:///run/%zz.sock",
     "unix:///run/a%00.sock",
     "unix:///run/r.sock#x",
@@ -229,6 +234,18 @@ START_TEST(specific_messages)
     ck_assert_int_eq(rr_url_parse("redis://::1", &ep, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "brackets"));
 
+    /* A space after a comma of a URL list is not an IPv6 address. */
+    ck_assert_int_eq(rr_url_parse("redis://a:6379, redis://b:6379", &ep, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "remove the space after the comma"));
+    ck_assert_ptr_null(strstr(err, "IPv6"));
+    ck_assert_int_eq(rr_url_parse("redis://a, redis://b", &ep, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "remove the space after the comma"));
+
+    /* A unix:// URL's credentials: the path follows the '@'. */
+    ck_assert_int_eq(rr_url_parse("unix://:" SECRET "@run/r.sock", &ep, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "follows the '@'"));
+    ck_assert_ptr_null(strstr(err, SECRET));
+
     /* A tiny buffer is still terminated. */
     char tiny[10];
     ck_assert_int_eq(rr_url_parse("nope", &ep, tiny, sizeof tiny), -1);
@@ -287,6 +304,7 @@ static const struct scrub scrubs[] = {
     { "redis://user:@h", "redis://user:@h", false },
     { "redis://h:6379", "redis://h:6379", false },
     { "unix:///run/r.sock", "unix:///run/r.sock", false },
+    { "unix://u:pw@/run/r.sock", "unix://u:**@/run/r.sock", true },
     { "", "", false },
     { "not a url", "not a url", false },
 };

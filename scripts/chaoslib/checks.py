@@ -271,7 +271,12 @@ def c5_exits(runs, start_ids, end_ids, meta):
             c5.append({"id": rid, "rc": rc, "why": "exit %d but the command ran" % rc})
         if status == "skipped" and started:
             c5.append({"id": rid, "rc": rc, "why": "skipped (--once succeeded) but the command ran"})
-        known = rc in (0, 69, 75, 79, 128 + 15, -9) or (rc == -15 and sent)
+        # 74: the command ended, but no release landed within its lease (a
+        # fault that outlasted it); the wrapper says its outcome may not be
+        # recorded. Only after the command's end.
+        if rc == 74 and not ended and not tags.get("straggler"):
+            c5.append({"id": rid, "rc": rc, "why": "exit 74 but the command did not finish"})
+        known = rc in (0, 69, 74, 75, 79, 128 + 15, -9) or (rc == -15 and sent)
         if rc == 65 and lspec.get("allow_refused"):
             known = True   # a run that died mid-way (kill -9, a missed release)
         if rc == 128 + 15 and not any(x.startswith("TERM") for x in sent):

@@ -4,13 +4,16 @@
 --! KEYS lock state history void queue once?
 --! ARGV token status exit_code signal hold_ms wait_ms channel host pid
 --! ARGV fence once started_ms state_ttl_ms void_ms stands waiter
---! ARGV waiter_prefix wake_prefix limit slot sharded history_id...
+--! ARGV waiter_prefix wake_prefix limit slot sharded masters_ok masters_total
+--! ARGV masters_failed history_id...
 -- lock, state: slot 1's keys (--limit N: slot K is lock:K, state:K);
 -- slot: the slot we hold, 0 when we do not know: a give-back, whose
 -- acquire may have taken any free slot (its reply may have been lost), so
 -- the slot whose lock or record carries our token is found here.
 -- void: our token's tombstone; stands: 1/0; waiter: our waiter id ('');
--- sharded: 1, SPUBLISH (on a cluster); history_id...: the entries to undo.
+-- sharded: 1, SPUBLISH (on a cluster); masters_ok, masters_total: how many
+-- masters the acquire reached, of how many; masters_failed: the others and
+-- why ('' when none failed), for --status; history_id...: the entries to undo.
 -- A release that frees the lock wakes the next live waiter only (its own
 -- channel wake:WAITER), so a handoff costs O(1) whatever the queue's length.
 -- void_ms > 0: our acquire request to this master was never answered (it
@@ -120,7 +123,9 @@ for _, key in ipairs({statek, oncek}) do
       local s = tonumber(redis.call('HGET', key, 'started_ms'))
       if s then started = s end
       local f = {'status', status, 'finished_ms', now, 'heartbeat_ms', now,
-                 'exit_code', code, 'signal', sig, 'logged', '1'}
+                 'exit_code', code, 'signal', sig, 'masters_ok', ARGV[ARG_MASTERS_OK],
+                 'masters_total', ARGV[ARG_MASTERS_TOTAL],
+                 'masters_failed', ARGV[ARG_MASTERS_FAILED], 'logged', '1'}
       -- Kept across later runs (acquire.lua carries it over) for --status;
       -- in the same HSET, so a run's command count does not grow.
       if status == 'succeeded' then

@@ -11,6 +11,10 @@ acl=$(sed -n '/<!-- acl -->/,/<!-- \/acl -->/p' "$TOP/README.md" | grep '^    AC
 t "the README has an ACL SETUSER line"
 [ -n "$acl" ] || fail "no ACL line between <!-- acl --> markers in README.md"
 end_test
+t "the man page has the same line (the .deb ships no README)"
+man_acl=$(sed -n '/^\.SH LEAST PRIVILEGE/,/^\.SH /p' "$TOP/man/redlock-run.1" | grep '^ACL SETUSER' | sed 's/\\-/-/g')
+assert_eq "$man_acl" "$acl" "the man page's ACL line"
+end_test
 # shellcheck disable=SC2086  # the line is split into words on purpose
 R S ${acl//PASSWORD/s3cret-acl} >/dev/null
 export REDLOCK_USER=redlock REDLOCK_PASSWORD=s3cret-acl
@@ -51,6 +55,39 @@ rr -r "$U" --resolve clear --once day1 aclonce
 assert_rc 0
 end_test
 
+t "as that user: --limit 2, two holders at once"
+bg "$TMP/l1" "$RR_BIN" -r "$U" --limit 2 acllim -- sleep 1
+w=$BG
+wait_for 5 key_there S "$(k_lock acllim)" || fail "the first holder did not start"
+rr -r "$U" --limit 2 acllim -- true
+assert_rc 0
+wait_pid "$w" 5
+assert_rc 0
+end_test
+
+start_redis RP --replicaof 127.0.0.1 "$S_PORT"
+rp_up() { R RP INFO replication | grep -q 'master_link_status:up'; }
+t "as that user: --sync-replicas 1 (WAIT allowed)"
+wait_for 10 rp_up || fail "the replica did not sync"
+rr -r "$U" --sync-replicas 1 aclsync -- true
+assert_rc 0
+assert_hash S "$(k_state aclsync)" status succeeded
+end_test
+
+t "a user without +wait: --sync-replicas is a permission problem (78), not unconfirmed replicas"
+# The same line for another user, less +wait.
+nw=${acl//PASSWORD/nowait-pw}
+# shellcheck disable=SC2086  # the line is split into words on purpose
+R S ${nw/SETUSER redlock /SETUSER redlock-nowait } -wait >/dev/null
+REDLOCK_USER=redlock-nowait REDLOCK_PASSWORD=nowait-pw rr -r "$U" --sync-replicas 1 aclnowait -- sh -c 'touch "$1"' sh "$TMP/nowait"
+assert_rc 78
+assert_no_file "$TMP/nowait"
+assert_contains "$(cat "$ERR")" "lacks a permission"
+assert_contains "$(cat "$ERR")" "WAIT after the lock was refused: NOPERM"
+assert_contains "$(cat "$ERR")" "redlock-run(1), LEAST PRIVILEGE"
+assert_not_contains "$(cat "$ERR")" "replicas confirmed"
+end_test
+
 t "a user that lacks a permission: refused, not run, with the server's reason"
 R S ACL SETUSER weak on '>weakpw' '~redlock:*' '&redlock:*' -@all +evalsha +eval +get >/dev/null
 REDLOCK_USER=weak REDLOCK_PASSWORD=weakpw rr -r "$U" aclweak -- sh -c 'touch "$1"' sh "$TMP/weak"
@@ -89,5 +126,49 @@ assert_contains "$(cat "$OUT")" '"exit_code":78'
 # The server is named, as a run's message names it.
 assert_contains "$(cat "$OUT")" "Redis at 127.0.0.1:$P_PORT requires a password"
 end_test
+
+# --- a Cluster and a Sentinel group, as that user -----------------------------
+. "$(dirname "$0")/lib_topo.sh"
+unset REDLOCK_USER REDLOCK_PASSWORD
+if topo_cluster_start; then
+    for p in $CLUSTER_PORTS; do
+        # shellcheck disable=SC2086  # the line is split into words on purpose
+        topo_cli "$p" ${acl//PASSWORD/s3cret-acl} >/dev/null
+    done
+    export REDLOCK_USER=redlock REDLOCK_PASSWORD=s3cret-acl
+    t "as that user on a Cluster: a run, --status, and a waiter woken by the release (SSUBSCRIBE, SPUBLISH)"
+    rr -r "$CLUSTER_URL" aclcl -- true
+    assert_rc 0
+    rr -r "$CLUSTER_URL" --status aclcl
+    assert_rc 0
+    bg "$TMP/ch" "$RR_BIN" -r "$CLUSTER_URL" aclclw -- sleep 1
+    w=$BG
+    cl_held() { "$RR_BIN" -r "$CLUSTER_URL" --status aclclw >/dev/null 2>&1; [ $? = 1 ]; }
+    wait_for 5 cl_held || fail "the holder did not start"
+    rr -r "$CLUSTER_URL" -w 10s aclclw -- true
+    assert_rc 0
+    wait_pid "$w" 5
+    assert_lt "$ELAPSED_MS" 3000
+    end_test
+    unset REDLOCK_USER REDLOCK_PASSWORD
+else
+    t "a Cluster to run as that user"; fail "the cluster did not start"; end_test
+fi
+
+if topo_sentinel_start; then
+    for p in $TOPO_DATA_PORTS; do
+        # shellcheck disable=SC2086  # the line is split into words on purpose
+        topo_cli "$p" ${acl//PASSWORD/s3cret-acl} >/dev/null
+    done
+    export REDLOCK_USER=redlock REDLOCK_PASSWORD=s3cret-acl
+    t "as that user behind Sentinel: a run with --sync-replicas 2 and --status (ROLE, WAIT)"
+    rr -r "$SENT_URL" --sync-replicas 2 aclsent -- true
+    assert_rc 0
+    rr -r "$SENT_URL" --status aclsent
+    assert_rc 0
+    end_test
+else
+    t "a Sentinel group to run as that user"; fail "the sentinel group did not start"; end_test
+fi
 
 done_testing

@@ -154,4 +154,35 @@ hint_ "-s/--signal is not an option" -r "$U" --signal=9 job "${RUN[@]}"
 hint_ "to wait for the lock use --wait DUR" -r "$U" --timeout
 end_test
 
+t "issue 19's messages: each says what was wrong and what to do"
+R B FLUSHALL >/dev/null
+# A space after a comma of -r is not an IPv6 address.
+hint_ "remove the space after the comma" -r "$U, redis://127.0.0.1:1" job "${RUN[@]}"
+grep -q IPv6 "$ERR" && fail "a space after a comma is told about IPv6: $(cat "$ERR")"
+# A conversion strftime does not know would be copied into the ID as it is.
+hint_ "'%Q' is not a strftime conversion" -r "$U" --once 'x-%Q' job "${RUN[@]}"
+hint_ "'%' is not a strftime conversion" -r "$U" --once 'x-%' job "${RUN[@]}"
+hint_ "'%Q' is not a strftime conversion" -r "$U" --status --once 'x-%Q' job
+# A --tls-* file that cannot be read: told before connecting, as for --password-file.
+hint_ "cannot read --tls-ca '$TMP/no-such-ca.pem': No such file or directory" \
+    -r rediss://127.0.0.1:1 --tls-ca "$TMP/no-such-ca.pem" job "${RUN[@]}"
+hint_ "cannot read --tls-cert '$TMP/no-such.crt': No such file or directory" \
+    -r rediss://127.0.0.1:1 --tls-cert "$TMP/no-such.crt" --tls-key "$TMP/pw" job "${RUN[@]}"
+end_test
+
+t "unix://user:pass@/path: accepted as redis-cli and redis-py take it, the password never shown"
+start_redis UP --requirepass 'uni-secret'
+rm -f "$MK"
+rr -vv -r "unix://:uni-secret@$UP_SOCK" unixpw "${RUN[@]}"
+assert_rc 0
+assert_file_exists "$MK" "marker"
+assert_not_contains "$(cat "$ERR")" "uni-secret"
+R UP ACL SETUSER unixu on '>uni-user-pw' '~*' '&*' +@all >/dev/null
+rr -r "unix://unixu:uni-user-pw@$UP_SOCK?db=0" --status unixpw
+assert_rc 0
+rr -r "unix://:wrong@$UP_SOCK" unixpw "${RUN[@]}"
+assert_rc 78
+assert_not_contains "$(cat "$ERR")" "wrong@"
+end_test
+
 done_testing

@@ -115,7 +115,7 @@ t "5 masters, 3 killed: 69, child never ran"
 stop_redis M4
 rr "${ropts[@]}" rl5down3 -- touch "$TMP/rl5down3.ran"
 assert_rc 69
-assert_contains "$(cat "$ERR")" "(and 2 more of the 5 masters failed; a quorum needs 3)" "the message"
+assert_contains "$(cat "$ERR")" "no quorum, 3 of the 5 masters failed (a quorum needs 3): " "the message"
 assert_no_file "$TMP/rl5down3.ran" "marker"
 for m in M1 M3; do assert_key_gone "$m" "$(k_lock rl5down3)"; done
 restart_redis M2 || fail "cannot restart M2"
@@ -252,6 +252,68 @@ rr_direct -r "$M1_URL" -r "$M2_URL" -r "$M3_URL" -t 4s --renew 2s --redis-timeou
 resume_redis M3
 assert_rc 0
 assert_file_exists "$TMP/stall.done" "child's end marker"
+end_test
+
+# --- a degraded quorum (issue 19, point 4) -------------------------------------
+# Two masters take our password, the third has another one.
+start_redis D1 --requirepass dgpw
+start_redis D2 --requirepass dgpw
+start_redis D3 --requirepass other-pw
+DU="$D1_URL,$D2_URL,$D3_URL"
+D3_WHY="127.0.0.1:$D3_PORT refused our password (WRONGPASS)"
+
+t "a degraded quorum: runs, and -q still prints one line that names the master and why"
+REDLOCK_PASSWORD=dgpw rr -q -r "$DU" --metrics-file "$TMP/dg.prom" dg -- touch "$TMP/dg.ran"
+assert_rc 0
+assert_file_exists "$TMP/dg.ran" "marker"
+assert_eq "$(wc -l <"$ERR")" 1 "lines on stderr"
+assert_contains "$(cat "$ERR")" "acquired on 2 of 3 masters"
+assert_contains "$(cat "$ERR")" "$D3_WHY"
+end_test
+
+t "a degraded quorum: the JSON acquired event is a warning with the failed masters"
+REDLOCK_PASSWORD=dgpw rr -q --log-format json -r "$DU" dg -- true
+assert_rc 0
+assert_contains "$(cat "$ERR")" '"level":"warn","job":"dg","event":"acquired"'
+assert_contains "$(cat "$ERR")" '"masters":2,"masters_total":3,"degraded":1'
+assert_contains "$(cat "$ERR")" "\"failed_masters\":\"$D3_WHY\""
+end_test
+
+t "a degraded quorum: --status and the metrics file say so"
+REDLOCK_PASSWORD=dgpw rr -r "$DU" --status dg
+assert_rc 0
+assert_contains "$(cat "$OUT")" "the run reached 2 of 3 masters (a degraded quorum): $D3_WHY"
+REDLOCK_PASSWORD=dgpw rr -r "$DU" --status --json dg
+assert_contains "$(cat "$OUT")" '"masters_ok":2,"masters_total":3'
+assert_contains "$(cat "$TMP/dg.prom")" 'redlock_run_masters{lock="dg"} 3'
+assert_contains "$(cat "$TMP/dg.prom")" 'redlock_run_masters_reachable{lock="dg"} 2'
+PROMTOOL=$(command -v promtool || echo "$TOP/build/tools/promtool")
+if [ -x "$PROMTOOL" ]; then
+    "$PROMTOOL" check metrics <"$TMP/dg.prom" >"$TMP/promtool.out" 2>&1 ||
+        fail "promtool: $(cat "$TMP/promtool.out")"
+fi
+end_test
+
+t "a second master down as well: 69, and the message still names the refused password"
+stop_redis D2
+REDLOCK_PASSWORD=dgpw rr -r "$DU" dg -- touch "$TMP/dg2.ran"
+assert_rc 69
+assert_no_file "$TMP/dg2.ran" "marker"
+assert_contains "$(cat "$ERR")" "no quorum, 2 of the 3 masters failed (a quorum needs 2)"
+assert_contains "$(cat "$ERR")" "$D3_WHY"
+assert_contains "$(cat "$ERR")" "cannot connect to 127.0.0.1:$D2_PORT"
+restart_redis D2 || fail "cannot restart D2"
+end_test
+
+t "refusals alone leave no quorum: 78 at once, even with --wait, every master named"
+REDLOCK_PASSWORD=other-pw rr -r "$DU" -w 30s dg -- touch "$TMP/dg3.ran"
+assert_rc 78
+assert_lt "$ELAPSED_MS" 3000
+assert_no_file "$TMP/dg3.ran" "marker"
+assert_contains "$(cat "$ERR")" "no quorum, 2 of the 3 masters refused our configuration"
+assert_contains "$(cat "$ERR")" "127.0.0.1:$D1_PORT refused our password (WRONGPASS)"
+assert_contains "$(cat "$ERR")" "127.0.0.1:$D2_PORT refused our password (WRONGPASS)"
+assert_contains "$(cat "$ERR")" "check REDLOCK_USER and the password"
 end_test
 
 done_testing

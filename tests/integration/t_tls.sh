@@ -74,24 +74,31 @@ rr -r "$T_URL" --tls-ca-dir "$PKI/dir" cadir -- "${mark[@]}"
 assert_rc 0
 assert_eq 1 "$(runs)" "times the command ran"
 
-t "unknown CA: 78, says to pass --tls-ca, nothing ran, nothing written"
+t "unknown CA: 78, names the --tls-ca that was passed, nothing ran, nothing written"
 reset_ran
 rr -r "$F_URL" --tls-ca "$CA" unknownca -- "${mark[@]}"
 assert_rc 78
 assert_eq 0 "$(runs)" "times the command ran"
-assert_contains "$(cat "$ERR")" "certificate not signed by a trusted CA"
-assert_contains "$(cat "$ERR")" "pass --tls-ca"
+assert_contains "$(cat "$ERR")" "certificate not signed by the CA of --tls-ca $CA"
+# It was passed: "pass --tls-ca" would send the reader in a circle.
+assert_not_contains "$(cat "$ERR")" "pass --tls-ca"
 assert_eq 0 "$(R F EXISTS "$(k_lock unknownca)" "$(k_state unknownca)")" "keys written"
-# And with the system store, which does not know our CA.
+# And with the system store, which does not know our CA: then pass one.
 SSL_CERT_FILE=$PKI/otherca.crt rr -r "$T_URL" unknownca -- "${mark[@]}"
 assert_rc 78 "system store"
+assert_contains "$(cat "$ERR")" "certificate not signed by a trusted CA"
+assert_contains "$(cat "$ERR")" "pass --tls-ca"
 assert_eq 0 "$(runs)" "times the command ran"
 
-t "a --tls-* file that does not load: 78, names the file"
+t "a --tls-* file that does not load: 64 when it cannot be read, 78 when it holds no certificate"
 reset_ran
 rr -r "$T_URL" --tls-ca "$TMP/no-such-ca.pem" badca -- "${mark[@]}"
-assert_rc 78
-assert_contains "$(cat "$ERR")" "cannot load --tls-ca $TMP/no-such-ca.pem"
+assert_rc 64 "a missing --tls-ca"
+assert_contains "$(cat "$ERR")" "cannot read --tls-ca '$TMP/no-such-ca.pem': No such file or directory"
+printf 'not a certificate\n' >"$TMP/junk-ca.pem"
+rr -r "$T_URL" --tls-ca "$TMP/junk-ca.pem" badca -- "${mark[@]}"
+assert_rc 78 "a --tls-ca with no certificate in it"
+assert_contains "$(cat "$ERR")" "cannot load --tls-ca $TMP/junk-ca.pem"
 rr -r "$M_URL" --tls-ca "$CA" --tls-cert "$PKI/client.crt" --tls-key "$PKI/good.key" badkey -- "${mark[@]}"
 assert_rc 78 "a key that does not match the certificate"
 assert_contains "$(cat "$ERR")" "cannot use --tls-key"
@@ -173,10 +180,22 @@ assert_contains "$(cat "$ERR")" "plain redis:// port"
 assert_eq 0 "$(runs)" "times the command ran"
 assert_eq 0 "$(R S EXISTS "$(k_state tlsplain)")" "state written"
 
-t "plain to a TLS port: 69, bounded"
+t "TLS to a plain port: the handshake gets --connect-timeout, not 2 x --redis-timeout"
+rr_direct -r "rediss://127.0.0.1:$S_PORT" --connect-timeout 3s --redis-timeout 500ms tlsplain2 -- "${mark[@]}"
+assert_rc 69
+# Seen giving up after about 1 s (2 x 500 ms) before: a slow handshake
+# could not be given more time.
+[ "$ELAPSED_MS" -ge 2500 ] || fail "gave up after ${ELAPSED_MS} ms, before --connect-timeout 3s"
+assert_lt "$ELAPSED_MS" 5000 "elapsed ms"
+assert_contains "$(cat "$ERR")" "did not answer TLS"
+end_test
+
+t "plain to a TLS port: 69, bounded, with the hint to use rediss://"
 rr_direct -r "redis://127.0.0.1:$T_PORT" --connect-timeout 1s --redis-timeout 500ms plaintls -- "${mark[@]}"
 assert_rc 69
 assert_lt "$ELAPSED_MS" 3000 "elapsed ms"
+assert_contains "$(cat "$ERR")" "(is it a TLS port?); if it is, use rediss://"
+assert_not_contains "$(cat "$ERR")" "; check that Redis is up"
 assert_eq 0 "$(runs)" "times the command ran"
 assert_eq 0 "$(R T EXISTS "$(k_state plaintls)")" "state written"
 

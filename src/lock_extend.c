@@ -1,0 +1,86 @@
+/* lock_extend.c — renewing the lease over 1..N masters (lock.h). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lock_impl.h"
+
+static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct slot *sl = arg;
+    struct op *op = sl->op;
+    int q = rr_lock_quorum(op->lk->n);
+
+    switch (rr_lock_classify_renew(status, r)) {
+    case 1:
+        if (!rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
+            /* Extended here, but not where a failover would look: do not
+             * vouch for the longer lease. */
+            char why[RR_ERRLEN];
+            not_synced(c, "renewal", why, sizeof why);
+            op->err++;
+            if (!op->errmsg[0])
+                snprintf(op->errmsg, sizeof op->errmsg, "%s", why);
+            break;
+        }
+        op->ok++;
+        break;
+    case 0:
+        op->mismatch++;
+        break;
+    default:
+        op->err++;
+        note_error(op, sl->idx, status,
+                   status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
+                       ? r->str : "unexpected reply to the renewal");
+        break;
+    }
+    op->pending--;
+    /* Answer as soon as the outcome is certain: a stalled minority master
+     * must not delay every renewal by --redis-timeout. Late answers only
+     * complete the op. */
+    if (!op->reported) {
+        enum rr_extend res;
+        bool decided = true;
+        if (op->ok >= q)
+            res = RR_EXTEND_OK;
+        else if (op->mismatch > op->lk->n - q)
+            res = RR_EXTEND_LOST;
+        else if (op->ok + op->pending < q)
+            res = RR_EXTEND_FAILED;
+        else
+            decided = false;
+        if (decided) {
+            op->reported = true;
+            if (res == RR_EXTEND_LOST)
+                snprintf(op->errmsg, sizeof(op->errmsg),
+                         "the lock was taken over or deleted on %d of %d master%s",
+                         op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");
+            ((rr_extend_fn)op->cb)(op->lk, res, op->t0, op->errmsg, op->arg);
+        }
+    }
+    if (op->pending == 0)
+        op_free(op);
+}
+
+int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
+{
+    struct op *op = op_new(lk, OP_EXTEND, (void *)cb, arg);
+    const char *keys[RR_RENEW_NKEYS] = {
+        [RR_RENEW_KEY_LOCK] = lk->keys.lock, [RR_RENEW_KEY_STATE] = lk->keys.state,
+        [RR_RENEW_KEY_ONCE] = lk->keys.once,
+    };
+    const char *args[RR_RENEW_NARGS] = {
+        [RR_RENEW_ARG_TOKEN] = lk->token, [RR_RENEW_ARG_TTL_MS] = lk->ttl,
+        [RR_RENEW_ARG_ONCE_TTL_MS] = lk->once_ttl,
+    };
+
+    if (!op)
+        return -1;
+    if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply,
+                 lk->keys.once[0] ? RR_RENEW_NKEYS : RR_RENEW_KEY_ONCE, keys,
+                 RR_RENEW_NARGS, args, -1) == 0) {
+        op_free(op);
+        return -1;
+    }
+    return 0;
+}
