@@ -16,9 +16,10 @@ _redlock_run() {
         --min-hold --limit --prefix --once --on-stale --state-ttl --max-runtime --kill-after
         --connect-timeout --redis-timeout --password-file --sentinel-password-file
         --sync-replicas --tls-ca --tls-ca-dir --tls-cert
-        --tls-key --tls-sni --log-format --metrics-file --resolve --max-age --contain --fence'
+        --tls-key --tls-sni --log-format --metrics-file --resolve --max-age --contain --fence
+        --slot'
     local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
-        --status --json --release --force --list -h --help -V --version'
+        --status --json --release --force --all-slots --list -h --help -V --version'
 
     # Readline splits words at = and : (COMP_WORDBREAKS), so "--ttl=30s" and
     # "redis://h:6379" arrive in pieces: glue them back. S[n] is where word n

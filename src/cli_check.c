@@ -483,6 +483,21 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
                  cfg->force ? "--force" : "--fence");
         return -1;
     }
+    if ((cfg->release_slot || cfg->all_slots) && !release) {
+        snprintf(err, errlen, "%s works only with --release NAME: redlock-run --release %s NAME",
+                 cfg->all_slots ? "--all-slots" : "--slot", cfg->all_slots ? "--all-slots"
+                                                                           : "--slot K");
+        return -1;
+    }
+    if (cfg->release_slot && cfg->all_slots) {
+        snprintf(err, errlen, "--slot and --all-slots cannot be used together; give only one");
+        return -1;
+    }
+    if (cfg->release_slot > 1 && given(sn, RR_GIVEN_LIMIT) && cfg->release_slot > cfg->limit) {
+        snprintf(err, errlen, "--slot %d is beyond --limit %d: a --limit N lock has slots 1 to N",
+                 cfg->release_slot, cfg->limit);
+        return -1;
+    }
     if (cfg->release_fence &&
         (!*cfg->release_fence || strspn(cfg->release_fence, "0123456789") !=
                                      strlen(cfg->release_fence))) {

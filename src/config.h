@@ -91,6 +91,8 @@ struct rr_config {
     bool json;                    /* --status --json, --list --json */
     bool force;                   /* --release --force: delete, even under a live holder */
     const char *release_fence;    /* --release --fence F: only a holder of fence F; NULL any */
+    int release_slot;             /* --release --slot K: that --limit slot; 0 not given */
+    bool all_slots;               /* --release --all-slots: every held slot */
 };
 
 #endif

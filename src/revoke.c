@@ -5,7 +5,9 @@
  * until then (or until the old lease ends). We wait for that, polling
  * every RV_POLL_MS, bounded by the longest lease left, and say what
  * happened. --force deletes at once (and says what that risks); --fence F
- * acts only on a holder of fence F. */
+ * acts only on a holder of fence F. With --limit N: --slot K acts on slot
+ * K, --all-slots (and --fence F without --slot) on every held slot, each
+ * holder revoked and waited for at once; one line per slot acted on. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,20 @@
 
 #define RV_POLL_MS 100
 
+/* One --limit slot's holder, as the masters told. */
+struct rv_slot {
+    /* one round's tallies */
+    int n_free, n_revoked, n_pending, n_deleted, n_fence, n_held;
+    long long pttl;
+    bool waiting;               /* revoked: its holder has not released yet */
+    bool was_running;           /* the holder's record said running (force) */
+    char who[320];              /* "HOST pid P (fence F)", or "" unknown */
+    char fence[32];             /* the holder's, from the first round */
+    bool replaced;              /* poll: a new run's record replaced the holder's */
+    char status[32];
+    long long heartbeat, finished;
+};
+
 struct rv {
     uv_loop_t *loop;
     const struct rr_config *cfg;
@@ -32,15 +48,10 @@ struct rv {
     int n, pending;
     char host[256], pid[24];
     const char *mode;           /* "revoke", "force", "poll" */
-    /* one round's tallies */
-    int n_free, n_revoked, n_pending, n_deleted, n_fence, n_held, errors;
-    long long max_pttl;
-    bool was_running;           /* the holder's record said running (force) */
-    char who[320];              /* "HOST pid P (fence F)", or "" unknown */
-    char fence[32];             /* the holder's, from the first round */
-    bool replaced;              /* poll: a new run's record replaced the holder's */
-    char status[32];
-    long long heartbeat, finished;
+    int target;                 /* the first round's slot: K, or 0 every held slot */
+    bool slotted;               /* --slot or --all-slots: name the slot */
+    struct rv_slot slots[RR_LIMIT_MAX + 1];   /* by slot number, 1..RR_LIMIT_MAX */
+    int errors, answered;
     char err[RR_ERRLEN];
     uint64_t deadline;          /* loop time: the wait ends */
     uv_timer_t timer;
@@ -63,6 +74,21 @@ static void fmt_time(long long ms, char *buf, size_t len)
         return;
     }
     strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* "the lock of NAME", or "slot K of the lock of NAME". */
+static const char *label(const struct rv *v, int k, char *buf, size_t len)
+{
+    if (v->slotted || k > 1)
+        snprintf(buf, len, "slot %d of the lock of %s", k, v->cfg->name);
+    else
+        snprintf(buf, len, "the lock of %s", v->cfg->name);
+    return buf;
+}
+
+static const char *who(const struct rv_slot *s)
+{
+    return s->who[0] ? s->who : "(unknown)";
 }
 
 static void close_all(struct rv *v)
@@ -95,29 +121,51 @@ static int unavailable(struct rv *v)
 
 static void on_reply(struct rr_svc *c, int status, redisReply *r, void *arg);
 
-static void send_round(struct rv *v, const char *mode)
+/* Ask every master about slot k (0: every held slot). */
+static void call_slot(struct rv *v, int k)
 {
+    char slot[12], top[12];
     const char *keys[RR_FORCE_NKEYS] = {
         [RR_FORCE_KEY_LOCK] = v->keys.lock, [RR_FORCE_KEY_STATE] = v->keys.state,
         [RR_FORCE_KEY_HISTORY] = v->keys.history,
     };
     const char *args[RR_FORCE_NARGS] = {
         [RR_FORCE_ARG_CHANNEL] = v->keys.channel, [RR_FORCE_ARG_HOST] = v->host,
-        [RR_FORCE_ARG_PID] = v->pid, [RR_FORCE_ARG_SHARDED] = "0", [RR_FORCE_ARG_MODE] = mode,
+        [RR_FORCE_ARG_PID] = v->pid, [RR_FORCE_ARG_SHARDED] = "0", [RR_FORCE_ARG_MODE] = v->mode,
         [RR_FORCE_ARG_FENCE] = v->cfg->release_fence ? v->cfg->release_fence : "",
+        [RR_FORCE_ARG_SLOT] = slot, [RR_FORCE_ARG_MAX_SLOT] = top,
     };
 
-    v->mode = mode;
-    v->n_free = v->n_revoked = v->n_pending = v->n_deleted = v->n_fence = v->n_held = 0;
-    v->errors = 0;
-    v->max_pttl = 0;
-    v->err[0] = '\0';
+    snprintf(slot, sizeof slot, "%d", k);
+    snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
     for (int i = 0; i < v->n; i++) {
         args[RR_FORCE_ARG_SHARDED] = rr_script_sharded(v->conns[i]);
         if (rr_script_call(v->conns[i], RR_SCRIPT_FORCE, RR_FORCE_NKEYS, keys, RR_FORCE_NARGS,
                            args, on_reply, v) == 0)
             v->pending++;
     }
+}
+
+/* A round: the first (mode revoke or force) on v->target, a poll on
+ * every slot still waiting. */
+static void send_round(struct rv *v, const char *mode)
+{
+    bool poll = strcmp(mode, "poll") == 0;
+
+    v->mode = mode;
+    for (int k = 1; k <= RR_LIMIT_MAX; k++) {
+        struct rv_slot *s = &v->slots[k];
+        s->n_free = s->n_revoked = s->n_pending = s->n_deleted = s->n_fence = s->n_held = 0;
+        s->pttl = 0;
+    }
+    v->errors = v->answered = 0;
+    v->err[0] = '\0';
+    if (!poll)
+        call_slot(v, v->target);
+    else
+        for (int k = 1; k <= RR_LIMIT_MAX; k++)
+            if (v->slots[k].waiting)
+                call_slot(v, k);
     if (v->pending == 0) {
         snprintf(v->err, sizeof v->err, "no master could be asked");
         v->exit_code = RR_EXIT_UNAVAILABLE;
@@ -126,10 +174,52 @@ static void send_round(struct rv *v, const char *mode)
     }
 }
 
-/* r: {tag, pttl, host, pid, fence, status, heartbeat_ms, finished_ms} */
+/* e: {slot, tag, pttl, host, pid, fence, status, heartbeat_ms, finished_ms} */
+static void tally_slot(struct rv *v, const redisReply *e)
+{
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 9 ||
+        e->element[0]->type != REDIS_REPLY_INTEGER || e->element[0]->integer < 1 ||
+        e->element[0]->integer > RR_LIMIT_MAX)
+        return;
+    struct rv_slot *s = &v->slots[e->element[0]->integer];
+    const char *tag = sv(e->element[1]);
+    long long pttl = e->element[2]->type == REDIS_REPLY_INTEGER ? e->element[2]->integer : -2;
+
+    if (pttl > s->pttl)
+        s->pttl = pttl;
+    if (strcmp(v->mode, "poll") != 0) {
+        if (!s->who[0] && *sv(e->element[3])) {
+            snprintf(s->who, sizeof s->who, "%s pid %s (fence %s)", sv(e->element[3]),
+                     sv(e->element[4]), sv(e->element[5]));
+            snprintf(s->fence, sizeof s->fence, "%s", sv(e->element[5]));
+        }
+    } else if (strcmp(sv(e->element[5]), s->fence) != 0) {
+        /* Only after the holder's lock was gone could a new run take it. */
+        s->replaced = true;
+    }
+    if (s->replaced)
+        return (void)(strcmp(tag, "FREE") == 0 ? s->n_free++ : s->n_held++);
+    snprintf(s->status, sizeof s->status, "%s", sv(e->element[6]));
+    s->heartbeat = atoll(sv(e->element[7]));
+    s->finished = atoll(sv(e->element[8]));
+    if (strcmp(tag, "FREE") == 0)
+        s->n_free++;
+    else if (strcmp(tag, "REVOKED") == 0)
+        s->n_revoked++;
+    else if (strcmp(tag, "PENDING") == 0)
+        s->n_pending++;
+    else if (strcmp(tag, "DELETED") == 0) {
+        s->n_deleted++;
+        s->was_running = s->was_running || strcmp(sv(e->element[6]), "running") == 0;
+    } else if (strcmp(tag, "FENCE") == 0)
+        s->n_fence++;
+    else
+        s->n_held++;   /* poll: another holder's lock (ours is gone) */
+}
+
 static void tally(struct rv *v, struct rr_svc *c, int status, const redisReply *r)
 {
-    if (status != RR_REPLY_OK || r->type != REDIS_REPLY_ARRAY || r->elements != 8) {
+    if (status != RR_REPLY_OK || r->type != REDIS_REPLY_ARRAY) {
         v->errors++;
         if (!v->err[0])
             snprintf(v->err, sizeof v->err, "%s",
@@ -138,39 +228,9 @@ static void tally(struct rv *v, struct rr_svc *c, int status, const redisReply *
                                            : rr_svc_error(c));
         return;
     }
-    const char *tag = sv(r->element[0]);
-    long long pttl = r->element[1]->type == REDIS_REPLY_INTEGER ? r->element[1]->integer : -2;
-
-    if (pttl > v->max_pttl)
-        v->max_pttl = pttl;
-    if (strcmp(v->mode, "poll") != 0) {
-        if (!v->who[0] && *sv(r->element[2])) {
-            snprintf(v->who, sizeof v->who, "%s pid %s (fence %s)", sv(r->element[2]),
-                     sv(r->element[3]), sv(r->element[4]));
-            snprintf(v->fence, sizeof v->fence, "%s", sv(r->element[4]));
-        }
-    } else if (strcmp(sv(r->element[4]), v->fence) != 0) {
-        /* Only after the holder's lock was gone could a new run take it. */
-        v->replaced = true;
-    }
-    if (v->replaced)
-        return (void)(strcmp(sv(r->element[0]), "FREE") == 0 ? v->n_free++ : v->n_held++);
-    snprintf(v->status, sizeof v->status, "%s", sv(r->element[5]));
-    v->heartbeat = atoll(sv(r->element[6]));
-    v->finished = atoll(sv(r->element[7]));
-    if (strcmp(tag, "FREE") == 0)
-        v->n_free++;
-    else if (strcmp(tag, "REVOKED") == 0)
-        v->n_revoked++;
-    else if (strcmp(tag, "PENDING") == 0)
-        v->n_pending++;
-    else if (strcmp(tag, "DELETED") == 0) {
-        v->n_deleted++;
-        v->was_running = v->was_running || strcmp(sv(r->element[5]), "running") == 0;
-    } else if (strcmp(tag, "FENCE") == 0)
-        v->n_fence++;
-    else
-        v->n_held++;   /* poll: another holder's lock (ours is gone) */
+    v->answered++;
+    for (size_t i = 0; i < r->elements; i++)
+        tally_slot(v, r->element[i]);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -180,91 +240,127 @@ static void on_timer(uv_timer_t *t)
     send_round(v, "poll");
 }
 
-/* The wait is over: the mark is gone everywhere, or the lease ended. */
-static void report_wait(struct rv *v, bool timed_out)
+/* Slot k's wait is over: its mark is gone everywhere, or the lease ended. */
+static void report_wait(struct rv *v, int k, bool timed_out)
 {
-    char when[64], last[64];
+    struct rv_slot *s = &v->slots[k];
+    char when[64], last[64], lb[400];
 
-    fmt_time(v->finished, when, sizeof when);
-    fmt_time(v->heartbeat, last, sizeof last);
+    fmt_time(s->finished, when, sizeof when);
+    fmt_time(s->heartbeat, last, sizeof last);
+    label(v, k, lb, sizeof lb);
+    s->waiting = false;
     if (timed_out) {
         rr_log(RR_LOG_ERROR, "release_wait", NULL,
-               "the holder %s has not released yet (last renewed at %s); its lock stays "
+               "the holder %s of %s has not released yet (last renewed at %s); it stays "
                "revoked until it does or its lease ends: nobody can acquire before",
-               v->who[0] ? v->who : "(unknown)", last);
+               who(s), lb, last);
         v->exit_code = RR_EXIT_UNAVAILABLE;
-    } else if (v->replaced) {
-        fprintf(v->out, "released the lock of %s: the holder %s released it; a new run "
-                "holds the lock now\n", v->cfg->name,
-                v->who[0] ? v->who : "(unknown)");
-        v->exit_code = 0;
-    } else if (strcmp(v->status, "running") != 0 && v->finished > 0) {
-        fprintf(v->out, "released the lock of %s: the holder %s released it at %s, its run "
-                "recorded %s%s\n", v->cfg->name, v->who[0] ? v->who : "(unknown)", when,
-                v->status, strcmp(v->status, "lost") == 0 ? " (its command was stopped)" : "");
-        v->exit_code = 0;
+    } else if (s->replaced) {
+        fprintf(v->out, "released %s: the holder %s released it; a new run holds it now\n",
+                lb, who(s));
+    } else if (strcmp(s->status, "running") != 0 && s->finished > 0) {
+        fprintf(v->out, "released %s: the holder %s released it at %s, its run recorded "
+                "%s%s\n", lb, who(s), when, s->status,
+                strcmp(s->status, "lost") == 0 ? " (its command was stopped)" : "");
     } else {
-        fprintf(v->out, "released the lock of %s: the holder %s did not release by itself "
-                "(last renewed at %s); its lease ended, and the lock with it\n",
-                v->cfg->name, v->who[0] ? v->who : "(unknown)", last);
-        v->exit_code = 0;
+        fprintf(v->out, "released %s: the holder %s did not release by itself (last renewed "
+                "at %s); its lease ended, and the lock with it\n", lb, who(s), last);
+    }
+}
+
+static void poll_done(struct rv *v)
+{
+    bool more = false;
+
+    for (int k = 1; k <= RR_LIMIT_MAX; k++) {
+        struct rv_slot *s = &v->slots[k];
+        if (!s->waiting)
+            continue;
+        if (s->n_pending > 0 && uv_now(v->loop) < v->deadline)
+            more = true;
+        else
+            report_wait(v, k, s->n_pending > 0);
+    }
+    if (more)
+        uv_timer_start(&v->timer, on_timer, RV_POLL_MS, 0);
+    else
+        close_all(v);
+}
+
+/* Nothing acted on: say why, one line per slot another fence holds. */
+static void nothing_done(struct rv *v, int n_fence)
+{
+    char lb[400];
+
+    if (n_fence == 0 && v->answered == 0) {
+        v->exit_code = unavailable(v);
+    } else if (n_fence == 0) {
+        if (v->target == 0 && v->slotted)
+            fprintf(v->out, "no slot of the lock of %s is held; nothing to release\n",
+                    v->cfg->name);
+        else
+            fprintf(v->out, "%s is not held; nothing to release\n",
+                    label(v, v->target ? v->target : 1, lb, sizeof lb));
+        v->exit_code = 1;
+    } else {
+        for (int k = 1; k <= RR_LIMIT_MAX; k++)
+            if (v->slots[k].n_fence > 0)
+                fprintf(v->out, "%s is held by %s, not by fence %s; nothing released\n",
+                        label(v, k, lb, sizeof lb),
+                        v->slots[k].who[0] ? v->slots[k].who : "a holder whose record is gone",
+                        v->cfg->release_fence);
+        v->exit_code = 1;
     }
     close_all(v);
 }
 
+/* The first round's answers: slots deleted are reported, revoked ones
+ * waited for, all at once, bounded by the longest lease among them. */
 static void decide(struct rv *v)
 {
-    bool poll = strcmp(v->mode, "poll") == 0;
+    int acted = 0, n_fence = 0, waiting = 0;
+    long long max_pttl = 0;
+    char lb[400], d[32];
 
-    if (poll) {
-        if (v->n_pending > 0 && uv_now(v->loop) < v->deadline) {
-            uv_timer_start(&v->timer, on_timer, RV_POLL_MS, 0);
-            return;
-        }
-        report_wait(v, v->n_pending > 0);
-        return;
+    for (int k = 1; k <= RR_LIMIT_MAX; k++) {
+        struct rv_slot *s = &v->slots[k];
+        acted += s->n_revoked + s->n_pending + s->n_deleted > 0;
+        n_fence += s->n_fence > 0;
     }
-    if (v->n_revoked + v->n_pending + v->n_deleted + v->n_fence + v->n_held == 0) {
-        if (v->n_free == 0) {
-            v->exit_code = unavailable(v);
-        } else {
-            fprintf(v->out, "the lock of %s is not held; nothing to release\n", v->cfg->name);
-            v->exit_code = 1;
-        }
-        close_all(v);
-        return;
-    }
-    if (v->n_fence > 0 && v->n_revoked + v->n_pending + v->n_deleted == 0) {
-        fprintf(v->out, "the lock of %s is held by %s, not by fence %s; nothing released\n",
-                v->cfg->name, v->who[0] ? v->who : "a holder whose record is gone",
-                v->cfg->release_fence);
-        v->exit_code = 1;
-        close_all(v);
-        return;
-    }
+    if (acted == 0)
+        return nothing_done(v, n_fence);
     if (v->errors)
         rr_log(RR_LOG_WARN, "partial", NULL, "%d master%s did not answer: %s", v->errors,
                v->errors == 1 ? "" : "s", v->err);
-    if (v->n_revoked + v->n_pending == 0) {
-        fprintf(v->out, "released the lock of %s (%s) on %d of %d master%s\n", v->cfg->name,
-                v->who[0] ? v->who : "holder unknown", v->n_deleted, v->n,
-                v->n == 1 ? "" : "s");
-        if (v->cfg->force && v->was_running)
-            rr_log(RR_LOG_WARN, "forced", NULL,
-                   "--force: the holder %s may run its command on until its next renewal; a "
-                   "run that takes the lock meanwhile overlaps it",
-                   v->who[0] ? v->who : "(unknown)");
-        v->exit_code = 0;
-        close_all(v);
-        return;
+    for (int k = 1; k <= RR_LIMIT_MAX; k++) {
+        struct rv_slot *s = &v->slots[k];
+        if (s->n_revoked + s->n_pending + s->n_deleted == 0)
+            continue;
+        label(v, k, lb, sizeof lb);
+        if (s->n_revoked + s->n_pending == 0) {
+            fprintf(v->out, "released %s (%s) on %d of %d master%s\n", lb,
+                    s->who[0] ? s->who : "holder unknown", s->n_deleted, v->n,
+                    v->n == 1 ? "" : "s");
+            if (v->cfg->force && s->was_running)
+                rr_log(RR_LOG_WARN, "forced", NULL,
+                       "--force: the holder %s may run its command on until its next renewal; "
+                       "a run that takes the lock meanwhile overlaps it", who(s));
+            continue;
+        }
+        rr_duration_format(s->pttl, d, sizeof d);
+        rr_log(RR_LOG_INFO, "revoked", NULL,
+               "revoked %s held by %s; waiting (at most %s, its lease) for it to stop its "
+               "command and release at its next renewal", lb, who(s), d);
+        s->waiting = true;
+        waiting++;
+        if (s->pttl > max_pttl)
+            max_pttl = s->pttl;
     }
-    char d[32];
-    rr_duration_format(v->max_pttl, d, sizeof d);
-    rr_log(RR_LOG_INFO, "revoked", NULL,
-           "revoked the lock of %s held by %s; waiting (at most %s, its lease) for it to stop "
-           "its command and release at its next renewal", v->cfg->name,
-           v->who[0] ? v->who : "(unknown)", d);
-    v->deadline = uv_now(v->loop) + (uint64_t)v->max_pttl + 500;
+    v->exit_code = 0;
+    if (waiting == 0)
+        return close_all(v);
+    v->deadline = uv_now(v->loop) + (uint64_t)max_pttl + 500;
     uv_timer_init(v->loop, &v->timer);
     v->timer.data = v;
     v->waiting = true;
@@ -278,33 +374,48 @@ static void on_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
     tally(v, c, status, r);
     if (--v->pending > 0)
         return;
-    decide(v);
+    if (strcmp(v->mode, "poll") == 0)
+        poll_done(v);
+    else
+        decide(v);
 }
 
 int rr_revoke_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
 {
-    struct rv v;
+    struct rv *v = calloc(1, sizeof(*v));
+    int code;
 
-    memset(&v, 0, sizeof(v));
-    v.loop = loop;
-    v.cfg = cfg;
-    v.out = out;
-    v.n = cfg->n_endpoints;
-    if (rr_job_keys(&v.keys, cfg->prefix, cfg->name, "") != 0) {
+    if (!v) {
+        rr_log(RR_LOG_ERROR, "software", NULL, "out of memory");
+        return RR_EXIT_SOFTWARE;
+    }
+    v->loop = loop;
+    v->cfg = cfg;
+    v->out = out;
+    v->n = cfg->n_endpoints;
+    v->slotted = cfg->release_slot > 0 || cfg->all_slots;
+    /* --fence F without --slot finds the slot whose holder has F. */
+    v->target = cfg->release_slot ? cfg->release_slot
+              : cfg->all_slots || cfg->release_fence ? 0 : 1;
+    if (rr_job_keys(&v->keys, cfg->prefix, cfg->name, "") != 0) {
         rr_log(RR_LOG_ERROR, "usage", NULL, "job name and prefix are too long together");
+        free(v);
         return RR_EXIT_USAGE;
     }
-    if (gethostname(v.host, sizeof(v.host) - 1) != 0)
-        snprintf(v.host, sizeof(v.host), "unknown");
-    snprintf(v.pid, sizeof(v.pid), "%ld", (long)getpid());
-    for (int i = 0; i < v.n; i++) {
-        if (!(v.conns[i] = rr_svc_config_new(loop, cfg, i))) {
-            close_all(&v);
+    if (gethostname(v->host, sizeof(v->host) - 1) != 0)
+        snprintf(v->host, sizeof(v->host), "unknown");
+    snprintf(v->pid, sizeof(v->pid), "%ld", (long)getpid());
+    for (int i = 0; i < v->n; i++) {
+        if (!(v->conns[i] = rr_svc_config_new(loop, cfg, i))) {
+            close_all(v);
             uv_run(loop, UV_RUN_DEFAULT);
+            free(v);
             return RR_EXIT_SOFTWARE;
         }
     }
-    send_round(&v, cfg->force ? "force" : "revoke");
+    send_round(v, cfg->force ? "force" : "revoke");
     uv_run(loop, UV_RUN_DEFAULT);
-    return v.exit_code;
+    code = v->exit_code;
+    free(v);
+    return code;
 }

@@ -147,6 +147,12 @@ static const struct bad bads[] = {
     { ARGS("-r", "redis://a:1,", "job", "true"), "--redis: an empty URL in the comma-separated list" },
     { ARGS("-r", "redis://a:1,,redis://b:1", "job", "true"), "--redis: an empty URL" },
     { ARGS("--release", "--once", "x", "job"), "--release takes no --once" },
+    { ARGS("--release", "--slot", "0", "job"), "--slot must be a number from 1 to 100" },
+    { ARGS("--release", "--slot", "2x", "job"), "--slot must be a number from 1 to 100" },
+    { ARGS("--slot", "2", "job", "true"), "--slot works only with --release NAME" },
+    { ARGS("--all-slots", "job", "true"), "--all-slots works only with --release NAME" },
+    { ARGS("--release", "--slot", "2", "--all-slots", "job"), "--slot and --all-slots cannot" },
+    { ARGS("--release", "--limit", "2", "--slot", "3", "job"), "--slot 3 is beyond --limit 2" },
     { ARGS("--timeout", "5m", "job", "true"), "--timeout is not an option: to wait for the lock use --wait DUR, to limit the run use --max-runtime DUR" },
     { ARGS("--timeout"), "--timeout is not an option: to wait" },
     { ARGS("-n", "job", "true"), "-n/--nonblock is not needed: a busy lock exits at once (75, see -E) unless --wait DUR (-w, as in flock) asks to wait" },
@@ -437,6 +443,14 @@ START_TEST(operator_modes)
 
     PARSE_OK("--release", "job", "--");
     ck_assert_int_eq(cfg.mode, RR_MODE_RELEASE);
+    ck_assert_int_eq(cfg.release_slot, 0);
+    ck_assert(!cfg.all_slots);
+    PARSE_OK("--release", "--slot", "7", "--fence", "12", "job");
+    ck_assert_int_eq(cfg.release_slot, 7);
+    PARSE_OK("--release", "--limit", "3", "--slot", "3", "job");
+    ck_assert_int_eq(cfg.release_slot, 3);
+    PARSE_OK("--release", "--all-slots", "--force", "job");
+    ck_assert(cfg.all_slots);
 
     PARSE_OK("--resolve", "succeeded", "--once", "x", "job");
     ck_assert_int_eq(cfg.mode, RR_MODE_RESOLVE);

@@ -8,54 +8,75 @@
 -- until the old lease ends. mode 'poll' only reports (the wait of
 -- --release); 'force' (--force) deletes whatever the holder does.
 --! KEYS lock state history
---! ARGV channel host pid sharded mode fence
+--! ARGV channel host pid sharded mode fence slot max_slot
 -- host, pid: the operator's; sharded: 1, SPUBLISH (on a cluster);
 -- mode: revoke, force or poll; fence: act only on a holder of this fence
--- ('' any).
--- Returns {tag, pttl, host, pid, fence, status, heartbeat_ms, finished_ms}
--- tag: FREE (no lock), FENCE (another fence holds it: nothing done),
--- REVOKED (marked now), PENDING (marked before: still waiting for the
--- holder), DELETED (deleted: --force, or nothing runs under it: its run
--- ended, a --min-hold tail, or no record of its token).
+-- ('' any); slot: the --limit slot K to act on (lock, state: slot 1's
+-- keys; slot K's are lock:K, state:K), or 0: every held slot of 1..max_slot
+-- (with a fence: the ones whose holder has it).
+-- Returns {{slot, tag, pttl, host, pid, fence, status, heartbeat_ms,
+-- finished_ms}...}: one entry for slot K, or one per held slot (slot 0).
+-- tag: FREE (no lock: slot K only), FENCE (another fence holds it: nothing
+-- done), REVOKED (marked now), PENDING (marked before: still waiting for
+-- the holder), DELETED (deleted: --force, or nothing runs under it: its
+-- run ended, a --min-hold tail, or no record of its token), HELD (poll).
 -- The holder's fields come from the state record of its token.
-local lock, statek, histk = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY]
+local histk = KEYS[KEY_HISTORY]
 local mode, want = ARGV[ARG_MODE], ARGV[ARG_FENCE] or ''
-local v = redis.call('GET', lock)
-local h = redis.call('HMGET', statek, 'token', 'host', 'pid', 'fence', 'once', 'status',
-                     'heartbeat_ms', 'finished_ms')
-local function reply(tag, pttl, known)
-  if not known then return {tag, pttl, '', '', '', h[6] or '', h[7] or '', h[8] or ''} end
-  return {tag, pttl, h[2] or '', h[3] or '', h[4] or '', h[6] or '', h[7] or '', h[8] or ''}
+local function slotkey(k, i)
+  if i == 1 then return k end
+  return k .. ':' .. i
 end
-if not v then return reply('FREE', -2, true) end
-local pttl = redis.call('PTTL', lock)
-local revoked = string.sub(v, 1, 8) == 'revoked:'
-local token = revoked and string.sub(v, 9) or v
-local known = h[1] == token
-if mode == 'poll' then return reply(revoked and 'PENDING' or 'HELD', pttl, known) end
-if want ~= '' and (not known or h[4] ~= want) then return reply('FENCE', pttl, known) end
-local running = known and h[6] == 'running'
-local tag
-if mode == 'force' or not running then
-  redis.call('DEL', lock)
-  tag = 'DELETED'
-elseif revoked then
-  return reply('PENDING', pttl, known)
-else
-  redis.call('SET', lock, 'revoked:' .. token, 'KEEPTTL')
-  tag = 'REVOKED'
+
+local function act(i)
+  local lock, statek = slotkey(KEYS[KEY_LOCK], i), slotkey(KEYS[KEY_STATE], i)
+  local v = redis.call('GET', lock)
+  local h = redis.call('HMGET', statek, 'token', 'host', 'pid', 'fence', 'once', 'status',
+                       'heartbeat_ms', 'finished_ms')
+  local function reply(tag, pttl, known)
+    if not known then return {i, tag, pttl, '', '', '', h[6] or '', h[7] or '', h[8] or ''} end
+    return {i, tag, pttl, h[2] or '', h[3] or '', h[4] or '', h[6] or '', h[7] or '',
+            h[8] or ''}
+  end
+  if not v then return reply('FREE', -2, true) end
+  local pttl = redis.call('PTTL', lock)
+  local revoked = string.sub(v, 1, 8) == 'revoked:'
+  local token = revoked and string.sub(v, 9) or v
+  local known = h[1] == token
+  if mode == 'poll' then return reply(revoked and 'PENDING' or 'HELD', pttl, known) end
+  if want ~= '' and (not known or h[4] ~= want) then return reply('FENCE', pttl, known) end
+  local running = known and h[6] == 'running'
+  local tag
+  if mode == 'force' or not running then
+    redis.call('DEL', lock)
+    tag = 'DELETED'
+  elseif revoked then
+    return reply('PENDING', pttl, known)
+  else
+    redis.call('SET', lock, 'revoked:' .. token, 'KEEPTTL')
+    tag = 'REVOKED'
+  end
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not known then h = {false, false, false, false, false, h[6], h[7], h[8]} end
+  redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', 'released',
+             'exit_code', '', 'signal', '', 'host', h[2] or '', 'pid', h[3] or '',
+             'fence', h[4] or '', 'once', h[5] or '', 'started_ms', now,
+             'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
+             'by', ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID])
+  -- A deleted lock is free: wake waiters with the holder's fence (if
+  -- known), never its token.
+  if tag == 'DELETED' then
+    redis.call(ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[ARG_CHANNEL],
+               h[4] or '')
+  end
+  return reply(tag, pttl, known)
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if not known then h = {false, false, false, false, false, h[6], h[7], h[8]} end
-redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', 'released',
-           'exit_code', '', 'signal', '', 'host', h[2] or '', 'pid', h[3] or '',
-           'fence', h[4] or '', 'once', h[5] or '', 'started_ms', now,
-           'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
-           'by', ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID])
--- A deleted lock is free: wake waiters with the holder's fence (if known),
--- never its token.
-if tag == 'DELETED' then
-  redis.call(ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[ARG_CHANNEL], h[4] or '')
+
+local slot = tonumber(ARGV[ARG_SLOT]) or 1
+if slot > 0 then return {act(slot)} end
+local out = {}
+for i = 1, tonumber(ARGV[ARG_MAX_SLOT]) or 1 do
+  if redis.call('EXISTS', slotkey(KEYS[KEY_LOCK], i)) == 1 then out[#out + 1] = act(i) end
 end
-return reply(tag, pttl, known)
+return out
