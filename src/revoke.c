@@ -19,6 +19,7 @@
 #include "duration.h"
 #include "job.h"
 #include "log.h"
+#include "record.h"
 #include "revoke.h"
 #include "scripts.h"
 #include "svc_config.h"
@@ -58,23 +59,6 @@ struct rv {
     bool waiting;
     int exit_code;
 };
-
-static const char *sv(const redisReply *r)
-{
-    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : "";
-}
-
-static void fmt_time(long long ms, char *buf, size_t len)
-{
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-
-    if (ms <= 0 || !localtime_r(&t, &tm)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-}
 
 /* "the lock of NAME", or "slot K of the lock of NAME". */
 static const char *label(const struct rv *v, int k, char *buf, size_t len)
@@ -182,26 +166,26 @@ static void tally_slot(struct rv *v, const redisReply *e)
         e->element[0]->integer > RR_LIMIT_MAX)
         return;
     struct rv_slot *s = &v->slots[e->element[0]->integer];
-    const char *tag = sv(e->element[1]);
+    const char *tag = rr_record_str(e->element[1]);
     long long pttl = e->element[2]->type == REDIS_REPLY_INTEGER ? e->element[2]->integer : -2;
 
     if (pttl > s->pttl)
         s->pttl = pttl;
     if (strcmp(v->mode, "poll") != 0) {
-        if (!s->who[0] && *sv(e->element[3])) {
-            snprintf(s->who, sizeof s->who, "%s pid %s (fence %s)", sv(e->element[3]),
-                     sv(e->element[4]), sv(e->element[5]));
-            snprintf(s->fence, sizeof s->fence, "%s", sv(e->element[5]));
+        if (!s->who[0] && *rr_record_str(e->element[3])) {
+            snprintf(s->who, sizeof s->who, "%s pid %s (fence %s)", rr_record_str(e->element[3]),
+                     rr_record_str(e->element[4]), rr_record_str(e->element[5]));
+            snprintf(s->fence, sizeof s->fence, "%s", rr_record_str(e->element[5]));
         }
-    } else if (strcmp(sv(e->element[5]), s->fence) != 0) {
+    } else if (strcmp(rr_record_str(e->element[5]), s->fence) != 0) {
         /* Only after the holder's lock was gone could a new run take it. */
         s->replaced = true;
     }
     if (s->replaced)
         return (void)(strcmp(tag, "FREE") == 0 ? s->n_free++ : s->n_held++);
-    snprintf(s->status, sizeof s->status, "%s", sv(e->element[6]));
-    s->heartbeat = atoll(sv(e->element[7]));
-    s->finished = atoll(sv(e->element[8]));
+    snprintf(s->status, sizeof s->status, "%s", rr_record_str(e->element[6]));
+    s->heartbeat = atoll(rr_record_str(e->element[7]));
+    s->finished = atoll(rr_record_str(e->element[8]));
     if (strcmp(tag, "FREE") == 0)
         s->n_free++;
     else if (strcmp(tag, "REVOKED") == 0)
@@ -210,7 +194,7 @@ static void tally_slot(struct rv *v, const redisReply *e)
         s->n_pending++;
     else if (strcmp(tag, "DELETED") == 0) {
         s->n_deleted++;
-        s->was_running = s->was_running || strcmp(sv(e->element[6]), "running") == 0;
+        s->was_running = s->was_running || strcmp(rr_record_str(e->element[6]), "running") == 0;
     } else if (strcmp(tag, "FENCE") == 0)
         s->n_fence++;
     else
@@ -246,8 +230,8 @@ static void report_wait(struct rv *v, int k, bool timed_out)
     struct rv_slot *s = &v->slots[k];
     char when[64], last[64], lb[400];
 
-    fmt_time(s->finished, when, sizeof when);
-    fmt_time(s->heartbeat, last, sizeof last);
+    rr_record_time(s->finished, when, sizeof when);
+    rr_record_time(s->heartbeat, last, sizeof last);
     label(v, k, lb, sizeof lb);
     s->waiting = false;
     if (timed_out) {
