@@ -319,6 +319,14 @@ static void on_slots(struct rr_svc *c, int status, redisReply *r, void *arg)
 
     if (l->finished)
         return;
+    if (n > RR_LIST_MAX_MASTERS) {
+        /* The first ones are listed; the listing says it is not all. */
+        n = RR_LIST_MAX_MASTERS;
+        groups = (n + RR_MAX_ENDPOINTS - 1) / RR_MAX_ENDPOINTS;
+        l->partial = true;
+        snprintf(l->why, sizeof l->why, "the cluster has more than %d masters: only %d were "
+                 "scanned", RR_LIST_MAX_MASTERS, RR_LIST_MAX_MASTERS);
+    }
     if (n <= 0) {
         if (status != RR_REPLY_CLOSED)
             note_error(l, c, status, r);

@@ -48,8 +48,9 @@ int rr_list_pattern(const char *prefix, char *buf, size_t len);
 int rr_list_name_of(const char *prefix, const char *key, char *name, size_t len);
 
 /* The masters in a CLUSTER SLOTS reply, each once; a master with no host
- * of its own (an empty one) is on seed_host. Returns how many (at most
- * max), or -1 when the reply is not CLUSTER SLOTS'. Pure. */
+ * of its own (an empty one) is on seed_host. Returns how many (out holds
+ * at most max; max + 1 means there are more than max), or -1 when the
+ * reply is not CLUSTER SLOTS'. Pure. */
 int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_node *out,
                     int max);
 

@@ -89,7 +89,7 @@ int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_no
         if (j < n)
             continue;
         if (n == max)
-            return n;
+            return max + 1;     /* one more than fits: the caller says so */
         snprintf(out[n].host, sizeof out[n].host, "%s", host);
         out[n].port = port;
         n++;

@@ -63,7 +63,7 @@ START_TEST(test_masters)
     ck_assert_int_eq(m[0].port, 7001);
     ck_assert_str_eq(m[1].host, "seed.example");
     ck_assert_int_eq(m[1].port, 7002);
-    ck_assert_int_eq(rr_list_masters(r, "s", m, 1), 1);
+    ck_assert_int_eq(rr_list_masters(r, "s", m, 1), 2);   /* more than 1 */
     freeReplyObject(r);
     r = resp("$2\r\nOK\r\n");
     ck_assert_int_eq(rr_list_masters(r, "s", m, 4), -1);
