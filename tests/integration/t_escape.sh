@@ -15,6 +15,7 @@
 # The command's $PPID is the guard (redlock-run -> redlock-guard -> command);
 # with the binary before that arrangement it was redlock-run itself. The
 # scripts below find redlock-run either way.
+# run.sh: alone (the pid-wrap case moves the system's pid counter; kill -9 timing)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -80,7 +81,13 @@ kill9_case() {
         wait_pid "$w" 30
         sleep 0.05
         h=$(cat "$TMP/$name.h" 2>/dev/null)
-        if [ -z "$h" ]; then fail "round $i: the command did not start its helper"; return; fi
+        if [ -z "$h" ]; then
+            fail "round $i: the command did not start its helper"
+            # What the first run said, and what of its tree still runs.
+            sed 's/^/#   first run: /' "$TMP/$name.err" | tail -5
+            pid_gone "$w" || ps -o pid,ppid,pgid,stat,comm --ppid "$w" -p "$w" | sed 's/^/#   /'
+            return
+        fi
         if escaped "$name" "$h"; then esc=$((esc + 1)); fi
     done
     [ "$esc" = 0 ] || fail "$esc of $ROUNDS helpers escaped"
