@@ -94,36 +94,6 @@ int rr_proc_parse_stat(const char *buf, size_t len, struct rr_proc_stat *st)
     return got == 4 ? 0 : -1;
 }
 
-long rr_proc_parse_last_pid(const char *buf, size_t len)
-{
-    size_t j = len;
-
-    /* "0.00 0.01 0.05 1/123 45678\n": the last field. */
-    while (j > 0 && (buf[j - 1] < '0' || buf[j - 1] > '9'))
-        j--;
-    size_t i = j;
-    while (i > 0 && buf[i - 1] >= '0' && buf[i - 1] <= '9')
-        i--;
-    if (i == j || (i > 0 && buf[i - 1] != ' '))
-        return -1;
-    long long v = number(buf, i, j);
-    return v > 0x3fffffff ? -1 : (long)v;
-}
-
-void rr_proc_env_match(struct rr_proc_envmatch *m, const char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (c == '\0') {
-            if (m->pos >= 0 && m->mark[m->pos] == '\0')
-                m->found = 1;
-            m->pos = 0;   /* the next entry starts */
-        } else if (m->pos >= 0) {
-            m->pos = m->mark[m->pos] == c ? m->pos + 1 : -1;
-        }
-    }
-}
-
 /* "/proc/" + number + suffix into buf; returns buf. */
 static char *proc_path(char *buf, size_t len, long pid, const char *suffix)
 {
@@ -211,38 +181,6 @@ int rr_proc_read_stat(pid_t pid, struct rr_proc_stat *st)
     long r = RR_SYS(SYS_read, fd, buf, sizeof buf);
     RR_SYS(SYS_close, fd, 0, 0);
     return r > 0 ? rr_proc_parse_stat(buf, (size_t)r, st) : -1;
-}
-
-long rr_proc_last_pid(void)
-{
-    char buf[128];
-    long fd = RR_SYS(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    long r = RR_SYS(SYS_read, fd, buf, sizeof buf);
-    RR_SYS(SYS_close, fd, 0, 0);
-    return r > 0 ? rr_proc_parse_last_pid(buf, (size_t)r) : -1;
-}
-
-bool rr_proc_env_has(pid_t pid, const char *a, const char *b)
-{
-    char path[48], buf[2048];
-    struct rr_proc_envmatch m[2] = { { a, 0, 0 }, { b, 0, 0 } };
-    long fd = RR_SYS(SYS_openat, AT_FDCWD, proc_path(path, sizeof path, pid, "/environ"),
-                     O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;   /* gone, or not ours to read (another user's) */
-    for (int k = 0; k < 64; k++) {   /* at most 128 KB */
-        long r = RR_SYS(SYS_read, fd, buf, sizeof buf);
-        if (r <= 0)
-            break;
-        rr_proc_env_match(&m[0], buf, (size_t)r);
-        rr_proc_env_match(&m[1], buf, (size_t)r);
-        if (m[0].found && m[1].found)
-            break;
-    }
-    RR_SYS(SYS_close, fd, 0, 0);
-    return m[0].found && m[1].found;
 }
 
 void rr_proc_comm(pid_t pid, char *buf, size_t len)

@@ -1,5 +1,5 @@
 /* proc.h — reading /proc: the process tree below a pid, a process's state,
- * parent and start time, its environment, the pid last handed out.
+ * parent and start time, its name.
  *
  * One reader for the guard (guard.c), which lists its own children once the
  * command ended or must be killed, for redlock-run's SIGCHLD handler and its
@@ -33,21 +33,6 @@ struct rr_proc_stat {
  * is not one (cut before the 22nd field). Pure. */
 int rr_proc_parse_stat(const char *buf, size_t len, struct rr_proc_stat *st);
 
-/* The pid last handed out, from a /proc/loadavg text (its last field), or
- * -1. While it stays the same no process was created: no walk is needed.
- * Pure. */
-long rr_proc_parse_last_pid(const char *buf, size_t len);
-
-/* Looks for the exact entry mark ("NAME=value") in a /proc/PID/environ
- * text (entries ending in NUL) fed in pieces: start with pos 0, found 0;
- * found is 1 once an entry equal to mark has ended. Pure. */
-struct rr_proc_envmatch {
-    const char *mark;
-    long pos;    /* chars of mark matched in the current entry, -1: none */
-    int found;
-};
-void rr_proc_env_match(struct rr_proc_envmatch *m, const char *buf, size_t len);
-
 /* The pids listed in a /proc/PID/task/TID/children text ("12 345 "), into
  * out (at most max); returns how many. Pure. */
 int rr_proc_parse_pids(const char *buf, size_t len, pid_t *out, int max);
@@ -59,14 +44,6 @@ int rr_proc_children(pid_t pid, pid_t skip, pid_t *out, int max);
 /* Read /proc/PID/stat into st: 0, or -1 if the process is gone (or the
  * text is not one). */
 int rr_proc_read_stat(pid_t pid, struct rr_proc_stat *st);
-
-/* The pid last handed out (/proc/loadavg), or -1. */
-long rr_proc_last_pid(void);
-
-/* Does process pid have both entries a and b ("NAME=value") in its
- * environment? False if it is gone or not ours to read (another user's).
- * At most 128 KB of it are read. */
-bool rr_proc_env_has(pid_t pid, const char *a, const char *b);
 
 /* The command name of pid (/proc/PID/comm, without the newline) into buf;
  * "?" if it cannot be read. */

@@ -85,47 +85,6 @@ START_TEST(test_parse_stat_self)
 }
 END_TEST
 
-START_TEST(test_parse_last_pid)
-{
-    ck_assert_int_eq(rr_proc_parse_last_pid(S("0.00 0.01 0.05 1/123 45678\n")), 45678);
-    ck_assert_int_eq(rr_proc_parse_last_pid(S("3.72 3.13 2.52 4/336 8236")), 8236);
-    ck_assert_int_eq(rr_proc_parse_last_pid("", 0), -1);
-    ck_assert_int_eq(rr_proc_parse_last_pid(S("garbage\n")), -1);
-    ck_assert_int_eq(rr_proc_parse_last_pid(S("0.00 1/1 x99\n")), -1);
-    ck_assert_int_eq(rr_proc_parse_last_pid(S("0.00 1/1 99999999999999\n")), -1);
-}
-END_TEST
-
-static int env_has(const char *env, size_t len, const char *mark, size_t piece)
-{
-    struct rr_proc_envmatch m = { mark, 0, 0 };
-    for (size_t i = 0; i < len; i += piece)
-        rr_proc_env_match(&m, env + i, len - i < piece ? len - i : piece);
-    return m.found;
-}
-
-START_TEST(test_env_match)
-{
-    static const char env[] = "PATH=/bin\0REDLOCK_NAME=job\0XREDLOCK_FENCE=7\0"
-                              "REDLOCK_FENCE=17\0REDLOCK_NAME=jobs\0";
-    size_t len = sizeof env - 1;
-
-    for (size_t piece = 1; piece <= len; piece++) {
-        ck_assert_int_eq(env_has(env, len, "REDLOCK_NAME=job", piece), 1);
-        ck_assert_int_eq(env_has(env, len, "REDLOCK_FENCE=17", piece), 1);
-        ck_assert_int_eq(env_has(env, len, "REDLOCK_NAME=jobs", piece), 1);
-        /* only whole entries, from their start */
-        ck_assert_int_eq(env_has(env, len, "REDLOCK_FENCE=7", piece), 0);
-        ck_assert_int_eq(env_has(env, len, "REDLOCK_FENCE=1", piece), 0);
-        ck_assert_int_eq(env_has(env, len, "REDLOCK_NAME=jo", piece), 0);
-        ck_assert_int_eq(env_has(env, len, "PATH=/bin/x", piece), 0);
-    }
-    /* an entry cut off (no final NUL) does not count */
-    ck_assert_int_eq(env_has("A=1\0B=2", 7, "B=2", 7), 0);
-    ck_assert_int_eq(env_has("", 0, "A=1", 1), 0);
-}
-END_TEST
-
 START_TEST(test_parse_pids)
 {
     pid_t out[4];
@@ -176,7 +135,6 @@ START_TEST(test_read_self)
     ck_assert_int_eq(rr_proc_read_stat(getpid(), &st), 0);
     ck_assert_int_eq(st.ppid, getppid());
     ck_assert(st.start > 0);
-    ck_assert_int_gt(rr_proc_last_pid(), 0);
 
     ck_assert_int_eq(prctl(PR_SET_NAME, "rr-proc-test"), 0);
     rr_proc_comm(getpid(), comm, sizeof comm);
@@ -188,43 +146,6 @@ START_TEST(test_read_self)
 }
 END_TEST
 
-START_TEST(test_env_has_child)
-{
-    int fds[2];
-
-    ck_assert_int_eq(pipe(fds), 0);
-    pid_t p = fork();
-    if (p == 0) {
-        char *const argv[] = { (char *)"sleep", (char *)"30", NULL };
-        char *const envp[] = { (char *)"A=1", (char *)"REDLOCK_NAME=job",
-                               (char *)"REDLOCK_FENCE=17", NULL };
-        close(fds[0]);
-        if (write(fds[1], "x", 1) != 1)
-            _exit(2);
-        execve("/bin/sleep", argv, envp);
-        _exit(127);
-    }
-    ck_assert_int_gt(p, 0);
-    close(fds[1]);
-    char c;
-    ck_assert_int_eq(read(fds[0], &c, 1), 1);
-    close(fds[0]);
-    /* the exec may take a moment: its environment is the new one then */
-    bool found = false;
-    for (int i = 0; i < 200 && !found; i++) {
-        found = rr_proc_env_has(p, "REDLOCK_NAME=job", "REDLOCK_FENCE=17");
-        if (!found)
-            usleep(10 * 1000);
-    }
-    ck_assert(found);
-    ck_assert(!rr_proc_env_has(p, "REDLOCK_NAME=job", "REDLOCK_FENCE=1"));
-    ck_assert(!rr_proc_env_has(p, "REDLOCK_NAME=jo", "REDLOCK_FENCE=17"));
-    kill(p, SIGKILL);
-    waitpid(p, NULL, 0);
-    ck_assert(!rr_proc_env_has(p, "A=1", "A=1"));
-}
-END_TEST
-
 static Suite *proc_suite(void)
 {
     Suite *s = suite_create("proc");
@@ -233,15 +154,12 @@ static Suite *proc_suite(void)
     tcase_add_test(tc, test_parse_stat_hostile_comm);
     tcase_add_test(tc, test_parse_stat_bad);
     tcase_add_test(tc, test_parse_stat_self);
-    tcase_add_test(tc, test_parse_last_pid);
-    tcase_add_test(tc, test_env_match);
     tcase_add_test(tc, test_parse_pids);
     suite_add_tcase(s, tc);
     tc = tcase_create("process");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_children_of_self);
     tcase_add_test(tc, test_read_self);
-    tcase_add_test(tc, test_env_has_child);
     suite_add_tcase(s, tc);
     return s;
 }
