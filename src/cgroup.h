@@ -71,6 +71,20 @@ int rr_cgroup_remove(const struct rr_cgroup *cg);
  * one-line reason in err and *out NULL. Calls nothing that needs the guard. */
 int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
 
+/* rr_cgroup_create in two steps, so that a run can ask early whether it
+ * may have a cgroup without making one (a mkdir and an rmdir per run for
+ * nothing). rr_cgroup_prepare does the reading and the checks: it finds
+ * our cgroup, opens it, checks the "no internal processes" rule and our
+ * right to write its cgroup.procs and its directory, and names the child;
+ * it makes nothing. The same 0 / -errno and err as rr_cgroup_create, *out
+ * set to a cgroup that is not made yet (rr_cgroup_path already tells where
+ * it will be). rr_cgroup_make then removes the stale cgroups of dead runs,
+ * makes the directory and opens its files: 0 or -errno with err filled
+ * (the cgroup is then not made, and rr_cgroup_make may be called again).
+ * After rr_cgroup_remove, rr_cgroup_make makes it anew. */
+int rr_cgroup_prepare(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
+int rr_cgroup_make(struct rr_cgroup *cg, char *err, size_t errlen);
+
 /* The cgroup's absolute path (e.g. /sys/fs/cgroup/unified/system.slice/
  * cron.service/redlock-run.42.backup); owned by cg. */
 const char *rr_cgroup_path(const struct rr_cgroup *cg);

@@ -47,7 +47,8 @@ struct run {
     struct rr_child *child;
     char **child_env;
     struct rr_cgroup *cgroup;     /* the command's own, while it runs; NULL: tree mode */
-    bool want_cgroup;             /* one could be made at start: make it at spawn */
+    struct rr_cgroup *cg_plan;    /* one may be made (prepared at start): make it at spawn */
+    bool want_cgroup;             /* cg_plan was had */
     char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
@@ -217,8 +218,15 @@ static int make_cgroup(struct run *r, char *err, size_t errlen)
 {
     char why[RR_ERRLEN - 32];
 
-    if (!r->want_cgroup || rr_cgroup_create(&r->cgroup, r->cfg->name, why, sizeof why) == 0)
+    if (!r->cg_plan)
         return 0;
+    if (rr_cgroup_make(r->cg_plan, why, sizeof why) == 0) {
+        r->cgroup = r->cg_plan;
+        r->cg_plan = NULL;
+        return 0;
+    }
+    rr_cgroup_free(r->cg_plan);
+    r->cg_plan = NULL;
     if (r->cfg->contain == RR_CONTAIN_CGROUP) {
         snprintf(err, errlen, "--contain cgroup: %s", why);
         return -1;
@@ -444,23 +452,34 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
 
 /* ---- setup ---- */
 
-/* Whether the command can have a cgroup, as --contain asks (cgroup.h):
- * one is made and removed before the lock is asked for, so that --contain
- * cgroup refuses without touching Redis; the command's own is made just
+/* Whether the command can have a cgroup, as --contain asks (cgroup.h),
+ * before the lock is asked for: the checks of rr_cgroup_prepare, and for
+ * --contain cgroup also a cgroup made and removed, so that it refuses
+ * without touching Redis what the kernel would refuse at the spawn. --contain
+ * auto makes none now: a mkdir and an rmdir on every run were an eighth of
+ * a plain run's cost over flock, and a refusal at the spawn costs it only
+ * the fallback to the tree (make_cgroup). The command's own is made just
  * before the spawn (start_child), when the guard that removes it if we die
  * is about to exist, not while we wait for the lock, killable.
  * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */
 static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
-    struct rr_cgroup *probe;
+    struct rr_cgroup *plan;
     char why[RR_ERRLEN - 32];
+    int rc;
 
     if (cfg->contain == RR_CONTAIN_TREE)
         return 0;
-    if (rr_cgroup_create(&probe, cfg->name, why, sizeof why) == 0) {
-        snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(probe));
-        rr_cgroup_remove(probe);
-        rr_cgroup_free(probe);
+    rc = rr_cgroup_prepare(&plan, cfg->name, why, sizeof why);
+    if (rc == 0 && cfg->contain == RR_CONTAIN_CGROUP) {
+        if ((rc = rr_cgroup_make(plan, why, sizeof why)) == 0)
+            rr_cgroup_remove(plan);
+        else
+            rr_cgroup_free(plan);
+    }
+    if (rc == 0) {
+        snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(plan));
+        r->cg_plan = plan;
         r->want_cgroup = true;
         return 0;
     }
@@ -603,6 +622,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
         rr_metrics_write(cfg->metrics_file, cfg->name, &rep, err, sizeof(err)) != 0)
         rr_log(RR_LOG_ERROR, "metrics", NULL, "%s", err);
     uncontain(&r);
+    rr_cgroup_free(r.cg_plan);
     rr_lock_free(r.lock);
     rr_waiter_free(r.waiter);
     rr_child_env_free(r.child_env);
