@@ -12,6 +12,7 @@
 
 #include "audit.h"
 #include "cgroup.h"
+#include "sigwatch.h"
 #include "child.h"
 #include "child_env.h"
 #include "cli.h"
@@ -52,8 +53,7 @@ struct run {
     char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
-    uv_signal_t sigs[N_SIGNALS];
-    uv_signal_t sigtstp, sigcont;
+    struct rr_sigwatch sigs;      /* fwd_signals, SIGTSTP, SIGCONT */
 };
 
 static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acquire_result *res);
@@ -79,14 +79,10 @@ static void close_all(struct run *r)
     close_if_open((uv_handle_t *)&r->lost_timer);
     close_if_open((uv_handle_t *)&r->timeout_timer);
     close_if_open((uv_handle_t *)&r->release_timer);
-    close_if_open((uv_handle_t *)&r->sigtstp);
-    close_if_open((uv_handle_t *)&r->sigcont);
-    for (size_t i = 0; i < N_SIGNALS; i++) {
-        close_if_open((uv_handle_t *)&r->sigs[i]);
-        /* The run is over (lock given back, child reaped): a late signal
-         * must not turn the exit status into a death by signal. */
-        signal(fwd_signals[i], SIG_IGN);
-    }
+    /* The run is over (lock given back, child reaped): the signals stay
+     * blocked, so a late one cannot turn the exit status into a death by
+     * signal. */
+    rr_sigwatch_close(&r->sigs);
     rr_waiter_close(r->waiter);
     for (int i = 0; i < r->n; i++) {
         if (r->conns[i])
@@ -306,22 +302,20 @@ static void on_left(void *arg)
     feed_kind(arg, RR_EV_LEFT);
 }
 
-static void on_signal(uv_signal_t *h, int sig)
+static void on_signal(struct run *r, int sig)
 {
-    feed(h->data, &(struct rr_run_ev){ .kind = RR_EV_SIGNAL, .now = rr_now_ms(), .sig = sig },
-         NULL);
+    feed(r, &(struct rr_run_ev){ .kind = RR_EV_SIGNAL, .now = rr_now_ms(), .sig = sig }, NULL);
 }
 
 /* SIGTSTP (Ctrl-Z, kill -TSTP): see RR_EV_SIGTSTP in run_step.c. (SIGTTIN
  * and SIGTTOU are ignored: we never read the terminal, and a log line must
  * not stop us.) */
-static void on_sigtstp(uv_signal_t *h, int sig)
+static void on_sigtstp(struct run *r)
 {
     struct rr_run_ev ev = { .kind = RR_EV_SIGTSTP, .now = rr_now_ms() };
 
-    (void)sig;
     job_control(&ev);
-    feed(h->data, &ev, NULL);
+    feed(r, &ev, NULL);
 }
 
 /* Continued: whether the guard had to act while we were stopped. */
@@ -332,10 +326,14 @@ static void continued(struct run *r)
          NULL);
 }
 
-static void on_sigcont(uv_signal_t *h, int sig)
+static void on_sig(void *arg, int sig)
 {
-    (void)sig;
-    continued(h->data);
+    if (sig == SIGTSTP)
+        on_sigtstp(arg);
+    else if (sig == SIGCONT)
+        continued(arg);
+    else
+        on_signal(arg, sig);
 }
 
 /* ---- the actions ---- */
@@ -557,16 +555,14 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     uv_timer_init(r->loop, &r->release_timer);
     r->renew_timer.data = r->lost_timer.data = r;
     r->timeout_timer.data = r->release_timer.data = r;
-    for (size_t i = 0; i < N_SIGNALS; i++) {
-        uv_signal_init(r->loop, &r->sigs[i]);
-        r->sigs[i].data = r;
-        uv_signal_start(&r->sigs[i], on_signal, fwd_signals[i]);
+    int sigs[N_SIGNALS + 2], rc;
+    memcpy(sigs, fwd_signals, sizeof fwd_signals);
+    sigs[N_SIGNALS] = SIGTSTP;
+    sigs[N_SIGNALS + 1] = SIGCONT;
+    if ((rc = rr_sigwatch_start(&r->sigs, r->loop, sigs, N_SIGNALS + 2, on_sig, r)) != 0) {
+        snprintf(err, errlen, "cannot watch signals: %s", uv_strerror(rc));
+        return -1;
     }
-    uv_signal_init(r->loop, &r->sigtstp);
-    uv_signal_init(r->loop, &r->sigcont);
-    r->sigtstp.data = r->sigcont.data = r;
-    uv_signal_start(&r->sigtstp, on_sigtstp, SIGTSTP);
-    uv_signal_start(&r->sigcont, on_sigcont, SIGCONT);
     return 0;
 }
 
@@ -590,6 +586,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     r.loop = loop;
     r.cfg = cfg;
     r.masters_reached = -1;
+    r.sigs.fd = r.sigs.closing_fd = -1;   /* not watched yet (close_all) */
     rep.start_s = (double)rr_audit_wall_ms() / 1000.0;
     rr_run_sm_init(&r.sm, &p, rr_now_ms());
     srandom((unsigned)(getpid() ^ (unsigned)uv_hrtime()));
