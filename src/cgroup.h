@@ -50,7 +50,9 @@ int rr_cgroup_events_fd(const struct rr_cgroup *cg);
 
 /* Freeze (on != 0) or thaw (on == 0) every process of the cgroup: write
  * "1"/"0" to cgroup.freeze. 0 or -errno (-ENOENT: no cgroup.freeze, a
- * kernel before 5.2). Does not wait for "frozen 1" in cgroup.events. */
+ * kernel before 5.2). Does not wait for "frozen 1" in cgroup.events.
+ * R freezes it while job control stops the job (child.c); whoever sends
+ * the command SIGTERM or SIGKILL (the guard, child.c, sweep.c) thaws it. */
 int rr_cgroup_freeze(const struct rr_cgroup *cg, int on);
 
 /* Remove the cgroup's directory (rmdir by the fd of its parent and its

@@ -152,8 +152,13 @@ static void report_owed(struct gstate *s)
 
 /* sig to C (its group unless foreground; C alone while not reaped), to
  * each of our children and its group (never R's group, never ours), and
- * for SIGKILL to the cgroup. Returns how many children we have (pids in
- * kids, at most RR_PROC_MAX). */
+ * for SIGKILL to the cgroup. A TERM or KILL also thaws the cgroup (R froze
+ * it if the job was stopped, job control): a frozen process holds a handled
+ * SIGTERM until it is thawed, so TERM is made pending first and the thaw
+ * comes after it (the SIGCONT that follows a TERM then reaches them all);
+ * cgroup.kill needs no thaw, but nothing is to stay frozen once the lease
+ * is over. Returns how many children we have (pids in kids, at most
+ * RR_PROC_MAX). */
 static int signal_all(struct gstate *s, int sig, pid_t *kids)
 {
     struct rr_guard *g = s->g;
@@ -177,6 +182,8 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
         if (pg > 1 && pg != g->own_pgid && pg != s->self)
             RR_SYS(SYS_kill, -pg, sig, 0);
     }
+    if ((sig == SIGTERM || sig == SIGKILL) && g->cgroup)
+        rr_cgroup_freeze(g->cgroup, 0);
     return n;
 }
 

@@ -386,6 +386,9 @@ static void execute(struct run *r, const struct rr_run_action *a,
     case RR_ACT_KILL_CHILD:
         rr_child_kill_now(r->child);
         break;
+    case RR_ACT_PAUSE_CHILD:
+        rr_child_pause(r->child);
+        break;
     case RR_ACT_RESUME_CHILD:
         rr_child_resume(r->child);
         break;
