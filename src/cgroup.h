@@ -55,6 +55,12 @@ int rr_cgroup_events_fd(const struct rr_cgroup *cg);
  * the command SIGTERM or SIGKILL (the guard, child.c, sweep.c) thaws it. */
 int rr_cgroup_freeze(const struct rr_cgroup *cg, int on);
 
+/* The fds cg holds open (its parent's directory and the cgroup's files),
+ * into fds (at most max); returns how many. 0 for NULL. The guard keeps
+ * exactly these when it closes everything else: by number, not by what
+ * /proc says they are. */
+int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max);
+
 /* Remove the cgroup's directory (rmdir by the fd of its parent and its
  * name). 0, -EBUSY while populated (or a process is still leaving it),
  * -ENOENT if already removed, or another -errno. */
