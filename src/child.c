@@ -169,9 +169,8 @@ static void transition(struct rr_child *ch, enum child_state to)
         rr_guard_stop(ch->guard);
         ch->guard = NULL;
         thaw(ch);   /* nothing is left in it; never left frozen all the same */
-        /* The guard is gone: we are the last one alive to remove it. */
-        if (ch->cgroup)
-            rr_cgroup_remove(ch->cgroup);
+        /* Empty now, and ours no more: its owner (run.c) removes it. */
+        ch->cgroup = NULL;
         live_cgroup = NULL;
         uv_poll_stop(&ch->reports);
         uv_timer_stop(&ch->kill_timer);

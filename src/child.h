@@ -39,7 +39,9 @@ struct rr_child_opts {
     int64_t grace_ms;         /* TERM this long before the end; stragglers' grace */
     rr_child_stop_fn stop_cb; /* NULL: a stopped command is left as it is */
     /* The command's cgroup (cgroup.h), entered before exec; NULL: tree mode.
-     * It must outlive the child; child.c removes it once all is gone. */
+     * Not ours: it must outlive the child until exit_cb (nothing of the
+     * command is left in it then; the guard is gone); the caller removes
+     * and frees it (run.c: uncontain). */
     const struct rr_cgroup *cgroup;
 };
 
