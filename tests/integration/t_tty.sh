@@ -243,7 +243,9 @@ EOF
     track_pid "$py"
     wait_for 8 test -s "$TMP/lcg.a" || fail "the helper did not start"
     wait_for 8 lcg_gone || fail "the lock was never given up"
-    assert_eq TERM "$(cat "$TMP/lcg.a.term" 2>/dev/null)" \
+    # Once or twice: the guard's sweep after the command's end sends TERM
+    # again to what is left, maybe while the trap runs.
+    assert_contains "$(cat "$TMP/lcg.a.term" 2>/dev/null)" TERM \
         "the helper's TERM trap (a frozen process holds a handled TERM until thawed)"
     rr_direct -r "$R_URL" -t 5s tty-lease-cg -- \
         sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/lcg.b"
