@@ -88,6 +88,23 @@ int rr_cgroup_events_fd(const struct rr_cgroup *cg)
     return cg ? cg->events_fd : -1;
 }
 
+int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max)
+{
+    int n = 0;
+
+    if (!cg)
+        return 0;
+    /* Field by field: no array initialiser the compiler might make a
+     * memcpy call of (the guard may share our memory: no libc). */
+    for (int i = 0; i < 5 && n < max; i++) {
+        int fd = i == 0 ? cg->parent_fd : i == 1 ? cg->procs_fd : i == 2 ? cg->kill_fd
+               : i == 3 ? cg->events_fd : cg->freeze_fd;
+        if (fd >= 0)
+            fds[n++] = fd;
+    }
+    return n;
+}
+
 int rr_cgroup_remove(const struct rr_cgroup *cg)
 {
     long r;

@@ -50,8 +50,16 @@ int rr_cgroup_events_fd(const struct rr_cgroup *cg);
 
 /* Freeze (on != 0) or thaw (on == 0) every process of the cgroup: write
  * "1"/"0" to cgroup.freeze. 0 or -errno (-ENOENT: no cgroup.freeze, a
- * kernel before 5.2). Does not wait for "frozen 1" in cgroup.events. */
+ * kernel before 5.2). Does not wait for "frozen 1" in cgroup.events.
+ * R freezes it while job control stops the job (child.c); whoever sends
+ * the command SIGTERM or SIGKILL (the guard, child.c, sweep.c) thaws it. */
 int rr_cgroup_freeze(const struct rr_cgroup *cg, int on);
+
+/* The fds cg holds open (its parent's directory and the cgroup's files),
+ * into fds (at most max); returns how many. 0 for NULL. The guard keeps
+ * exactly these when it closes everything else: by number, not by what
+ * /proc says they are. */
+int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max);
 
 /* Remove the cgroup's directory (rmdir by the fd of its parent and its
  * name). 0, -EBUSY while populated (or a process is still leaving it),

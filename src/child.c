@@ -57,6 +57,7 @@ struct rr_child {
     bool tty;                  /* its group has the terminal (tty.h) */
     bool lease_ran_out;        /* the guard had acted, seen as it stood down */
     bool sweeping_self;        /* the guard died: our sweep, not its */
+    bool frozen;               /* rr_child_pause froze its cgroup */
     pid_t guard_died;          /* its pid, if it died before the end */
     int open_handles;
     int64_t kill_deadline_ms;  /* uv_now() based, valid if kill_armed */
@@ -125,6 +126,19 @@ static bool reaped(const struct rr_child *ch)
     return ch->state == CHILD_SWEEPING || ch->state == CHILD_EXITED;
 }
 
+/* Thaw the cgroup if rr_child_pause froze it (the guard thaws it too when
+ * it stops the command: writing "0" again is harmless). */
+static void thaw(struct rr_child *ch)
+{
+    if (!ch->frozen)
+        return;
+    ch->frozen = false;
+    int rc = rr_cgroup_freeze(ch->cgroup, 0);
+    if (rc < 0)
+        rr_log(RR_LOG_WARN, "contain", NULL, "cannot thaw the cgroup %s: %s",
+               rr_cgroup_path(ch->cgroup), strerror(-rc));
+}
+
 /* Every change of state, and what it entails, in one place. */
 static void transition(struct rr_child *ch, enum child_state to)
 {
@@ -154,9 +168,9 @@ static void transition(struct rr_child *ch, enum child_state to)
         live_pgid = 0;
         rr_guard_stop(ch->guard);
         ch->guard = NULL;
-        /* The guard is gone: we are the last one alive to remove it. */
-        if (ch->cgroup)
-            rr_cgroup_remove(ch->cgroup);
+        thaw(ch);   /* nothing is left in it; never left frozen all the same */
+        /* Empty now, and ours no more: its owner (run.c) removes it. */
+        ch->cgroup = NULL;
         live_cgroup = NULL;
         uv_poll_stop(&ch->reports);
         uv_timer_stop(&ch->kill_timer);
@@ -462,7 +476,10 @@ void rr_child_stop(struct rr_child *ch, int64_t grace_ms)
         transition(ch, CHILD_STOPPING);
     rr_child_signal(ch, SIGTERM);
     /* A stopped process would hold TERM pending until the KILL; wake it so
-     * it can exit cleanly (as timeout(1) does). */
+     * it can exit cleanly (as timeout(1) does). A frozen one likewise (a
+     * handled SIGTERM waits for the thaw): thawed once TERM is pending, so
+     * that nothing of it runs before the TERM is there. */
+    thaw(ch);
     rr_child_signal(ch, SIGCONT);
 
     if (grace_ms < 0)
@@ -493,6 +510,8 @@ void rr_child_kill_now(struct rr_child *ch)
     rr_guard_hurry(ch->guard);
     rr_guard_set_deadline(ch->guard, 0);
     rr_child_signal(ch, SIGKILL);
+    /* cgroup.kill reaches frozen processes; thawed so as not to stay so. */
+    thaw(ch);
 }
 
 void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms)
@@ -532,8 +551,28 @@ void rr_child_free(struct rr_child *ch)
     uv_close((uv_handle_t *)&ch->kill_timer, on_handle_close);
 }
 
+void rr_child_pause(struct rr_child *ch)
+{
+    if (!ch || ch->closing || reaped(ch))
+        return;
+    rr_child_signal(ch, SIGSTOP);
+    if (!ch->cgroup)
+        return;
+    int rc = rr_cgroup_freeze(ch->cgroup, 1);
+    if (rc == 0)
+        ch->frozen = true;
+    else
+        rr_log(RR_LOG_WARN, "contain", NULL,
+               "cannot freeze the cgroup %s (%s): what the command started outside its "
+               "process group runs on while we are stopped", rr_cgroup_path(ch->cgroup),
+               strerror(-rc));
+}
+
 void rr_child_resume(struct rr_child *ch)
 {
+    if (!ch || ch->closing)
+        return;
+    thaw(ch);
     if (!reaped(ch) && !ch->foreground && rr_tty_ours()) {
         rr_tty_give(ch->pid);
         ch->tty = true;

@@ -39,7 +39,9 @@ struct rr_child_opts {
     int64_t grace_ms;         /* TERM this long before the end; stragglers' grace */
     rr_child_stop_fn stop_cb; /* NULL: a stopped command is left as it is */
     /* The command's cgroup (cgroup.h), entered before exec; NULL: tree mode.
-     * It must outlive the child; child.c removes it once all is gone. */
+     * Not ours: it must outlive the child until exit_cb (nothing of the
+     * command is left in it then; the guard is gone); the caller removes
+     * and frees it (run.c: uncontain). */
     const struct rr_cgroup *cgroup;
 };
 
@@ -67,8 +69,16 @@ int rr_child_signal(struct rr_child *ch, int sig);
  * an earlier KILL off: the sooner of the two deadlines wins. */
 void rr_child_stop(struct rr_child *ch, int64_t grace_ms);
 
-/* Continue the command after we were continued: it gets the terminal
- * back first if we are in the foreground (tty.h), then SIGCONT. */
+/* The job stops as a whole (job control, we stop next): SIGSTOP to the
+ * command's group (to it alone in foreground mode) and, in cgroup mode,
+ * its whole cgroup frozen (cgroup.freeze), so that what it started outside
+ * its group (setsid) stops too. Nothing once it was reaped. */
+void rr_child_pause(struct rr_child *ch);
+
+/* Continue the command after we were continued: its cgroup thawed, the
+ * terminal given back first if we are in the foreground (tty.h), then
+ * SIGCONT. rr_child_stop and rr_child_kill_now thaw it too: a frozen
+ * cgroup never outlasts the run, nor holds a SIGTERM back. */
 void rr_child_resume(struct rr_child *ch);
 
 /* A certain loss: SIGKILL to the group and every straggler, now. */

@@ -152,8 +152,13 @@ static void report_owed(struct gstate *s)
 
 /* sig to C (its group unless foreground; C alone while not reaped), to
  * each of our children and its group (never R's group, never ours), and
- * for SIGKILL to the cgroup. Returns how many children we have (pids in
- * kids, at most RR_PROC_MAX). */
+ * for SIGKILL to the cgroup. A TERM or KILL also thaws the cgroup (R froze
+ * it if the job was stopped, job control): a frozen process holds a handled
+ * SIGTERM until it is thawed, so TERM is made pending first and the thaw
+ * comes after it (the SIGCONT that follows a TERM then reaches them all);
+ * cgroup.kill needs no thaw, but nothing is to stay frozen once the lease
+ * is over. Returns how many children we have (pids in kids, at most
+ * RR_PROC_MAX). */
 static int signal_all(struct gstate *s, int sig, pid_t *kids)
 {
     struct rr_guard *g = s->g;
@@ -177,6 +182,8 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
         if (pg > 1 && pg != g->own_pgid && pg != s->self)
             RR_SYS(SYS_kill, -pg, sig, 0);
     }
+    if ((sig == SIGTERM || sig == SIGKILL) && g->cgroup)
+        rr_cgroup_freeze(g->cgroup, 0);
     return n;
 }
 
@@ -337,36 +344,9 @@ static pid_t spawn_command(struct rr_guard *g, pid_t self)
     return (pid_t)pid;
 }
 
-/* Is fd one of the cgroup's (its directory, its parent's, a file in it)? */
-static bool cgroup_fd(const struct rr_guard *g, int fd)
-{
-    char path[40], link[512];
-    const char *cp = rr_cgroup_path(g->cgroup);
-    size_t o = 0, cl = strlen(cp);
-
-    const char *pre = "/proc/self/fd/";
-    for (; *pre; pre++)
-        path[o++] = *pre;
-    char digits[12];
-    int nd = 0;
-    for (int v = fd; nd == 0 || v > 0; v /= 10)
-        digits[nd++] = (char)('0' + v % 10);
-    while (nd > 0)
-        path[o++] = digits[--nd];
-    path[o] = '\0';
-    long n = RR_SYS4(SYS_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
-    if (n <= 0)
-        return false;
-    link[n] = '\0';
-    /* A prefix of the path ending at a '/' (the parent), or the path and
-     * what is in it. */
-    if ((size_t)n <= cl)
-        return strncmp(link, cp, (size_t)n) == 0 && (cp[n] == '/' || cp[n] == '\0');
-    return strncmp(link, cp, cl) == 0 && link[cl] == '/';
-}
-
 /* Hold nothing open but our own: not R's sockets, a terminal or an output
- * pipe that someone waits to see closed. With a cgroup, its fds stay. */
+ * pipe that someone waits to see closed. With a cgroup, its fds stay (the
+ * numbers it holds: ours are copies with the same numbers). */
 static void close_others(struct rr_guard *g, int sfd)
 {
     int keep[KEEP_MAX + 3];
@@ -375,32 +355,7 @@ static void close_others(struct rr_guard *g, int sfd)
     keep[nk++] = g->rfd;
     keep[nk++] = g->rep_wfd;
     keep[nk++] = sfd;
-    if (g->cgroup) {
-        /* The fds we have, from /proc/self/fd, each looked at once. */
-        long dfd = RR_SYS(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char dents[2048];
-        long got;
-        while (dfd >= 0 && (got = RR_SYS(SYS_getdents64, dfd, dents, sizeof dents)) > 0) {
-            for (long off = 0; off < got;) {
-                /* struct linux_dirent64: ino, off, reclen, type, name */
-                const char *d = dents + off;
-                unsigned short reclen;
-                memcpy(&reclen, d + 16, sizeof reclen);
-                off += reclen;
-                int fd = 0;
-                const char *nm = d + 19;
-                if (*nm < '0' || *nm > '9')
-                    continue;
-                for (; *nm >= '0' && *nm <= '9'; nm++)
-                    fd = fd * 10 + (*nm - '0');
-                if (fd != dfd && fd != g->rfd && fd != g->rep_wfd && fd != sfd &&
-                    nk < KEEP_MAX + 3 && cgroup_fd(g, fd))
-                    keep[nk++] = fd;
-            }
-        }
-        if (dfd >= 0)
-            RR_SYS(SYS_close, dfd, 0, 0);
-    }
+    nk += rr_cgroup_fds(g->cgroup, keep + nk, KEEP_MAX);
     /* Sorted, then closed between them. */
     for (int i = 1; i < nk; i++)
         for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {

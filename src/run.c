@@ -160,8 +160,13 @@ static void release(struct run *r, int64_t hold_ms)
 
 /* ---- the child ---- */
 
+static void uncontain(struct run *r);
+
 static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
 {
+    /* Nothing of the command is left and its guard is gone: the cgroup
+     * goes now, before the lock is released. */
+    uncontain(arg);
     feed(arg, &(struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = rr_now_ms(),
                                    .code = rr_child_exit_code(wstatus),
                                    .child_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
@@ -392,6 +397,9 @@ static void execute(struct run *r, const struct rr_run_action *a,
     case RR_ACT_KILL_CHILD:
         rr_child_kill_now(r->child);
         break;
+    case RR_ACT_PAUSE_CHILD:
+        rr_child_pause(r->child);
+        break;
     case RR_ACT_RESUME_CHILD:
         rr_child_resume(r->child);
         break;
@@ -490,8 +498,11 @@ static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t
     return 0;
 }
 
-/* After the run: the command was reaped and its cgroup emptied (child.c
- * kills what is left in it before it reports the exit). */
+/* The one place R removes the command's cgroup (the guard does it only
+ * after our death): when the command's exit is reported (child.c reports it
+ * once nothing is left in the cgroup and the guard is gone), or after the
+ * run for the runs that made one and never got that far (a failed spawn).
+ * Then it is freed. */
 static void uncontain(struct run *r)
 {
     int rc;

@@ -418,11 +418,13 @@ static void on_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
 
 /* The whole job stops, as a shell's job would: the command is in a process
  * group of its own, so it would work on while we, stopped, let the lease run
- * out; the command first, then us. Only where a shell can continue us. */
+ * out; the command first (SIGSTOP, and in cgroup mode its whole cgroup
+ * frozen: what left its group stops too), then us. Only where a shell can
+ * continue us. */
 static void stop_job(struct rr_run_sm *sm, struct rr_run_actions *out, int64_t now)
 {
     if (holding(sm)) {
-        push(out, RR_ACT_FORWARD)->sig = SIGSTOP;
+        push(out, RR_ACT_PAUSE_CHILD);
         say(out, RR_MSG_STOPPED, sm->valid_until - now, NULL);
     }
     push(out, RR_ACT_STOP_SELF);

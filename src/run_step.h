@@ -148,7 +148,8 @@ enum rr_run_act {
     RR_ACT_FORWARD,           /* sig to the command */
     RR_ACT_STOP_CHILD,        /* TERM, KILL after ms */
     RR_ACT_KILL_CHILD,        /* KILL now */
-    RR_ACT_RESUME_CHILD,      /* the terminal back to the command if we have it, SIGCONT */
+    RR_ACT_PAUSE_CHILD,       /* the job stops: SIGSTOP to the command, its cgroup frozen */
+    RR_ACT_RESUME_CHILD,      /* thawed, the terminal back to it if we have it, SIGCONT */
     RR_ACT_SET_DEADLINE,      /* ms: the lease's new end, for the guard */
     RR_ACT_STOP_SELF,         /* raise SIGSTOP; RR_EV_CONTINUED when continued */
     RR_ACT_ARM_RENEW,         /* ms */

@@ -58,6 +58,10 @@ static void signal_stragglers(const struct rr_sweep *s, const pid_t *pids, int n
         if (pg > 1 && pg != own)
             killpg(pg, sig);
     }
+    /* As the guard does: frozen (the job was stopped), a handled TERM
+     * would wait for the thaw; and nothing stays frozen after us. */
+    if (s->cgroup && (sig == SIGTERM || sig == SIGKILL))
+        rr_cgroup_freeze(s->cgroup, 0);
 }
 
 /* "123 (sleep), 124 (sh), and 3 more" for the log. */

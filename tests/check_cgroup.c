@@ -146,6 +146,37 @@ static int wait_populated(const struct rr_cgroup *cg, int want)
     return v;
 }
 
+/* rr_cgroup_fds: the parent's directory, then cgroup.procs, .kill,
+ * .events and .freeze: open, close-on-exec, and where they should be; the
+ * guard keeps exactly these. A short array gets the first ones. */
+static void check_fds(const struct rr_cgroup *cg, const char *path)
+{
+    static const char *const names[] = { "", "/cgroup.procs", "/cgroup.kill", "/cgroup.events",
+                                         "/cgroup.freeze" };
+    int fds[8], n = rr_cgroup_fds(cg, fds, 8);
+    char want[4400], link[4400], proc[64];
+
+    ck_assert_int_eq(n, 5);   /* Linux >= 5.14: cgroup.freeze is there too */
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fds[i]);
+        ssize_t k = readlink(proc, link, sizeof link - 1);
+        ck_assert_int_gt(k, 0);
+        link[k] = '\0';
+        if (i == 0) {
+            snprintf(want, sizeof want, "%s", path);
+            *strrchr(want, '/') = '\0';
+        } else {
+            snprintf(want, sizeof want, "%s%s", path, names[i]);
+        }
+        ck_assert_str_eq(link, want);
+    }
+    int two[2] = { -1, -1 };
+    ck_assert_int_eq(rr_cgroup_fds(cg, two, 2), 2);
+    ck_assert_int_eq(two[0], fds[0]);
+    ck_assert_int_eq(two[1], fds[1]);
+}
+
 START_TEST(test_real_cgroup)
 {
     struct rr_cgroup *cg = NULL;
@@ -162,6 +193,7 @@ START_TEST(test_real_cgroup)
     ck_assert_msg(strstr(path, "/redlock-run.") && strstr(path, ".unit_test"), "%s", path);
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_int_eq(rr_cgroup_populated(cg), 0);
+    check_fds(cg, path);
 
     pid = fork();
     ck_assert_int_ne(pid, -1);
@@ -251,6 +283,9 @@ START_TEST(test_null)
     ck_assert_int_eq(rr_cgroup_populated(NULL), -EINVAL);
     ck_assert_int_eq(rr_cgroup_events_fd(NULL), -1);
     ck_assert_str_eq(rr_cgroup_path(NULL), "");
+    int fds[8] = { -7 };
+    ck_assert_int_eq(rr_cgroup_fds(NULL, fds, 8), 0);
+    ck_assert_int_eq(fds[0], -7);
     rr_cgroup_free(NULL);
 }
 END_TEST

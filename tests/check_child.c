@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cgroup.h"
 #include "child.h"
 #include "child_env.h"
 #include "rr.h"
@@ -645,6 +646,66 @@ START_TEST(test_pdeathsig)
 }
 END_TEST
 
+/* ---- job control in cgroup mode ---- */
+
+/* "1" or "0": the cgroup's cgroup.freeze. */
+static char freeze_state(const struct rr_cgroup *cg)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/cgroup.freeze", rr_cgroup_path(cg));
+    char *s = slurp(path);
+    char c = s[0];
+    free(s);
+    return c;
+}
+
+/* rr_child_pause freezes the command's cgroup, rr_child_resume thaws it;
+ * rr_child_stop thaws it after the TERM, so that a command which handles
+ * TERM (a trap here) ends by it rather than by the KILL after the grace. */
+START_TEST(test_pause_freezes_cgroup)
+{
+    uv_loop_t loop;
+    struct rr_child *ch;
+    struct rr_cgroup *cg = NULL;
+    struct outcome o = { 0 };
+    char err[RR_ERRLEN] = "", ready[PATHLEN], script[SCRIPTLEN];
+
+    if (rr_cgroup_create(&cg, "unit/pause", err, sizeof err) != 0) {
+        fprintf(stderr, "check_child: no real cgroup here (%s): skipped\n", err);
+        return;
+    }
+    make_tmpdir();
+    tmppath(ready, sizeof ready, "ready");
+    snprintf(script, sizeof script,
+             "exec 2>/dev/null; trap 'exit 7' TERM; : > '%s'; while :; do sleep 0.05; done",
+             ready);
+    char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
+    struct rr_child_opts opts = BG;
+    opts.cgroup = cg;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &opts, on_child_exit, &o,
+                                    err, sizeof err), 0);
+    ck_assert(wait_for_file(ready, 5000));
+    ck_assert_int_eq(freeze_state(cg), '0');
+    rr_child_pause(ch);
+    ck_assert_int_eq(freeze_state(cg), '1');
+    rr_child_resume(ch);
+    ck_assert_int_eq(freeze_state(cg), '0');
+    rr_child_pause(ch);
+    ck_assert_int_eq(freeze_state(cg), '1');
+    int64_t start = rr_now_ms();
+    rr_child_stop(ch, 3000);
+    ck_assert_int_eq(freeze_state(cg), '0');
+    ck_assert_int_eq(finish(&loop, ch, &o), 7);
+    ck_assert_int_lt(elapsed_since(start), 3000);
+    /* Empty, and left to its owner (run.c) to remove. */
+    ck_assert_int_eq(rr_cgroup_populated(cg), 0);
+    ck_assert_int_eq(rr_cgroup_remove(cg), 0);
+    rr_cgroup_free(cg);
+    remove_tmpdir();
+}
+END_TEST
+
 /* ---- handle lifetime ---- */
 
 START_TEST(test_free_in_callback)
@@ -735,6 +796,7 @@ static Suite *child_suite(void)
     tcase_add_test(tc, test_pdeathsig);
     tcase_add_test(tc, test_free_in_callback);
     tcase_add_test(tc, test_free_while_running);
+    tcase_add_test(tc, test_pause_freezes_cgroup);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("pure");

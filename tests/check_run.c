@@ -26,7 +26,8 @@ static const char *acts(void)
         [RR_ACT_WAIT] = "wait",             [RR_ACT_LEAVE] = "leave",
         [RR_ACT_START_CHILD] = "start",     [RR_ACT_FORWARD] = "forward",
         [RR_ACT_STOP_CHILD] = "stop",       [RR_ACT_KILL_CHILD] = "kill",
-        [RR_ACT_RESUME_CHILD] = "resume",   [RR_ACT_SET_DEADLINE] = "deadline",
+        [RR_ACT_PAUSE_CHILD] = "pause",     [RR_ACT_RESUME_CHILD] = "resume",
+        [RR_ACT_SET_DEADLINE] = "deadline",
         [RR_ACT_STOP_SELF] = "stop_self",   [RR_ACT_ARM_RENEW] = "arm_renew",
         [RR_ACT_ARM_LOST] = "arm_lost",     [RR_ACT_ARM_TIMEOUT] = "arm_timeout",
         [RR_ACT_DISARM_RENEW] = "disarm_renew", [RR_ACT_DISARM_LOST] = "disarm_lost",
@@ -646,7 +647,7 @@ START_TEST(test_stop_and_continue)
     run(&params);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP, .now = 2100,
                                               .job_control = true, .terminal = true }),
-                     "forward:19 say:stopped stop_self");
+                     "pause say:stopped stop_self");
     ck_assert_int_eq(out.a[1].n, 28000);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED, .now = 3000 }), "resume");
     /* Continued too late to stop the command in time: lost. */
@@ -670,16 +671,16 @@ START_TEST(test_child_stop_job_control)
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 2100,
                                               .sig = SIGTTIN, .job_control = true,
                                               .terminal = true }),
-                     "say:tty_stop forward:19 say:stopped stop_self");
+                     "say:tty_stop pause say:stopped stop_self");
     ck_assert_int_eq(out.a[0].sig, SIGTTIN);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED, .now = 3000 }), "resume");
     /* Said once; Ctrl-Z (SIGTSTP) needs no word of its own. */
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 3100,
                                               .sig = SIGTTOU, .job_control = true }),
-                     "forward:19 say:stopped stop_self");
+                     "pause say:stopped stop_self");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 3200,
                                               .sig = SIGTSTP, .job_control = true }),
-                     "forward:19 say:stopped stop_self");
+                     "pause say:stopped stop_self");
     /* SIGSTOP from another process: said once, the command stays stopped. */
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .sig = SIGSTOP,
                                               .job_control = true }),

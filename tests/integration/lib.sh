@@ -10,7 +10,8 @@
 #   # result: N passed, N failed        (the last line; run.sh sums these)
 #
 # Every wait here has a deadline. Every process started here is killed by its
-# PID at exit; nothing is ever killed by name.
+# PID at exit, if that PID still names it (its start time is noted: a PID may
+# be another process's once it ended); nothing is ever killed by name.
 #
 # Environment:
 #   RR_BIN       the redlock-run binary (default: ./redlock-run at the top)
@@ -61,15 +62,13 @@ cleanup() {
     set +e
     for pid in "${BG_PIDS[@]}"; do
         [ -n "$pid" ] || continue
-        kill -CONT "$pid" 2>/dev/null
-        kill -KILL "$pid" 2>/dev/null
+        kill_ours KILL "$pid"
     done
     for name in "${SERVERS[@]}"; do
         pidvar="${name}_PID"
         pid=${!pidvar:-}
         [ -n "$pid" ] || continue
-        kill -CONT "$pid" 2>/dev/null
-        kill -KILL "$pid" 2>/dev/null
+        kill_ours KILL "$pid"
     done
     # Give the kernel a moment so rm does not race with dying servers.
     for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
@@ -85,7 +84,44 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-track_pid() { BG_PIDS+=("$1"); }
+# A pid names a process only while it lives: once it ended (and bash reaps
+# its jobs by itself) the number may be anyone's, and soon so when the pid
+# counter wraps (t_escape.sh makes it wrap). So the start time (field 22 of
+# /proc/PID/stat) of each process we start is noted, and a signal goes only
+# to the process that has both. Builtins only: no fork.
+declare -A PID_START=()
+
+# start_time PID — its start time (clock ticks since boot) in START;
+# returns 1, START empty, if it is gone. No subshell.
+start_time() {
+    local st
+    START=
+    { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+    st=${st##*) }
+    # shellcheck disable=SC2086  # split into the fields after the name
+    set -- $st
+    START=${20:-}
+    [ -n "$START" ]
+}
+
+# note_pid PID — remember which process PID is now ("" if it already ended).
+note_pid() { start_time "$1"; PID_START[$1]=$START; }
+
+# still_ours PID — PID is still the process note_pid saw (true for a pid
+# never noted: nothing to tell it by).
+still_ours() {
+    [ -n "${PID_START[$1]+set}" ] || return 0
+    [ -n "${PID_START[$1]}" ] && start_time "$1" && [ "$START" = "${PID_START[$1]}" ]
+}
+
+# kill_ours SIG PID — SIGCONT and SIG to PID if it is still ours.
+kill_ours() {
+    still_ours "$2" || return 0
+    kill -CONT "$2" 2>/dev/null
+    kill "-$1" "$2" 2>/dev/null
+}
+
+track_pid() { BG_PIDS+=("$1"); note_pid "$1"; }
 
 # --- time and bounded waits ----------------------------------------------------
 
@@ -111,9 +147,10 @@ wait_for() {
     done
 }
 
-# Is PID gone (or a zombie nobody reaped)?
+# Is PID gone (or a zombie nobody reaped, or, noted, another process now)?
 pid_gone() {
     local st
+    still_ours "$1" || return 0
     [ -r "/proc/$1/stat" ] || return 0
     st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
     [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
@@ -132,8 +169,7 @@ wait_pid() {
         RC=
         if ! wait_for "$limit" pid_gone "$pid"; then
             HUNG=1
-            kill -CONT "$pid"
-            kill -KILL "$pid"
+            kill_ours KILL "$pid"
         fi
         wait "$pid"
         RC=$?
@@ -146,7 +182,7 @@ wait_pid() {
 # (bounded, like wait_pid), without bash's "Killed" report on stderr.
 kill_wait() {
     {
-        kill "-$1" "$2"
+        still_ours "$2" && kill "-$1" "$2"
         wait_pid "$2" "$3"
     } 2>/dev/null
 }
@@ -255,6 +291,7 @@ spawn_redis() {
         --save '' --appendonly no --dir "$TMP" \
         --daemonize no --logfile "$TMP/$name.log" "$@" </dev/null >/dev/null 2>&1 &
     pid=$!
+    note_pid "$pid"
     # Not a job we wait for: keeps bash from reporting "Killed" for it.
     disown "$pid"
     _server_vars "$name" "$pid" "$port" "$(requirepass_of "$@")"
@@ -262,7 +299,7 @@ spawn_redis() {
     printf -v "${name}_URL" %s "redis://127.0.0.1:$port"
     printf -v "${name}_SOCKURL" %s "unix://$sock"
     if wait_for 10 redis_up "$name"; then return 0; fi
-    kill -KILL "$pid" 2>/dev/null
+    kill_ours KILL "$pid"
     return 1
 }
 
@@ -294,13 +331,12 @@ R() {
 
 stop_redis() {
     local pv="${1}_PID"
-    kill -CONT "${!pv}" 2>/dev/null
-    kill -KILL "${!pv}" 2>/dev/null
+    kill_ours KILL "${!pv}"
     wait_for 5 pid_gone "${!pv}"
     return 0
 }
-pause_redis() { local pv="${1}_PID"; kill -STOP "${!pv}"; }
-resume_redis() { local pv="${1}_PID"; kill -CONT "${!pv}"; }
+pause_redis() { local pv="${1}_PID"; still_ours "${!pv}" && kill -STOP "${!pv}"; }
+resume_redis() { local pv="${1}_PID"; still_ours "${!pv}" && kill -CONT "${!pv}"; }
 
 # restart_redis NAME — kill it and start it again on the same port, empty.
 restart_redis() {

@@ -47,34 +47,73 @@ mode_args() {
     if "$RR_BIN" --help 2>&1 | grep -q -- '--contain'; then echo "--contain $1"; fi
 }
 
-# escaped NAME HPID: a second run takes the lock and looks at HPID.
+# stat_start LINE: the start time (field 22) in a line of /proc/PID/stat.
+stat_start() {
+    local s=${1##*) }
+    # shellcheck disable=SC2086  # the fields after the name
+    set -- $s
+    echo "${20:-}"
+}
+
+# escaped NAME HPID [STATFILE]: a second run takes the lock and looks at
+# HPID. STATFILE, the helper's /proc/PID/stat line as its command saw it,
+# tells the helper from a process that got its pid since (the pid counter
+# wraps here): only the helper counts, and only the helper is killed.
 escaped() {
-    local st
+    local st line want=
+    [ -n "${3:-}" ] && read -r line <"$3" 2>/dev/null && want=$(stat_start "$line")
     rm -f "$TMP/$1.seen"
     rr_direct -r "$U" -t 5s --wait 30s "$1" -- \
         sh -c 'cat "/proc/$1/stat" > "$2" 2>/dev/null; exit 0' sh "$2" "$TMP/$1.seen"
     [ "$RC" = 0 ] || { fail "the second run did not get the lock (exit $RC)"; return 1; }
-    st=$(awk '{ print $3 }' "$TMP/$1.seen" 2>/dev/null)
-    kill -KILL "$2" 2>/dev/null
-    [ -n "$st" ] && [ "$st" != Z ]
+    line=$(cat "$TMP/$1.seen" 2>/dev/null)
+    st=$(awk '{ print $3 }' <<<"$line")
+    if [ -n "$want" ] && [ -n "$line" ] && [ "$(stat_start "$line")" != "$want" ]; then
+        return 1   # the helper is gone; its pid is another process's now
+    fi
+    if [ -z "$want" ] || { start_time "$2" && [ "$START" = "$want" ]; }; then
+        kill -KILL "$2" 2>/dev/null
+    fi
+    [ -n "$st" ] && [ "$st" != Z ] && note "helper $2 still runs: $line"
+}
+
+# show_tree PID: PID and each of its descendants, one line each (pid, ppid,
+# state, kernel wait channel, name), with the kernel stack where it can be
+# read: what a run that hangs is waiting for.
+show_tree() {
+    local todo=$1 p c
+    while [ -n "$todo" ]; do
+        p=${todo%% *}
+        case $todo in *" "*) todo=${todo#* } ;; *) todo= ;; esac
+        [ -r "/proc/$p/stat" ] || continue
+        echo "#   $(cut -d' ' -f1-4 "/proc/$p/stat") wchan=$(cat "/proc/$p/wchan" 2>/dev/null)"
+        sed 's/^/#       /' "/proc/$p/stack" 2>/dev/null | head -12
+        for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do todo="$todo $c"; done
+        todo=${todo# }
+    done
 }
 
 # kill9_case NAME MODE PRE HELPER [POST]: the command starts HELPER in the
 # background (PRE first, POST after, in the command), then kill -9 of
 # redlock-run as soon as the helper runs sleep (waited for with builtins
-# only: a fork would have let the old guard's walk see it).
+# only: a fork would have let the old guard's walk see it). The command
+# notes each step in NAME.h.steps (echo: a builtin, no fork).
 kill9_case() {
     local name=$1 mode=$2 pre=$3 helper=$4 post=${5:-:} i w h esc=0
     local -a env_pre=()
     [ -n "${BIGENV:-}" ] && env_pre=(env "BIG1=$BIGENV" "BIG2=$BIGENV")
     for i in $(seq "$ROUNDS"); do
-        rm -f "$TMP/$name.h"
+        rm -f "$TMP/$name.h" "$TMP/$name.h.steps" "$TMP/$name.h.stat"
         # shellcheck disable=SC2046
         bg "$TMP/$name" "${env_pre[@]}" "${RR[@]}" $(mode_args "$mode") -r "$U" -t "$TTL" \
-            --kill-after 200ms "$name" -- sh -c "$FIND
+            --kill-after 200ms "$name" -- sh -c "echo started >> \"\$1.steps\"
+            $FIND
+            echo found >> \"\$1.steps\"
             $pre
+            echo pre >> \"\$1.steps\"
             ( $helper & echo \$! > \"\$1\" ); read -r h < \"\$1\"
             while read -r c < /proc/\$h/comm && [ \"\$c\" != sleep ]; do :; done
+            read -r st < /proc/\$h/stat; echo \"\$st\" > \"\$1.stat\"
             $post
             kill -9 \$p; sleep 30" sh "$TMP/$name.h"
         w=$BG
@@ -83,12 +122,14 @@ kill9_case() {
         h=$(cat "$TMP/$name.h" 2>/dev/null)
         if [ -z "$h" ]; then
             fail "round $i: the command did not start its helper"
-            # What the first run said, and what of its tree still runs.
+            # What the first run said, how far its command got, and what
+            # of its tree still runs, waiting for what.
             sed 's/^/#   first run: /' "$TMP/$name.err" | tail -5
-            pid_gone "$w" || ps -o pid,ppid,pgid,stat,comm --ppid "$w" -p "$w" | sed 's/^/#   /'
+            echo "#   the command's steps: $(tr '\n' ' ' < "$TMP/$name.h.steps" 2>/dev/null)"
+            pid_gone "$w" || show_tree "$w"
             return
         fi
-        if escaped "$name" "$h"; then esc=$((esc + 1)); fi
+        if escaped "$name" "$h" "$TMP/$name.h.stat"; then esc=$((esc + 1)); fi
     done
     [ "$esc" = 0 ] || fail "$esc of $ROUNDS helpers escaped"
 }
@@ -124,11 +165,12 @@ for mode in "${MODES[@]}"; do
     name=guard-$mode
     esc=0
     for i in $(seq "$ROUNDS"); do
-        rm -f "$TMP/$name.h"
+        rm -f "$TMP/$name.h" "$TMP/$name.h.stat"
         # shellcheck disable=SC2046
         bg "$TMP/$name" "${RR[@]}" $(mode_args "$mode") -r "$U" -t "$TTL" --kill-after 200ms \
             "$name" -- sh -c "$FIND
             ( setsid sleep 30 & echo \$! > \"\$1.tmp\" )
+            read -r h < \"\$1.tmp\"; read -r st < /proc/\$h/stat; echo \"\$st\" > \"\$1.stat\"
             echo \"\$p \$g \$(cat \"\$1.tmp\")\" > \"\$1.tmp2\"; mv \"\$1.tmp2\" \"\$1\"
             sleep 30" sh "$TMP/$name.h"
         w=$BG
@@ -139,9 +181,10 @@ for mode in "${MODES[@]}"; do
         # Its SIGCHLD is pending on redlock-run once it is a zombie: the
         # stop comes after it, as in the issue's report.
         wait_for 3 pid_gone "$gp"
-        kill -STOP "$rp" 2>/dev/null   # often gone already: it noticed at once
-        if escaped "$name" "$hp"; then esc=$((esc + 1)); fi
-        kill -CONT "$rp" 2>/dev/null
+        # Often gone already (it noticed at once): then its pid is not ours.
+        still_ours "$rp" && kill -STOP "$rp" 2>/dev/null
+        if escaped "$name" "$hp" "$TMP/$name.h.stat"; then esc=$((esc + 1)); fi
+        still_ours "$rp" && kill -CONT "$rp" 2>/dev/null
         wait_pid "$w" 30
         if [ "$HUNG" = 1 ] || [ "$RC" != 79 ]; then
             fail "round $i: redlock-run ended with $RC (hung: $HUNG), not 79"

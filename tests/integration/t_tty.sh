@@ -16,6 +16,11 @@ start_redis R || { t "start redis"; fail "cannot start"; done_testing; exit 1; }
 # module); the transcript goes to $TMP/pty.out. MODE: direct (redlock-run is
 # the session's foreground job), ctrlz, background or lease (an interactive
 # bash runs it; lease: the command stamps FILE, and fg waits for GO to exist).
+# freeze CG2 SCRIPT PIDF STAMPS END: redlock-run --contain cgroup runs sh
+# SCRIPT PIDF STAMPS END as a job; it is stopped (kill -TSTP %1) for 1 s,
+# then fg; the transcript says how many lines STAMPS had at each step and
+# what the cgroup.events of PIDF's cgroup (under the cgroup2 mount CG2) said.
+# lease_cg SCRIPT A GO: lease with --contain cgroup, running sh SCRIPT A.
 pty_run() {
     timeout -k 2 30 "$PY" - "$RR_BIN" "$R_URL" "$@" >"$TMP/pty.out" 2>&1 <<'PY'
 import os, pty, sys, time, select
@@ -51,11 +56,56 @@ if mode == "direct":
     drain(4)
     _, st = os.waitpid(pid, 0)
     out += b"\nRC=%d\n" % os.waitstatus_to_exitcode(st)
-elif mode == "lease":
-    a, go = sys.argv[4:6]
+elif mode == "freeze":
+    cg2, script, pidf, stamps, end = sys.argv[4:9]
+    def lines():
+        try:
+            return len(open(stamps).read().splitlines())
+        except OSError:
+            return -1
+    def frozen():
+        try:
+            hp = open(pidf).read().strip()
+            rel = [l[3:] for l in open("/proc/%s/cgroup" % hp).read().splitlines()
+                   if l.startswith("0::")][0]
+            ev = open(cg2 + rel + "/cgroup.events").read().split()
+            return "frozen=" + ev[ev.index("frozen") + 1]
+        except (OSError, IndexError, ValueError):
+            return "frozen=?"
     drain(0.5)
-    send(("%s -t 2s --kill-after 300ms -r %s tty-lease -- sh -c 'while :; do "
-          "date +%%s%%N >> \"$1\"; sleep 0.05; done' sh %s &\n" % (rr, url, a)).encode())
+    send(("%s -t 10s --contain cgroup -r %s tty-freeze -- sh %s %s %s %s &\n"
+          % (rr, url, script, pidf, stamps, end)).encode())
+    drain(5, lambda: lines() > 0)
+    drain(0.5)
+    send(b"kill -TSTP %1\n")
+    drain(0.7)
+    n1 = lines()
+    drain(1.0)
+    n2 = lines()
+    f1 = frozen()
+    send(b"echo JOBS; jobs\n")
+    drain(0.5)
+    send(b"fg; echo RC=$?\n")
+    drain(1.0)
+    n3 = lines()
+    f2 = frozen()
+    open(end, "w").close()
+    drain(10, lambda: b"RC=" in out)
+    drain(0.3)
+    out += b"\nSTOPPED %d %d %s\nCONTINUED %d %s\n" % (n1, n2, f1.encode(), n3, f2.encode())
+    send(b"exit\n")
+    drain(0.5)
+    os.waitpid(pid, 0)
+elif mode in ("lease", "lease_cg"):
+    if mode == "lease":
+        a, go = sys.argv[4:6]
+        run = ("tty-lease -- sh -c 'while :; do date +%%s%%N >> \"$1\"; sleep 0.05; done' "
+               "sh %s" % a)
+    else:
+        script, a, go = sys.argv[4:7]
+        run = "--contain cgroup tty-lease-cg -- sh %s %s" % (script, a)
+    drain(0.5)
+    send(("%s -t 2s --kill-after 300ms -r %s %s &\n" % (rr, url, run)).encode())
     drain(5, lambda: os.path.exists(a) and os.path.getsize(a) > 0)
     send(b"kill -TSTP %1\n")
     drain(0.5)
@@ -147,6 +197,77 @@ elif [ "$a_max" -gt "$b_min" ]; then
     fail "overlap: the first command still ran $(( (a_max - b_min) / 1000000 ))ms after the second started"
 fi
 end_test
+
+# ---- cgroup mode: the whole cgroup stops with the job ----------------------
+
+CG2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if "$RR_BIN" -r "$R_URL" --contain cgroup tty-probe true 2>/dev/null; then
+    # The command starts a helper in a session of its own (setsid: outside
+    # its process group, which SIGSTOP reaches), which stamps a file every
+    # 50 ms, and waits for END.
+    cat >"$TMP/freeze.sh" <<'EOF'
+( setsid sh -c 'echo $$ >"$1"; while :; do date +%s%N >>"$2"; sleep 0.05; done' sh "$1" "$2" & )
+while [ ! -e "$3" ]; do sleep 0.05; done
+EOF
+    t "cgroup mode: a stopped job freezes its cgroup (a setsid'd helper stops too); fg thaws it"
+    pty_run freeze "$CG2" "$TMP/freeze.sh" "$TMP/freeze.pid" "$TMP/freeze.stamps" "$TMP/freeze.end"
+    o=$(cat "$TMP/pty.out")
+    assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
+    assert_contains "$o" "Stopped" "bash's job table"
+    assert_contains "$o" "RC=0" "exit status after fg"
+    read -r _ n1 n2 f1 <<<"$(grep '^STOPPED ' "$TMP/pty.out" | tr -d '\r')"
+    read -r _ n3 f2 <<<"$(grep '^CONTINUED ' "$TMP/pty.out" | tr -d '\r')"
+    note "helper stamps: $n1 when stopped, $n2 a second later ($f1), $n3 a second after fg ($f2)"
+    [ "${n1:-0}" -gt 0 ] || fail "the helper never stamped"
+    [ "${n2:--1}" = "${n1:-0}" ] ||
+        fail "the setsid'd helper ran on while the job was stopped: $n1 -> $n2 stamps in 1 s"
+    assert_eq frozen=1 "$f1" "its cgroup while stopped"
+    [ "${n3:-0}" -gt "$(( ${n2:-0} + 5 ))" ] ||
+        fail "the helper did not run again after fg: $n2 -> $n3 stamps in 1 s"
+    assert_eq frozen=0 "$f2" "its cgroup after fg"
+    hp=$(cat "$TMP/freeze.pid" 2>/dev/null)
+    wait_for 3 pid_gone "$hp" || fail "the helper $hp outlived the run"
+    assert_key_gone R "$(k_lock tty-freeze)"
+    end_test
+
+    # The helper stamps A and traps TERM (as a cleanup would); the command waits.
+    cat >"$TMP/lease-cg.sh" <<'EOF'
+( setsid sh -c 'trap "echo TERM >>\"\$1.term\"; exit 0" TERM
+               while :; do date +%s%N >>"$1"; sleep 0.05; done' sh "$1" & )
+while :; do sleep 0.05; done
+EOF
+    t "cgroup mode: the lease runs out while the job is stopped and frozen: the frozen helper gets its TERM; no overlap"
+    lcg_gone() { key_gone R "$(k_lock tty-lease-cg)"; }
+    pty_run lease_cg "$TMP/lease-cg.sh" "$TMP/lcg.a" "$TMP/lcg.go" &
+    py=$!
+    track_pid "$py"
+    wait_for 8 test -s "$TMP/lcg.a" || fail "the helper did not start"
+    wait_for 8 lcg_gone || fail "the lock was never given up"
+    # Once or twice: the guard's sweep after the command's end sends TERM
+    # again to what is left, maybe while the trap runs.
+    assert_contains "$(cat "$TMP/lcg.a.term" 2>/dev/null)" TERM \
+        "the helper's TERM trap (a frozen process holds a handled TERM until thawed)"
+    rr_direct -r "$R_URL" -t 5s tty-lease-cg -- \
+        sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/lcg.b"
+    assert_rc 0 "the second run"
+    : >"$TMP/lcg.go"
+    wait_pid "$py" 30
+    o=$(cat "$TMP/pty.out")
+    assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
+    assert_contains "$o" "RC=79" "the first run's exit status after fg"
+    a_max=$(sort -n "$TMP/lcg.a" 2>/dev/null | tail -1)
+    b_min=$(sort -n "$TMP/lcg.b" 2>/dev/null | head -1)
+    if [ -z "$a_max" ] || [ -z "$b_min" ]; then
+        fail "a run did not stamp (a: '$a_max', b: '$b_min')"
+    elif [ "$a_max" -gt "$b_min" ]; then
+        fail "overlap: the helper still ran $(( (a_max - b_min) / 1000000 ))ms after the second run started"
+    fi
+    left=$(find "$CG2" -maxdepth 4 -name 'redlock-run.*.tty-lease-cg' 2>/dev/null)
+    [ -z "$left" ] || fail "a cgroup was left: $left"
+    end_test
+else
+    note "no cgroup can be made here: the cgroup-mode cases are skipped"
+fi
 
 # ---- without a terminal ----------------------------------------------------
 
