@@ -163,17 +163,20 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
 {
     struct rr_guard *g = s->g;
 
-    if (s->cpid > 0 && !s->c_reaped)
-        RR_SYS(SYS_kill, s->cpid, sig, 0);
-    /* A group lives on while it has members, whatever became of its
-     * leader; its id is not reused meanwhile. */
-    if (s->cpid > 0 && !g->foreground)
-        RR_SYS(SYS_kill, -s->cpid, sig, 0);
-    if (sig == SIGKILL && g->cgroup)
-        rr_cgroup_kill(g->cgroup);
     int n = rr_proc_children(s->self, 0, kids, RR_PROC_MAX);
     if (n < 0)
         n = 0;
+    if (s->cpid > 0 && !s->c_reaped)
+        RR_SYS(SYS_kill, s->cpid, sig, 0);
+    /* A group lives on while it has members, whatever became of its
+     * leader; its id is not reused meanwhile. Every member is C or a
+     * descendant of ours (we are the subreaper), so once C is reaped and
+     * we have no child left the group is empty, and its id may already
+     * name someone else's group: it is not signalled then. */
+    if (s->cpid > 0 && !g->foreground && (!s->c_reaped || n > 0))
+        RR_SYS(SYS_kill, -s->cpid, sig, 0);
+    if (sig == SIGKILL && g->cgroup)
+        rr_cgroup_kill(g->cgroup);
     for (int i = 0; i < n; i++) {
         if (sig == 0)
             break;
