@@ -47,9 +47,8 @@ struct run {
 
     struct rr_child *child;
     char **child_env;
-    struct rr_cgroup *cgroup;     /* the command's own, while it runs; NULL: tree mode */
-    struct rr_cgroup *cg_plan;    /* one may be made (prepared at start): make it at spawn */
-    bool want_cgroup;             /* cg_plan was had */
+    struct rr_cgroup *cgroup;     /* the command's own, made at start; NULL: tree mode */
+    bool want_cgroup;             /* the command has a cgroup (contain()) */
     char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
@@ -213,38 +212,12 @@ static int build_env(struct run *r)
     return r->child_env ? 0 : -1;
 }
 
-/* The command's cgroup, made now (see contain()). 0, or -1 with err
- * filled if --contain cgroup cannot have it after all. */
-static int make_cgroup(struct run *r, char *err, size_t errlen)
-{
-    char why[RR_ERRLEN - 32];
-
-    if (!r->cg_plan)
-        return 0;
-    if (rr_cgroup_make(r->cg_plan, why, sizeof why) == 0) {
-        r->cgroup = r->cg_plan;
-        r->cg_plan = NULL;
-        return 0;
-    }
-    rr_cgroup_free(r->cg_plan);
-    r->cg_plan = NULL;
-    if (r->cfg->contain == RR_CONTAIN_CGROUP) {
-        snprintf(err, errlen, "--contain cgroup: %s", why);
-        return -1;
-    }
-    rr_log(RR_LOG_WARN, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
-           "no cgroup for the command after all (%s): the process tree holds it", why);
-    return 0;
-}
-
 static void start_child(struct run *r)
 {
     char err[RR_ERRLEN];
     int rc;
 
-    if (make_cgroup(r, err, sizeof err) != 0) {
-        rc = -1;
-    } else if (build_env(r) != 0) {
+    if (build_env(r) != 0) {
         rc = -1;
         snprintf(err, sizeof(err), "out of memory");
     } else {
@@ -458,34 +431,24 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
 
 /* ---- setup ---- */
 
-/* Whether the command can have a cgroup, as --contain asks (cgroup.h),
- * before the lock is asked for: the checks of rr_cgroup_prepare, and for
- * --contain cgroup also a cgroup made and removed, so that it refuses
- * without touching Redis what the kernel would refuse at the spawn. --contain
- * auto makes none now: a mkdir and an rmdir on every run were an eighth of
- * a plain run's cost over flock, and a refusal at the spawn costs it only
- * the fallback to the tree (make_cgroup). The command's own is made just
- * before the spawn (start_child), when the guard that removes it if we die
- * is about to exist, not while we wait for the lock, killable.
+/* The command's cgroup, as --contain asks (cgroup.h), made before the lock
+ * is asked for and kept until the command's exit: --contain cgroup then
+ * refuses without touching Redis, and what --contain auto reports (the
+ * log, the lock's record, --status) is what the command gets. One mkdir a
+ * run: the check that made and removed one before the lock and made it
+ * again at the spawn cost a mkdir, an rmdir and a second reading of
+ * /proc/self/mountinfo and /proc/self/cgroup. A run killed while it waits
+ * leaves an empty cgroup, which the next run of any job removes once it is
+ * a minute old (rr_cgroup_create's sweep).
  * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */
 static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
-    struct rr_cgroup *plan;
     char why[RR_ERRLEN - 32];
-    int rc;
 
     if (cfg->contain == RR_CONTAIN_TREE)
         return 0;
-    rc = rr_cgroup_prepare(&plan, cfg->name, why, sizeof why);
-    if (rc == 0 && cfg->contain == RR_CONTAIN_CGROUP) {
-        if ((rc = rr_cgroup_make(plan, why, sizeof why)) == 0)
-            rr_cgroup_remove(plan);
-        else
-            rr_cgroup_free(plan);
-    }
-    if (rc == 0) {
-        snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(plan));
-        r->cg_plan = plan;
+    if (rr_cgroup_create(&r->cgroup, cfg->name, why, sizeof why) == 0) {
+        snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(r->cgroup));
         r->want_cgroup = true;
         return 0;
     }
@@ -501,7 +464,8 @@ static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t
 /* The one place R removes the command's cgroup (the guard does it only
  * after our death): when the command's exit is reported (child.c reports it
  * once nothing is left in the cgroup and the guard is gone), or after the
- * run for the runs that made one and never got that far (a failed spawn).
+ * run for the runs that made one and never got that far (the lock held, a
+ * failed spawn).
  * Then it is freed. */
 static void uncontain(struct run *r)
 {
@@ -630,7 +594,6 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
         rr_metrics_write(cfg->metrics_file, cfg->name, &rep, err, sizeof(err)) != 0)
         rr_log(RR_LOG_ERROR, "metrics", NULL, "%s", err);
     uncontain(&r);
-    rr_cgroup_free(r.cg_plan);
     rr_lock_free(r.lock);
     rr_waiter_free(r.waiter);
     rr_child_env_free(r.child_env);

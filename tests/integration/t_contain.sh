@@ -150,4 +150,21 @@ if [ -n "$CG2" ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
     end_test
 fi
 
+# A cgroup of our own whose cgroup.max.descendants is 0: a run in it finds
+# its cgroup writable, but the kernel refuses the mkdir (EAGAIN).
+if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ]; then
+    t "--contain auto where the kernel refuses the mkdir: the tree holds it, and every report says so"
+    NODESC=$CG2/rr-test-nodesc.$$
+    mkdir "$NODESC" && echo 0 >"$NODESC/cgroup.max.descendants" || fail "cannot make $NODESC"
+    run_limited sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$NODESC" \
+        "$RR_BIN" -r "$U" -v --contain auto nodescjob -- sh -c 'cat /proc/self/cgroup > "$1"' sh "$TMP/nodesc.cg"
+    assert_rc 0 "a run in a cgroup that may have no child"
+    grep -q 'containment: process tree' "$ERR" || fail "-v does not say the tree holds it: $(cat "$ERR")"
+    grep -q 'containment: cgroup' "$ERR" && fail "-v names a cgroup the command never had: $(cat "$ERR")"
+    grep -q 'rr-test-nodesc' "$TMP/nodesc.cg" || fail "the command's cgroup: $(cat "$TMP/nodesc.cg")"
+    assert_eq tree "$(hget S "$(k_state nodescjob)" contain)" "the state record's contain"
+    rmdir "$NODESC" 2>/dev/null
+    end_test
+fi
+
 done_testing
