@@ -27,8 +27,10 @@ struct rr_sigwatch {
 };
 
 /* Block sigs[0..n) and watch them on loop: cb(arg, sig) for each one that
- * comes, in the loop, in the order the kernel queued them (one of a kind
- * while it is pending, as with handlers). 0, or -errno (the signals are
+ * comes, in the loop, in the order the kernel queued them. One of a kind
+ * while it is pending, as with handlers, but pending now lasts until the
+ * loop reads the signalfd: two SIGHUPs sent while the loop is busy (a
+ * blocking step such as the wait for the exec) reach cb once. 0, or -errno (the signals are
  * then not blocked). */
 int rr_sigwatch_start(struct rr_sigwatch *w, uv_loop_t *loop, const int *sigs, int n,
                       rr_sigwatch_cb cb, void *arg);
