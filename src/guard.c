@@ -308,10 +308,47 @@ static bool lease_ok_fn(const void *arg)
     return rr_guard_lease_ok(arg);
 }
 
-/* Spawn C; its pid, or RR_EXEC_FORK - errno written to errfd and -1. */
-static pid_t spawn_command(struct rr_guard *g, pid_t self)
+/* Wait, without stopping it, for C's exec to be over: *gp (the read end of
+ * a close-on-exec pipe whose write end only C holds) reads EOF once C has
+ * exec'd or died. Bounded by the lease's end: an exec still running then is
+ * killed by the loop's enforce(), before the command's first instruction.
+ * The TERM of the grace is not sent meanwhile: C either has yet to pass its
+ * own check of the lease (rr_guard_lease_ok, which then fails, and C
+ * reports RR_EXEC_LATE and exits: killing it first would make R report a
+ * lost lease for a command that never started), or it is in execve, where
+ * a graceful stop means nothing. If the lease has already ended, C's check
+ * fails at once: a short wait for its exit. R's death ends the wait too. */
+static void await_exec(struct gstate *s, int *gp)
+{
+    struct rr_guard *g = s->g;
+    int64_t now = mono_ms(), until = load64(&g->deadline_ms);
+
+    if (until < now + 100)
+        until = now + 100;
+    while (*gp >= 0 && now < until) {
+        struct pollfd p[2] = { { .fd = *gp, .events = POLLIN }, { .fd = g->rfd, .events = POLLIN } };
+        int64_t w = until - now;
+        struct timespec ts = { (time_t)(w / 1000), (long)(w % 1000) * 1000000L };
+        long r = RR_SYS6(SYS_ppoll, p, 2, &ts, NULL, 0, 0);
+        if (r > 0 && (p[0].revents || p[1].revents))
+            break;
+        now = mono_ms();
+    }
+    if (*gp >= 0)
+        RR_SYS(SYS_close, *gp, 0, 0);
+    *gp = -1;
+}
+
+/* Spawn C; its pid, or RR_EXEC_FORK - errno written to errfd and -1. *gp
+ * is the read end of C's exec pipe (await_exec), or -1. */
+static pid_t spawn_command(struct rr_guard *g, pid_t self, int *gp)
 {
     long pid;
+    int gpipe[2];
+
+    *gp = -1;
+    if (RR_SYS(SYS_pipe2, gpipe, O_CLOEXEC, 0) < 0)
+        gpipe[0] = gpipe[1] = -1;
 
     g->spawn = (struct rr_exec_spawn){
         .plan = g->plan, .own_group = !g->foreground, .pgid = g->own_pgid, .tty = g->tty,
@@ -321,24 +358,28 @@ static pid_t spawn_command(struct rr_guard *g, pid_t self)
 #if RR_CLONE_VM
     if (g->cloned) {
         /* glibc's clone() writes errno only when it fails: then ours. */
-        pid = clone(rr_exec_child_fn, g->exec_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                    &g->spawn);
+        pid = clone(rr_exec_child_fn, g->exec_stack, CLONE_VM | SIGCHLD, &g->spawn);
         if (pid < 0)
             pid = -EAGAIN;
     } else
 #endif
     {
-        pid = vfork();
+        pid = fork();
         if (pid == 0)
             rr_exec_child(&g->spawn);
         if (pid < 0)
             pid = -errno;   /* forked: the errno is our own */
     }
+    if (gpipe[1] >= 0)
+        RR_SYS(SYS_close, gpipe[1], 0, 0);
     if (pid < 0) {
         int code = RR_EXEC_FORK + (int)pid;
         RR_SYS(SYS_write, g->errfd, &code, sizeof code);
+        if (gpipe[0] >= 0)
+            RR_SYS(SYS_close, gpipe[0], 0, 0);
         return -1;
     }
+    *gp = gpipe[0];
     store32(&g->child_pid, (int)pid);
     /* Also from this side, so the group exists before R hears of it.
      * EACCES once it has exec'd: then it did setpgid itself. */
@@ -481,8 +522,10 @@ static int guard_main(void *p)
     unsigned long dfl[4] = { 0, 0, 0, 0 };
     RR_SYS4(SYS_rt_sigaction, SIGCHLD, dfl, 0, sizeof(unsigned long));
     /* C gets R's descriptors (ours are close-on-exec), so it comes first. */
-    s.cpid = spawn_command(g, s.self);
+    int gp;
+    s.cpid = spawn_command(g, s.self, &gp);
     RR_SYS(SYS_close, g->errfd, 0, 0);
+    await_exec(&s, &gp);
     unsigned long chld = 1UL << (SIGCHLD - 1);
     s.sfd = (int)RR_SYS4(SYS_signalfd4, -1, &chld, sizeof chld, O_CLOEXEC | O_NONBLOCK);
     close_others(g, s.sfd);

@@ -138,6 +138,39 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
     sleep 0.5
     assert_no_file "$TMP/slowx.a"
     end_test
+
+    t "an exec that outlasts the lease: the guard kills the command during the exec, not after"
+    # Only the command's execve is held (-P: its own copy of sh), for 4 s
+    # against a 1 s lease. The guard must not wait for the exec to end (as
+    # it did in vfork): at 2.5 s the command must already have SIGKILL
+    # pending, so that it dies before its first instruction.
+    cp /bin/sh "$TMP/slowsh"
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 bg "$TMP/slowk" strace -f -qq -o /dev/null \
+        --seccomp-bpf -P "$TMP/slowsh" -e trace=execve -e inject=execve:delay_enter=4000000 \
+        "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowk -- "$TMP/slowsh" -c 'echo ran > "$1"' sh "$TMP/slowk.a"
+    w=$BG
+    sleep 2.5
+    cpid=
+    for p in $(pgrep -f -- "--kill-after 200ms slowk" 2>/dev/null); do
+        for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+            # (the command is a clone of the guard until its exec is over:
+            # the same name, the same command line)
+            [ -z "$cpid" ] && [ "$(cat /proc/"$c"/comm 2>/dev/null)" = redlock-guard ] || continue
+            cpid=$(cat /proc/"$c"/task/*/children 2>/dev/null | awk '{print $1; exit}')
+        done
+    done
+    if [ -z "$cpid" ]; then
+        fail "no command under the guard 2.5 s in (the run: $(cat "$TMP/slowk.err"))"
+    else
+        pend=$(awk '/^(SigPnd|ShdPnd):/ { print $2 }' /proc/"$cpid"/status 2>/dev/null | tr '\n' ' ')
+        "$PY" -c 'import sys; sys.exit(0 if any(int(x, 16) & (1 << 8) for x in sys.argv[1:]) else 1)' $pend ||
+            fail "1.5 s past the lease the command has no SIGKILL pending (pending: $pend)"
+    fi
+    wait_pid "$w" 10
+    assert_ne "$RC" 0 "a command whose exec outlasted the lease ran to success"
+    assert_no_file "$TMP/slowk.a"
+    wait_for 3 lock_gone slowk || fail "a lock was left behind"
+    end_test
 else
     note "skip: strace with fault injection is not available"
 fi
