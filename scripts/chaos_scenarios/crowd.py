@@ -3,10 +3,14 @@
 The wrapper slots loop as everywhere, with a long --wait (they are the
 live waiters). The one fault:
 
-  crowd_kill   start SIZE extra wrappers with --wait 30s on the same lock
-               (runs "cE-I", tags crowd=E), wait until the lock's queue has
-               grown by nine tenths of them (at most 5 s), then SIGKILL all
-               of them within a few ms; from then on, for one queue-entry
+  crowd_kill   start a blocker (run "bE": it waits for the lock, then
+               holds it for up to 20 s), and once its command runs, SIZE
+               extra wrappers with --wait 30s on the same lock (runs "cE-I",
+               tags crowd=E) that queue behind it; wait until the queue has
+               grown by nine tenths of them (at most 10 s), then SIGKILL all
+               of them within a few ms, and SIGTERM the blocker 200 ms later
+               (its release meets the dead entries at the head, still
+               looking alive for a queue-entry TTL); from the kill on, for one queue-entry
                TTL and a half, a run without --wait and without -q every
                250 ms (runs "pE-J", tags probe=E; its stderr kept), which
                may take the lock like any other. The next crowd comes two
@@ -41,6 +45,7 @@ PROBE_EVERY_MS = 250
 QUEUE_WAIT_S = 5
 BATCH = 5
 LAST_S = 10         # no crowd starts later than this before the end
+RELEASE_AFTER_MS = 200   # the blocker's release, after the kill
 
 SHORT = []
 
@@ -95,11 +100,23 @@ def f_crowd_kill(sc):
     c["events"] += 1
     lo, hi = sc.s["crowd"]["size"]
     n = sc.rng.randint(lo, hi)
-    before = queue_len(sc) or 0
     t0 = mono()
     members = []
-    ev = {"event": e, "size": n, "queue_before": before}
+    ev = {"event": e, "size": n}
     c["busy_until"] = mono() + 60 * NS
+    # The blocker: a run that holds the lock (up to 20 s) while the crowd
+    # queues behind it, so that its release meets the dead entries at the
+    # head of the queue, as a holder's release would after a crowd died.
+    blocker = sc.spawn(3000 + e, 0, rid="b%d" % e, wait_ms=CROWD_WAIT_MS, hold_ms=20000,
+                       tags={"blocker": e})
+
+    def blocked():
+        if blocker.started or not blocker.alive() or mono() - t0 > QUEUE_WAIT_S * NS:
+            ev["blocker_started"] = blocker.started
+            ev["queue_before"] = queue_len(sc) or 0
+            spawn_some()
+        else:
+            sc.later(20 * MS, blocked)
 
     def spawn_some():
         """BATCH at a time, so the harness's loop keeps reading the log."""
@@ -114,8 +131,8 @@ def f_crowd_kill(sc):
 
     def kill():
         q = queue_len(sc)
-        if (q is not None and q < before + 0.9 * n
-                and mono() - t0 < QUEUE_WAIT_S * NS):
+        if (q is not None and q < ev["queue_before"] + 0.9 * n
+                and mono() - t0 < 2 * QUEUE_WAIT_S * NS):
             sc.later(100 * MS, kill)
             return
         ev["queue_at_kill"] = q
@@ -134,6 +151,15 @@ def f_crowd_kill(sc):
         probe(e, 0, probe_until)
         pids = {r.proc.pid for r in members}
         holders(pids, t_kill + (sc.s["ttl_ms"] + c["entry_ttl_ms"]) * MS)
+        sc.later(RELEASE_AFTER_MS * MS, unblock)
+
+    def unblock():
+        """The blocker stops (SIGTERM: its command is stopped, the lock
+        released) while the dead entries still look alive."""
+        if blocker.alive():
+            os.kill(blocker.proc.pid, signal.SIGTERM)
+            blocker.signals.append("TERM-blocker")
+            ev["unblocked_ns"] = mono()
 
     def holders(pids, until):
         """Who holds the lock (lock token = record token) on each master:
@@ -159,7 +185,7 @@ def f_crowd_kill(sc):
         c["probes"].append({"id": rid, "t0_ns": r.spawn_ns, "path": path})
         sc.later(PROBE_EVERY_MS * MS, lambda: probe(e, j + 1, until))
 
-    spawn_some()
+    blocked()
     return True
 
 
@@ -168,7 +194,8 @@ FAULTS = {"crowd_kill": f_crowd_kill}
 
 def drain(sc):
     """The scenario's time is up: a crowd not killed yet dies now, as the
-    others did (its kill would not come: nothing runs later now)."""
+    others did (its kill would not come: nothing runs later now), and a
+    blocker still holding is stopped."""
     c = getattr(sc, "crowd", None)
     if c is None:
         return
@@ -180,6 +207,10 @@ def drain(sc):
             ids.append(r.id)
     if ids:
         c["kills"].append({"event": "drain", "t_ns": t, "killed": len(ids), "ids": ids})
+    for r in sc.runs:
+        if r.tags.get("blocker") is not None and r.alive():
+            os.kill(r.proc.pid, signal.SIGTERM)
+            r.signals.append("TERM-blocker")
 
 
 def finish(sc):
