@@ -135,6 +135,13 @@ LONG = [
 # one kind whose overlap a renewal interval explains), a third --fence F
 # of a holder it saw running.
 RELEASE_OPTS = dict(force=0.2, fence=0.35)
+# The short form, in --short: plain releases only (no --force, so no
+# overlap is excused), about 8 releases in 8 s.
+SHORT.append(dict(name="single-release-holders-short", masters=1, wrappers=6, duration=8,
+                  faults=["force_release"], asserted=LEASE_CHECKS, fault_every=(0.6, 1.2),
+                  ttl_ms=1500, wait_ms=4000,
+                  lease=dict(hold=(200, 800), short=0.5, strict_release=True,
+                             release=dict(fence=0.35))))
 for _m, _tag in ((1, "single"), (5, "redlock5")):
     LONG.append(dict(name="%s-release-holders" % _tag, masters=_m, wrappers=8, duration=20,
                      faults=["force_release"], asserted=LEASE_CHECKS, fault_every=(0.6, 1.4),
