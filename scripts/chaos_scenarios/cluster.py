@@ -15,6 +15,19 @@ cluster's own moving parts.
              renewals run while the slot is half-way (ASK, TRYAGAIN)
   failover   CLUSTER FAILOVER on a replica of the slot's owner (the manual,
              graceful one: the replica has every write before it takes over)
+  halfway    the job's slot left half-way: SETSLOT IMPORTING / MIGRATING,
+             no key moved, for 0.5-2.5 s, then SETSLOT STABLE on both (the
+             move called off): every script that names a key not there yet
+             (an acquire, a release) is refused TRYAGAIN meanwhile, while
+             renewals go through
+
+cluster-halfway-once runs --once IDs (a pool of 40, --state-ttl 60s, so
+an ID that succeeded must never run again in the scenario: C7) with
+--on-stale run (a run recorded abandoned would let its ID run again), a
+lease of 4 s (longer than any half-way slot, so every release lands in
+the end: an exit 74 fails C5), and the job's records read as limit.py's
+give-back scenarios read them (scripts/chaoslib/records.py): a run that
+exited 0 recorded 'abandoned' fails C5.
 
 One fault at a time. Neither loses a write, so every check (C1-C5) is
 asserted: a wrapper may fail to get or keep the lock (69, 79: availability),
@@ -32,6 +45,7 @@ import os
 import random
 import subprocess
 
+from chaoslib import records
 from chaoslib.checks import ALL_CHECKS, NS
 from chaoslib.nodes import Node, mono, port_free, server_argv, wait_until
 from chaoslib.resp import try_resp
@@ -57,6 +71,10 @@ LONG = [
          faults=["failover"], asserted=list(ALL_CHECKS), fault_every=(1.5, 2.5)),
     dict(CLUSTER_DEFAULTS, name="cluster-reshard-failover", wrappers=12, duration=25,
          faults=["reshard", "failover"], asserted=list(ALL_CHECKS)),
+    dict(CLUSTER_DEFAULTS, name="cluster-halfway-once", wrappers=8, duration=25, ttl_ms=4000,
+         wait_ms=8000, faults=["halfway"], fault_every=(1.5, 3.0), respawn_ms=(200, 600),
+         records=True, release_room=True, asserted=list(ALL_CHECKS) + ["C6", "C7"],
+         lease=dict(once=dict(ids=40, state_ttl="60s", state_ttl_ms=60000, on_stale="run"))),
 ]
 
 
@@ -228,7 +246,49 @@ def f_failover(sc):
     return True
 
 
-FAULTS = {"reshard": f_reshard, "failover": f_failover}
+def f_halfway(sc):
+    c = getattr(sc, "cluster", None)
+    if c is None or c["busy"]:
+        return False
+    src_id, src = owner(sc)
+    if src is None:
+        return False
+    dests = [(nid, port) for nid, port, flags, _, slots in nodes_view(sc)
+             if "master" in flags and "fail" not in flags and nid != src_id and slots]
+    if not dests:
+        return False
+    dst_id, dst = sc.rng.choice(dests)
+    slot = c["slot"]
+    if (cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) != "OK"
+            or cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) != "OK"):
+        cmd(dst, "CLUSTER", "SETSLOT", slot, "STABLE")
+        return False
+    c["busy"] = True
+    ev = {"slot": slot, "from": src, "to": dst, "t0": mono()}
+    c.setdefault("halfway", []).append(ev)
+
+    def stable():
+        ev["answers"] = [cmd(p, "CLUSTER", "SETSLOT", slot, "STABLE") for p in (src, dst)]
+        ev["t1"] = mono()
+        c["busy"] = False
+    sc.later(int(sc.rng.uniform(0.5, 2.5) * NS), stable)
+    return True
+
+
+FAULTS = {"reshard": f_reshard, "failover": f_failover, "halfway": f_halfway}
+
+
+def _owner_port(sc):
+    """The slot's owner, as found when the records began (the half-way
+    faults call every move off, so it stays)."""
+    return sc.cluster.get("owner_port")
+
+
+def setup(sc):
+    c = getattr(sc, "cluster", None)
+    if c is not None and sc.s.get("records"):
+        c["owner_port"] = owner(sc)[1]
+        records.start(sc, _owner_port)
 
 
 def quiesce(sc):
@@ -236,6 +296,8 @@ def quiesce(sc):
     are read next, from every node)."""
     if getattr(sc, "cluster", None) is not None:
         wait_until(lambda: all(state_ok(sv.port) for sv in sc.servers if sv.state == "up"), 10)
+        if sc.s.get("records"):
+            records.read_history(sc, _owner_port(sc))
 
 
 def teardown(sc):
@@ -245,4 +307,4 @@ def teardown(sc):
 
 def finish(sc):
     c = getattr(sc, "cluster", None)
-    return {"cluster": c} if c else {}
+    return dict({"cluster": c}, **records.finish(sc)) if c else {}

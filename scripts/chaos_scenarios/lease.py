@@ -12,7 +12,9 @@ command's life past the lease. These scenarios attack exactly that:
                        its guard) for 1.5-2.5 x TTL, then SIGCONT
   stop_wrapper_cmd     the same, and its command too, but not its guard
   force_release        `redlock-run --release NAME` (an operator) while
-                       wrappers run; combined with stalled stderr
+                       wrappers run; combined with stalled stderr; in the
+                       *-release-holders scenarios also --fence F, --force
+                       (and, in limit.py, --slot K, --all-slots)
   late_acquire         the proxy of one master delivers the client->server
                        bytes of the next connection that carries an acquire
                        0.25-1.5 s late (longer than --redis-timeout); the
@@ -29,9 +31,11 @@ command's life past the lease. These scenarios attack exactly that:
 
 The only overlap these scenarios accept is one that a pause of the *whole*
 holder (wrapper, guard and command: pause_holder, in the mixed scenarios)
-explains, or one on the side of a holder an operator force-released, bounded
-by the renewal interval (the holder notices at its next renewal). Two more
-checks, reported everywhere, asserted here:
+explains, or one on the side of a holder an operator released with
+--force, bounded by the renewal interval (the holder notices at its next
+renewal). A plain --release revokes the lock and waits for the holder's own
+release: it explains no overlap. Two more checks, reported everywhere,
+asserted here:
 
   C6  no command started after its lease had ended: the witness's start,
       on the wall clock, later than its fence + TTL (the fence is at least
@@ -123,6 +127,27 @@ LONG = [
          asserted=ONCE_CHECKS, wait_ms=4000, min_completed=4, respawn_ms=RESPAWN,
          lease=dict(once=ONCE_IDS, hold=(2000, 3000))),
 ]
+# An operator's --release of live holders (holds of 0.3-1.5 s under a
+# 1.5 s lease, so that it nearly always meets one in its section): the
+# holder must stop its command before anybody else can take the lock, so
+# no overlap at all, and --release returns only after that (C5: it ends 0
+# or 1, and the holder it names has ended). A fifth of them --force (the
+# one kind whose overlap a renewal interval explains), a third --fence F
+# of a holder it saw running.
+RELEASE_OPTS = dict(force=0.2, fence=0.35)
+# The short form, in --short: plain releases only (no --force, so no
+# overlap is excused), about 8 releases in 8 s.
+SHORT.append(dict(name="single-release-holders-short", masters=1, wrappers=6, duration=8,
+                  faults=["force_release"], asserted=LEASE_CHECKS, fault_every=(0.6, 1.2),
+                  ttl_ms=1500, wait_ms=4000,
+                  lease=dict(hold=(200, 800), short=0.5, strict_release=True,
+                             release=dict(fence=0.35))))
+for _m, _tag in ((1, "single"), (5, "redlock5")):
+    LONG.append(dict(name="%s-release-holders" % _tag, masters=_m, wrappers=8, duration=20,
+                     faults=["force_release"], asserted=LEASE_CHECKS, fault_every=(0.6, 1.4),
+                     ttl_ms=1500, wait_ms=4000,
+                     lease=dict(hold=(300, 1500), short=0.3, strict_release=True,
+                                release=RELEASE_OPTS)))
 for _m, _tag in ((1, "single"), (5, "redlock5")):
     LONG.append(dict(
         name="%s-lease-mixed" % _tag, masters=_m, wrappers=16, duration=30,
@@ -208,6 +233,8 @@ def prepare(sc, r, opts, command):
     if once:
         oid = "id-%d" % rng.randrange(once["ids"])
         opts += ["--once", oid, "--state-ttl", once["state_ttl"]]
+        if once.get("on_stale"):
+            opts += ["--on-stale", once["on_stale"]]
         r.tags["once"] = oid
     if r.slot in sc.lease["pipes"]:
         # Loud (a line per renewal), into a pipe that the command fills first.
@@ -293,13 +320,38 @@ def f_stop_wrapper_cmd(sc):
 
 
 def f_force_release(sc):
+    """An operator's `redlock-run --release NAME`: it revokes a live
+    holder's lock and waits for the holder to stop its command and release
+    (so no overlap is explained by it). The spec's lease.release may add,
+    each with its probability: fence (--fence F of a holder in its section,
+    as read in --status), force (--force: deleted at once, the one kind
+    whose overlap a renewal interval explains), all_slots / slot (with
+    --limit: --all-slots, or --slot K of a slot in 1..N)."""
     if any(rel.get("t1") is None for rel in sc.lease["releases"]):
         return False   # one operator at a time
+    opt = ((sc.s.get("lease") or {}).get("release")) or {}
+    rng = sc.rng
     urls = ",".join("redis://127.0.0.1:%d" % sv.port for sv in sc.servers)
-    rel = {"t0": mono(), "t1": None, "rc": None, "fence": None, "pid": None,
+    args = []
+    if rng.random() < opt.get("force", 0):
+        args.append("--force")
+    holders = [x for x in sc.runs if x.alive() and x.started and not x.ended and x.fence]
+    if holders and rng.random() < opt.get("fence", 0):
+        args += ["--fence", str(rng.choice(holders).fence)]
+    n = sc.s.get("limit") or 0
+    if n and "--fence" not in args:
+        u = rng.random()
+        if u < opt.get("all_slots", 0):
+            args.append("--all-slots")
+        elif u < opt.get("all_slots", 0) + opt.get("slot", 0):
+            args += ["--slot", str(rng.randint(1, n))]
+    if n:
+        args += ["--limit", str(n)]
+    rel = {"t0": mono(), "t1": None, "rc": None, "fence": None, "pid": None, "args": args,
+           "force": "--force" in args,
            "in_section": [x.id for x in sc.runs if x.alive() and x.started and not x.ended]}
     proc = subprocess.Popen([sc.args.bin, "-r", urls, "--redis-timeout", "500ms",
-                             "--connect-timeout", "500ms", "--release", sc.lock_name()],
+                             "--connect-timeout", "500ms", "--release"] + args + [sc.lock_name()],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     sc.lease["releases"].append(rel)
@@ -312,6 +364,7 @@ def f_force_release(sc):
         m = re.search(r"pid (\d+) \(fence (\d+)\)", out)
         if m:
             rel["pid"], rel["fence"] = int(m.group(1)), int(m.group(2))
+        rel["fences"] = [int(f) for f in re.findall(r"\(fence (\d+)\)", out)]
         rel["out"] = out.strip()
     sc.watch(proc, done)
     return True
@@ -394,11 +447,12 @@ PLANTED_MUST_FAIL = ["C1", "C5", "C6", "C7"]
 
 def write_planted(d):
     """A hand-written scenario directory with one violation of each lease
-    check, and one overlap that a forced release does explain: C1 (an
-    overlap that lasts longer than the renewal after a release), C5 (a
-    witness alive after its wrapper exited), C6 (a start after fence + TTL)
-    and C7 (a succeeded --once ID run again) must go red, and the explained
-    overlap must not count."""
+    check, and one overlap that a --release --force does explain: C1 (an
+    overlap that lasts longer than the renewal after a forced release, and
+    one within a renewal of a plain --release, which waits for the holder
+    and so explains nothing), C5 (a witness alive after its wrapper
+    exited), C6 (a start after fence + TTL) and C7 (a succeeded --once ID
+    run again) must go red, and the explained overlap must not count."""
     import json
     os.makedirs(os.path.join(d, "sink"), exist_ok=True)
     off = 5_000_000_000 * MS          # wall = mono + 5e9 ms
@@ -417,6 +471,8 @@ def write_planted(d):
         ("r1", 6000, 7000, w(6000)),              # released at 6110: runs on
         ("s1", 6120, 6170, w(6120)),              # C1
         ("o", 8000, 8050, w(8000)),               # C5: outlived its wrapper
+        ("u1", 9000, 9200, w(9000)),              # revoked (no --force) at 9110:
+        ("v1", 9120, 9170, w(9120)),              # C1 all the same
     ]
     lines = []
     n = 0
@@ -433,13 +489,14 @@ def write_planted(d):
             r = {"id": rid, "rc": 0, "signals": [], "tags": {}, "exit_ns": (b + 5) * MS}
             if rid in ("x", "y"):
                 r["tags"]["once"] = "id-0"
-            if rid in ("p", "r1"):
+            if rid in ("p", "r1", "u1"):
                 r["rc"] = 79
             if rid == "o":
                 r["outlived"] = True
             fh.write(json.dumps(r) + "\n")
-    releases = [{"t0": 5100 * MS, "t1": 5110 * MS, "rc": 0, "fence": w(5000), "pid": 1},
-                {"t0": 6100 * MS, "t1": 6110 * MS, "rc": 0, "fence": w(6000), "pid": 2}]
+    releases = [{"t0": 5100 * MS, "t1": 5110 * MS, "rc": 0, "fence": w(5000), "pid": 1, "force": True},
+                {"t0": 6100 * MS, "t1": 6110 * MS, "rc": 0, "fence": w(6000), "pid": 2, "force": True},
+                {"t0": 9100 * MS, "t1": 9110 * MS, "rc": 0, "fence": w(9000), "pid": 3, "force": False}]
     spec = {"name": "control-planted-lease", "ttl_ms": ttl,
             "lease": {"once": {"ids": 1, "state_ttl": "1s", "state_ttl_ms": 1000}}}
     with open(os.path.join(d, "meta.json"), "w") as fh:
