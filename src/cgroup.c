@@ -2,9 +2,9 @@
  *
  * Two halves. The async-signal-safe one is a handful of raw system calls
  * on fds opened in advance (rawsys.h: no errno, no libc state), because the
- * guard may run on our memory and a vfork child must not touch libc. The
- * rest is ordinary C, run by the main process before the guard exists:
- * the pure parsers (unit-tested) and rr_cgroup_create, which reads
+ * guard may run on our memory and the command's spawned process must not
+ * touch libc. The rest is ordinary C, run by the main process before the
+ * guard exists: the pure parsers (unit-tested) and rr_cgroup_create, which reads
  * /proc/self/mountinfo and /proc/self/cgroup, makes the directory and
  * opens its files. */
 #include <dirent.h>

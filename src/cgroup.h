@@ -12,9 +12,9 @@
  * starts; it opens every file it will need (the directory, cgroup.procs,
  * cgroup.kill, cgroup.events, cgroup.freeze) so that what follows needs no
  * path, no allocation and no libc: the guard (clone(CLONE_VM) on our memory,
- * or a fork) and a vfork child call the rr_cgroup_* functions marked
- * async-signal-safe below, which are raw system calls (rawsys.h) on those
- * fds and never touch errno. The fds are O_CLOEXEC: a fork or a clone
+ * or a fork) and the command's spawned process call the rr_cgroup_*
+ * functions marked async-signal-safe below, which are raw system calls
+ * (rawsys.h) on those fds and never touch errno. The fds are O_CLOEXEC: a fork or a clone
  * without CLONE_FILES has its own copies of them (and keeps them when R
  * dies); the command's exec closes them. R calls rr_cgroup_remove after the
  * command was reaped and populated is 0, then rr_cgroup_free; the guard

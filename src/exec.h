@@ -5,8 +5,8 @@
  * is built by redlock-run before the guard starts, with malloc. The guard
  * (guard.c) then spawns the command on it, and the spawned process runs
  * rr_exec_child: raw system calls only (rawsys.h), since it may share our
- * memory and our errno (clone(CLONE_VM | CLONE_VFORK) from a guard that is
- * itself a clone(CLONE_VM) of redlock-run), and never returns. Its outcome
+ * memory and our errno (clone(CLONE_VM) on a stack of its own from a guard
+ * that is itself a clone(CLONE_VM) of redlock-run), and never returns. Its outcome
  * comes back through a close-on-exec pipe: EOF is success, an int is the
  * errno of the failure (rr_exec_error turns it into a message). */
 #ifndef RR_EXEC_H

@@ -7,10 +7,11 @@
  * makes raw system calls only (rawsys.h, proc.c, the async-signal-safe part
  * of cgroup.c), so that not even errno, which lives in the thread-local
  * storage it shares with our main thread, is written. It spawns the command
- * the same way, clone(CLONE_VM | CLONE_VFORK) on a second stack (glibc's
- * clone() is only the trampoline: it writes errno on failure alone).
- * Where clone(CLONE_VM) is refused or cannot be followed (valgrind, ASan),
- * the guard is forked and vforks the command; the control block is a
+ * the same way, clone(CLONE_VM) on a second stack (glibc's clone() is only
+ * the trampoline: it writes errno on failure alone), without CLONE_VFORK:
+ * the guard must keep the lease while the command's execve runs
+ * (await_exec). Where clone(CLONE_VM) is refused or cannot be followed
+ * (valgrind, ASan), the guard is forked and forks the command; the control block is a
  * MAP_SHARED page either way.
  */
 #include <errno.h>

@@ -229,7 +229,7 @@ static void start_child(struct run *r)
         rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env, &co,
                             on_child_exit, r, err, sizeof(err));
     }
-    /* We were suspended in vfork while the command exec'd (however long a
+    /* We waited in await_exec while the command exec'd (however long a
      * slow exec takes): libuv's cached time is from before it, and timers
      * count from that. Without this, an exec of a third of the lease made
      * the lost timer fire at once, and a valid run ended as lost. */

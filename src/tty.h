@@ -8,7 +8,7 @@
  * foreground for as long as it runs, and redlock-run takes the terminal back
  * when it ends or is stopped (Ctrl-Z). SIGTTOU is ignored by redlock-run, so
  * handing the terminal over and back never stops us. Only ioctls: the
- * give/take functions are safe in the vfork child.
+ * give/take functions are safe in the command's spawned process.
  *
  * A job stops as a whole (the command, then redlock-run) only where a shell
  * can continue it: under cron, CI or a service manager there is no terminal,
