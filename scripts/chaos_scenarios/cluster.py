@@ -180,24 +180,35 @@ def url(sc):
     return "redis-cluster://" + ",".join("127.0.0.1:%d" % p for p in ports)
 
 
-def f_reshard(sc):
+def half_way(sc):
+    """Set the job's slot MIGRATING on its owner and IMPORTING on another
+    master (no key moved) and mark the cluster busy: (cluster, slot, src
+    port, dst port, dst node id), or None if no move can start now."""
     c = getattr(sc, "cluster", None)
     if c is None or c["busy"]:
-        return False
+        return None
     src_id, src = owner(sc)
     if src is None:
-        return False
+        return None
     dests = [(nid, port) for nid, port, flags, _, slots in nodes_view(sc)
              if "master" in flags and "fail" not in flags and nid != src_id and slots]
     if not dests:
-        return False
+        return None
     dst_id, dst = sc.rng.choice(dests)
     slot = c["slot"]
     if (cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) != "OK"
             or cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) != "OK"):
         cmd(dst, "CLUSTER", "SETSLOT", slot, "STABLE")
-        return False
+        return None
     c["busy"] = True
+    return c, slot, src, dst, dst_id
+
+
+def f_reshard(sc):
+    hw = half_way(sc)
+    if hw is None:
+        return False
+    c, slot, src, dst, dst_id = hw
     move = {"slot": slot, "from": src, "to": dst, "t0": mono(), "keys": 0}
     c["moves"].append(move)
 
@@ -247,23 +258,10 @@ def f_failover(sc):
 
 
 def f_halfway(sc):
-    c = getattr(sc, "cluster", None)
-    if c is None or c["busy"]:
+    hw = half_way(sc)
+    if hw is None:
         return False
-    src_id, src = owner(sc)
-    if src is None:
-        return False
-    dests = [(nid, port) for nid, port, flags, _, slots in nodes_view(sc)
-             if "master" in flags and "fail" not in flags and nid != src_id and slots]
-    if not dests:
-        return False
-    dst_id, dst = sc.rng.choice(dests)
-    slot = c["slot"]
-    if (cmd(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", src_id) != "OK"
-            or cmd(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id) != "OK"):
-        cmd(dst, "CLUSTER", "SETSLOT", slot, "STABLE")
-        return False
-    c["busy"] = True
+    c, slot, src, dst, _ = hw
     ev = {"slot": slot, "from": src, "to": dst, "t0": mono()}
     c.setdefault("halfway", []).append(ev)
 
