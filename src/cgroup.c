@@ -4,8 +4,8 @@
  * on fds opened in advance (rawsys.h: no errno, no libc state), because the
  * guard may run on our memory and the command's spawned process must not
  * touch libc. The rest is ordinary C, run by the main process before the
- * guard exists: the pure parsers (unit-tested) and rr_cgroup_create, which reads
- * /proc/self/mountinfo and /proc/self/cgroup, makes the directory and
+ * guard exists: the pure parsers (unit-tested) and rr_cgroup_create, which
+ * reads /proc/self/mountinfo and /proc/self/cgroup, makes the directory and
  * opens its files. */
 #include <dirent.h>
 #include <errno.h>
@@ -461,23 +461,11 @@ static struct rr_cgroup *cg_new(void)
     return cg;
 }
 
-/* Close the files of a cgroup made before (rr_cgroup_make again after
- * rr_cgroup_remove). */
-static void close_files(struct rr_cgroup *cg)
-{
-    int *fds[] = { &cg->procs_fd, &cg->kill_fd, &cg->events_fd, &cg->freeze_fd };
-
-    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
-        if (*fds[i] >= 0)
-            close(*fds[i]);
-        *fds[i] = -1;
-    }
-}
-
-int rr_cgroup_prepare(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen)
+int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen)
 {
     struct rr_cgroup *cg = cg_new();
     char base[PATH_MAX], *sc = NULL;
+    bool made = false;
     int rc;
 
     *out = NULL;
@@ -508,15 +496,6 @@ int rr_cgroup_prepare(struct rr_cgroup **out, const char *lockname, char *err, s
                  base, sc);
         goto fail;
     }
-    /* A cgroup other than the root has a cgroup.type; one without
-     * cgroup.kill beside it is of a kernel before 5.14 (the root has
-     * neither: rr_cgroup_make finds out there). */
-    if (faccessat(cg->parent_fd, "cgroup.type", F_OK, 0) == 0 &&
-        faccessat(cg->parent_fd, "cgroup.kill", F_OK, 0) != 0) {
-        rc = -ENOENT;
-        snprintf(err, errlen, "the kernel has no cgroup.kill (Linux 5.14 brought it)");
-        goto fail;
-    }
     /* Moving the command from our cgroup into its child is a write to the
      * cgroup.procs of their common ancestor: ours. */
     if (faccessat(cg->parent_fd, "cgroup.procs", W_OK, AT_EACCESS) != 0) {
@@ -525,54 +504,28 @@ int rr_cgroup_prepare(struct rr_cgroup **out, const char *lockname, char *err, s
                  why(-rc), RR_CGROUP_HINT);
         goto fail;
     }
-    /* Making the child is a write to our directory (mkdir may still fail
-     * later: rr_cgroup_make says why). */
-    if (faccessat(cg->parent_fd, ".", W_OK, AT_EACCESS) != 0) {
-        rc = -errno;
-        snprintf(err, errlen, "cannot create a cgroup under %s: %s (%s)", base, why(-rc),
-                 RR_CGROUP_HINT);
-        goto fail;
-    }
+    sweep_stale(cg->parent_fd);
     rr_cgroup_child_name(cg->name, sizeof cg->name, (long)getpid(), lockname);
     if ((size_t)snprintf(cg->path, sizeof cg->path, "%s/%s", base, cg->name) >= sizeof cg->path) {
         rc = -ENAMETOOLONG;
         snprintf(err, errlen, "the cgroup path under %s is too long", base);
         goto fail;
     }
+    if ((rc = make_dir(cg, err, errlen)) < 0)
+        goto fail;
+    made = true;
+    if ((rc = open_files(cg, err, errlen)) < 0)
+        goto fail;
     free(sc);
     *out = cg;
     return 0;
 
 fail:
     free(sc);
+    if (made)
+        unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR);
     rr_cgroup_free(cg);
     return rc < 0 ? rc : -EINVAL;
-}
-
-int rr_cgroup_make(struct rr_cgroup *cg, char *err, size_t errlen)
-{
-    int rc;
-
-    close_files(cg);
-    sweep_stale(cg->parent_fd);
-    if ((rc = make_dir(cg, err, errlen)) < 0)
-        return rc;
-    if ((rc = open_files(cg, err, errlen)) < 0) {
-        close_files(cg);
-        unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR);
-    }
-    return rc;
-}
-
-int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen)
-{
-    int rc = rr_cgroup_prepare(out, lockname, err, errlen);
-
-    if (rc == 0 && (rc = rr_cgroup_make(*out, err, errlen)) < 0) {
-        rr_cgroup_free(*out);
-        *out = NULL;
-    }
-    return rc;
 }
 
 const char *rr_cgroup_path(const struct rr_cgroup *cg)

@@ -14,8 +14,8 @@
  * path, no allocation and no libc: the guard (clone(CLONE_VM) on our memory,
  * or a fork) and the command's spawned process call the rr_cgroup_*
  * functions marked async-signal-safe below, which are raw system calls
- * (rawsys.h) on those fds and never touch errno. The fds are O_CLOEXEC: a fork or a clone
- * without CLONE_FILES has its own copies of them (and keeps them when R
+ * (rawsys.h) on those fds and never touch errno. The fds are O_CLOEXEC: a
+ * fork or a clone without CLONE_FILES has its own copies of them (and keeps them when R
  * dies); the command's exec closes them. R calls rr_cgroup_remove after the
  * command was reaped and populated is 0, then rr_cgroup_free; the guard
  * removes it when R dies first. */
@@ -78,20 +78,6 @@ int rr_cgroup_remove(const struct rr_cgroup *cg);
  * with its guard). 0 and *out set (free with rr_cgroup_free), or -errno with a
  * one-line reason in err and *out NULL. Calls nothing that needs the guard. */
 int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
-
-/* rr_cgroup_create in two steps, so that a run can ask early whether it
- * may have a cgroup without making one (a mkdir and an rmdir per run for
- * nothing). rr_cgroup_prepare does the reading and the checks: it finds
- * our cgroup, opens it, checks the "no internal processes" rule and our
- * right to write its cgroup.procs and its directory, and names the child;
- * it makes nothing. The same 0 / -errno and err as rr_cgroup_create, *out
- * set to a cgroup that is not made yet (rr_cgroup_path already tells where
- * it will be). rr_cgroup_make then removes the stale cgroups of dead runs,
- * makes the directory and opens its files: 0 or -errno with err filled
- * (the cgroup is then not made, and rr_cgroup_make may be called again).
- * After rr_cgroup_remove, rr_cgroup_make makes it anew. */
-int rr_cgroup_prepare(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
-int rr_cgroup_make(struct rr_cgroup *cg, char *err, size_t errlen);
 
 /* The cgroup's absolute path (e.g. /sys/fs/cgroup/unified/system.slice/
  * cron.service/redlock-run.42.backup); owned by cg. */

@@ -11,8 +11,8 @@
  * the trampoline: it writes errno on failure alone), without CLONE_VFORK:
  * the guard must keep the lease while the command's execve runs
  * (await_exec). Where clone(CLONE_VM) is refused or cannot be followed
- * (valgrind, ASan), the guard is forked and forks the command; the control block is a
- * MAP_SHARED page either way.
+ * (valgrind, ASan), the guard is forked and forks the command; the control
+ * block is a MAP_SHARED page either way.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -48,7 +48,6 @@ struct run {
     struct rr_child *child;
     char **child_env;
     struct rr_cgroup *cgroup;     /* the command's own, made at start; NULL: tree mode */
-    bool want_cgroup;             /* the command has a cgroup (contain()) */
     char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
@@ -434,10 +433,8 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
 /* The command's cgroup, as --contain asks (cgroup.h), made before the lock
  * is asked for and kept until the command's exit: --contain cgroup then
  * refuses without touching Redis, and what --contain auto reports (the
- * log, the lock's record, --status) is what the command gets. One mkdir a
- * run: the check that made and removed one before the lock and made it
- * again at the spawn cost a mkdir, an rmdir and a second reading of
- * /proc/self/mountinfo and /proc/self/cgroup. A run killed while it waits
+ * log, the lock's record, --status) is what the command gets; one mkdir
+ * and one reading of /proc/self/mountinfo a run. A run killed while it waits
  * leaves an empty cgroup, which the next run of any job removes once it is
  * a minute old (rr_cgroup_create's sweep).
  * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */
@@ -449,7 +446,6 @@ static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t
         return 0;
     if (rr_cgroup_create(&r->cgroup, cfg->name, why, sizeof why) == 0) {
         snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(r->cgroup));
-        r->want_cgroup = true;
         return 0;
     }
     if (cfg->contain == RR_CONTAIN_CGROUP) {
@@ -570,7 +566,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
         rr_log(RR_LOG_ERROR, "contain", NULL, "%s", err);
         return RR_EXIT_OSERR;
     }
-    r.au.contain = r.want_cgroup ? "cgroup" : "tree";
+    r.au.contain = r.cgroup ? "cgroup" : "tree";
     r.au.cgroup = r.cgroup_path;
     if (setup(&r, cfg, err, sizeof(err)) != 0)
         feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err },

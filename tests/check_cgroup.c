@@ -290,41 +290,6 @@ START_TEST(test_null)
 }
 END_TEST
 
-/* rr_cgroup_prepare makes nothing; rr_cgroup_make makes it, and makes it
- * anew after rr_cgroup_remove (--contain cgroup's check before the lock,
- * then the command's own at the spawn). */
-START_TEST(test_prepare_make)
-{
-    struct rr_cgroup *cg = NULL;
-    char err[256] = "", path[4200];
-    struct stat st;
-
-    if (rr_cgroup_prepare(&cg, "unit/prep", err, sizeof err) != 0) {
-        fprintf(stderr, "check_cgroup: no cgroup to prepare here (%s): skipped\n", err);
-        return;
-    }
-    snprintf(path, sizeof path, "%s", rr_cgroup_path(cg));
-    ck_assert_msg(strstr(path, "/redlock-run.") && strstr(path, ".unit_prep"), "%s", path);
-    ck_assert_int_eq(stat(path, &st), -1);
-    ck_assert_int_eq(rr_cgroup_populated(cg), -EBADF);
-    if (rr_cgroup_make(cg, err, sizeof err) != 0) {
-        fprintf(stderr, "check_cgroup: prepared, but no cgroup made here (%s): skipped\n", err);
-        rr_cgroup_free(cg);
-        return;
-    }
-    ck_assert_int_eq(stat(path, &st), 0);
-    ck_assert_int_eq(rr_cgroup_populated(cg), 0);
-    ck_assert_int_eq(rr_cgroup_remove(cg), 0);
-    ck_assert_int_eq(stat(path, &st), -1);
-    ck_assert_int_eq(rr_cgroup_make(cg, err, sizeof err), 0);
-    ck_assert_int_eq(stat(path, &st), 0);
-    ck_assert_int_eq(rr_cgroup_populated(cg), 0);
-    ck_assert_int_eq(rr_cgroup_kill(cg), 0);
-    ck_assert_int_eq(rr_cgroup_remove(cg), 0);
-    rr_cgroup_free(cg);
-}
-END_TEST
-
 static Suite *cgroup_suite(void)
 {
     Suite *s = suite_create("cgroup");
@@ -340,7 +305,6 @@ static Suite *cgroup_suite(void)
     tc = tcase_create("real");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_real_cgroup);
-    tcase_add_test(tc, test_prepare_make);
     tcase_add_test(tc, test_sweep_stale);
     suite_add_tcase(s, tc);
     return s;
