@@ -24,6 +24,7 @@
 
 struct rr_cgroup {
     int parent_fd;      /* the directory we made it in (for the rmdir) */
+    int dir_fd;         /* the cgroup's own directory (clone3's CLONE_INTO_CGROUP) */
     int procs_fd;       /* cgroup.procs, O_WRONLY */
     int kill_fd;        /* cgroup.kill, O_WRONLY */
     int events_fd;      /* cgroup.events, O_RDONLY */
@@ -88,6 +89,11 @@ int rr_cgroup_events_fd(const struct rr_cgroup *cg)
     return cg ? cg->events_fd : -1;
 }
 
+int rr_cgroup_dir_fd(const struct rr_cgroup *cg)
+{
+    return cg ? cg->dir_fd : -1;
+}
+
 int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max)
 {
     int n = 0;
@@ -96,9 +102,9 @@ int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max)
         return 0;
     /* Field by field: no array initialiser the compiler might make a
      * memcpy call of (the guard may share our memory: no libc). */
-    for (int i = 0; i < 5 && n < max; i++) {
+    for (int i = 0; i < 6 && n < max; i++) {
         int fd = i == 0 ? cg->parent_fd : i == 1 ? cg->procs_fd : i == 2 ? cg->kill_fd
-               : i == 3 ? cg->events_fd : cg->freeze_fd;
+               : i == 3 ? cg->events_fd : i == 4 ? cg->freeze_fd : cg->dir_fd;
         if (fd >= 0)
             fds[n++] = fd;
     }
@@ -398,6 +404,8 @@ static int open_files(struct rr_cgroup *cg, char *err, size_t errlen)
         goto out;
     }
     cg->freeze_fd = openat(dir, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
+    cg->dir_fd = dir;
+    return 0;
 out:
     close(dir);
     return -e;
@@ -457,7 +465,8 @@ static struct rr_cgroup *cg_new(void)
     struct rr_cgroup *cg = calloc(1, sizeof *cg);
 
     if (cg)
-        cg->parent_fd = cg->procs_fd = cg->kill_fd = cg->events_fd = cg->freeze_fd = -1;
+        cg->parent_fd = cg->dir_fd = cg->procs_fd = cg->kill_fd = cg->events_fd =
+            cg->freeze_fd = -1;
     return cg;
 }
 
@@ -539,6 +548,8 @@ void rr_cgroup_free(struct rr_cgroup *cg)
         return;
     if (cg->parent_fd >= 0)
         close(cg->parent_fd);
+    if (cg->dir_fd >= 0)
+        close(cg->dir_fd);
     if (cg->procs_fd >= 0)
         close(cg->procs_fd);
     if (cg->kill_fd >= 0)

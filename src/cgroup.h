@@ -48,6 +48,10 @@ int rr_cgroup_populated(const struct rr_cgroup *cg);
  * rr_cgroup_populated after each wake. Owned by cg: never close it. */
 int rr_cgroup_events_fd(const struct rr_cgroup *cg);
 
+/* The fd of the cgroup's own directory, for clone3's CLONE_INTO_CGROUP
+ * (clone3.h). Owned by cg: never close it. */
+int rr_cgroup_dir_fd(const struct rr_cgroup *cg);
+
 /* Freeze (on != 0) or thaw (on == 0) every process of the cgroup: write
  * "1"/"0" to cgroup.freeze. 0 or -errno (-ENOENT: no cgroup.freeze, a
  * kernel before 5.2). Does not wait for "frozen 1" in cgroup.events.
@@ -55,7 +59,7 @@ int rr_cgroup_events_fd(const struct rr_cgroup *cg);
  * the command SIGTERM or SIGKILL (the guard, child.c, sweep.c) thaws it. */
 int rr_cgroup_freeze(const struct rr_cgroup *cg, int on);
 
-/* The fds cg holds open (its parent's directory and the cgroup's files),
+/* The fds cg holds open (its parent's directory, its own and its files),
  * into fds (at most max); returns how many. 0 for NULL. The guard keeps
  * exactly these when it closes everything else: by number, not by what
  * /proc says they are. */

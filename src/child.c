@@ -49,6 +49,7 @@ struct rr_child {
     pid_t pid;
     enum child_state state;
     struct rr_guard *guard;    /* the command's parent (guard.h) */
+    struct rr_guard *spent_guard;   /* stood down at EXITED, reaped when freed */
     const struct rr_cgroup *cgroup;
     struct rr_sweep sweep;     /* only once the guard died */
     bool foreground;
@@ -166,7 +167,11 @@ static void transition(struct rr_child *ch, enum child_state to)
         /* from SWEEPING once nothing is left */
         live_guard = NULL;
         live_pgid = 0;
-        rr_guard_stop(ch->guard);
+        /* Told to exit, but not waited for here: nothing of the command is
+         * left, so the lock's release need not wait for the guard's own
+         * exit; rr_child_free reaps it, by then long gone. */
+        rr_guard_stand_down(ch->guard);
+        ch->spent_guard = ch->guard;
         ch->guard = NULL;
         thaw(ch);   /* nothing is left in it; never left frozen all the same */
         /* Empty now, and ours no more: its owner (run.c) removes it. */
@@ -546,6 +551,8 @@ void rr_child_free(struct rr_child *ch)
     ch->kill_armed = false;
     live_guard = NULL;
     ch->guard = NULL;
+    rr_guard_stop(ch->spent_guard);
+    ch->spent_guard = NULL;
     uv_close((uv_handle_t *)&ch->sweep_timer, on_handle_close);
     uv_close((uv_handle_t *)&ch->reports, on_handle_close);
     uv_close((uv_handle_t *)&ch->kill_timer, on_handle_close);

@@ -136,8 +136,9 @@ void rr_exec_child(const struct rr_exec_spawn *s)
     const struct rr_exec_plan *plan = s->plan;
     pid_t self = (pid_t)RR_SYS(SYS_getpid, 0, 0, 0);
 
-    /* Into the cgroup before anything else: what we start is born in it. */
-    if (s->cgroup) {
+    /* Into the cgroup before anything else, unless clone3 made us in it:
+     * what we start is born in it. */
+    if (s->cgroup && !s->born_in_cgroup) {
         int e = rr_cgroup_enter_self(s->cgroup);
         if (e < 0)
             report(s->errfd, RR_EXEC_CGROUP + e);

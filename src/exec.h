@@ -40,6 +40,7 @@ struct rr_exec_spawn {
     pid_t parent;              /* who must still be our parent after PDEATHSIG */
     int errfd;                 /* the pipe's write end (close-on-exec) */
     const struct rr_cgroup *cgroup;   /* entered first of all; NULL: none */
+    bool born_in_cgroup;       /* spawned into it (clone3.h): nothing to enter */
     /* Does the lease leave the grace, right before exec? Async-signal-safe. */
     bool (*lease_ok)(const void *arg);
     const void *lease_arg;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "clone3.h"
 #include "exec.h"
 #include "guard.h"
 #include "proc.h"
@@ -140,9 +141,22 @@ static bool report(struct gstate *s, int kind, int value, const pid_t *pids, int
     return w == (long)sizeof r;
 }
 
-/* The two reports R cannot do without are sent again until there was room. */
+/* The two reports R cannot do without are sent again until there was room.
+ * Both at once (C left nothing behind, the usual end) go in one write,
+ * under PIPE_BUF so never split: R wakes once for them, not twice. */
 static void report_owed(struct gstate *s)
 {
+    if (s->owe_reaped && s->owe_gone) {
+        struct rr_guard_report r[2] = { { RR_GUARD_REAPED, s->cstatus, 0, { 0 } },
+                                        { RR_GUARD_GONE, 0, 0, { 0 } } };
+        long w;
+        do {
+            w = RR_SYS(SYS_write, s->g->rep_wfd, r, sizeof r);
+        } while (w == -EINTR);
+        if (w == (long)sizeof r)
+            s->owe_reaped = s->owe_gone = false;
+        return;
+    }
     if (s->owe_reaped && report(s, RR_GUARD_REAPED, s->cstatus, NULL, 0))
         s->owe_reaped = false;
     if (!s->owe_reaped && s->owe_gone && report(s, RR_GUARD_GONE, 0, NULL, 0))
@@ -216,6 +230,13 @@ static void reap(struct gstate *s)
             s->cstatus = st;
             s->owe_reaped = true;
             s->phase = G_SWEEP;
+            /* Nothing left already (no child, the cgroup empty): gone
+             * too, told with the reap. Else the sweep begins. */
+            pid_t kids[1];
+            if (rr_proc_children(s->self, 0, kids, 1) == 0 && !cgroup_populated(s->g)) {
+                s->phase = G_DONE;
+                s->owe_gone = true;
+            }
             report_owed(s);
         }
     }
@@ -356,15 +377,33 @@ static pid_t spawn_command(struct rr_guard *g, pid_t self, int *gp)
         .parent = self, .errfd = g->errfd, .cgroup = g->cgroup, .lease_ok = lease_ok_fn,
         .lease_arg = g,
     };
+    /* Born in the cgroup where the kernel can (clone3.h): no migration.
+     * Otherwise, or if it refuses, as before: C enters it itself, and says
+     * why it could not. */
+    pid = -ENOSYS;
+    int cgfd = rr_cgroup_dir_fd(g->cgroup);
+    if (cgfd >= 0) {
+        g->spawn.born_in_cgroup = true;
 #if RR_CLONE_VM
-    if (g->cloned) {
+        if (g->cloned)
+            pid = rr_clone3_vm(cgfd, g->exec_stack - EXEC_STACK, EXEC_STACK, rr_exec_child_fn,
+                               &g->spawn);
+        else
+#endif
+        if ((pid = rr_clone3_fork(cgfd)) == 0)
+            rr_exec_child(&g->spawn);
+        if (pid < 0)
+            g->spawn.born_in_cgroup = false;
+    }
+#if RR_CLONE_VM
+    if (pid < 0 && g->cloned) {
         /* glibc's clone() writes errno only when it fails: then ours. */
         pid = clone(rr_exec_child_fn, g->exec_stack, CLONE_VM | SIGCHLD, &g->spawn);
         if (pid < 0)
             pid = -EAGAIN;
     } else
 #endif
-    {
+    if (pid < 0) {
         pid = fork();
         if (pid == 0)
             rr_exec_child(&g->spawn);
@@ -716,15 +755,21 @@ bool rr_guard_dead(const struct rr_guard *g)
     return exited(g);
 }
 
+void rr_guard_stand_down(struct rr_guard *g)
+{
+    if (!g || g->wfd < 0)
+        return;
+    store32(&g->stopping, 1);
+    poke(g, 'x');
+    close(g->wfd);
+    g->wfd = -1;
+}
+
 void rr_guard_stop(struct rr_guard *g)
 {
     if (!g)
         return;
-    store32(&g->stopping, 1);
-    poke(g, 'x');
-    if (g->wfd >= 0)
-        close(g->wfd);
-    g->wfd = -1;
+    rr_guard_stand_down(g);
     /* It kills what it still has and exits: a short wait, and no zombie. */
     if (g->guard_pid > 0)
         while (waitpid(g->guard_pid, NULL, __WALL) < 0 && errno == EINTR)

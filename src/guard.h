@@ -114,8 +114,12 @@ pid_t rr_guard_pid(const struct rr_guard *g);
  * False once rr_guard_stop began: then its exit is ours. */
 bool rr_guard_dead(const struct rr_guard *g);
 
-/* Tell the guard to stand down (it kills and reaps whatever it still has),
- * reap it and free everything. NULL is fine. */
+/* Tell the guard to stand down (it kills and reaps whatever it still has,
+ * then exits), without waiting for it: its exit is expected from now on
+ * (rr_guard_dead is false). Then rr_guard_stop. NULL is fine. */
+void rr_guard_stand_down(struct rr_guard *g);
+
+/* Stand it down if not yet, reap it and free everything. NULL is fine. */
 void rr_guard_stop(struct rr_guard *g);
 
 /* The guard's clock, as a pure function (unit-tested): what to do at now

@@ -48,6 +48,7 @@ struct run {
     struct rr_child *child;
     char **child_env;
     struct rr_cgroup *cgroup;     /* the command's own, made at start; NULL: tree mode */
+    bool child_gone;              /* nothing of the command is left (exit reported) */
     char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
@@ -142,6 +143,8 @@ static void on_released(struct rr_lock *lk, int released, int written, int error
          NULL);
 }
 
+static void uncontain(struct run *r);
+
 static void release(struct run *r, int64_t hold_ms)
 {
     struct rr_release_info ri = {
@@ -152,19 +155,24 @@ static void release(struct run *r, int64_t hold_ms)
         .wait_ms = r->sm.wait_ms,
     };
 
-    if (rr_lock_release(r->lock, &ri, on_released, r) != 0)
+    if (rr_lock_release(r->lock, &ri, on_released, r) != 0) {
         feed_kind(r, RR_EV_RELEASE_NOT_SENT);
+        return;
+    }
+    /* The empty cgroup goes while the servers run the release. */
+    if (r->child_gone)
+        uncontain(r);
 }
 
 /* ---- the child ---- */
 
-static void uncontain(struct run *r);
-
 static void on_child_exit(struct rr_child *ch, int wstatus, void *arg)
 {
-    /* Nothing of the command is left and its guard is gone: the cgroup
-     * goes now, before the lock is released. */
-    uncontain(arg);
+    struct run *r = arg;
+
+    /* Nothing of the command is left, its guard stands down: the cgroup
+     * is empty and goes once the release is sent (or at the end). */
+    r->child_gone = true;
     feed(arg, &(struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = rr_now_ms(),
                                    .code = rr_child_exit_code(wstatus),
                                    .child_exit = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
@@ -458,11 +466,10 @@ static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t
 }
 
 /* The one place R removes the command's cgroup (the guard does it only
- * after our death): when the command's exit is reported (child.c reports it
- * once nothing is left in the cgroup and the guard is gone), or after the
- * run for the runs that made one and never got that far (the lock held, a
- * failed spawn).
- * Then it is freed. */
+ * after our death): once the release is sent after the command's exit was
+ * reported (child.c reports it once nothing is left in the cgroup), or
+ * after the run for the runs that made one and never got that far (the
+ * lock held, a failed spawn, a release not sent). Then it is freed. */
 static void uncontain(struct run *r)
 {
     int rc;

@@ -152,11 +152,11 @@ static int wait_populated(const struct rr_cgroup *cg, int want)
 static void check_fds(const struct rr_cgroup *cg, const char *path)
 {
     static const char *const names[] = { "", "/cgroup.procs", "/cgroup.kill", "/cgroup.events",
-                                         "/cgroup.freeze" };
+                                         "/cgroup.freeze", "" };
     int fds[8], n = rr_cgroup_fds(cg, fds, 8);
     char want[4400], link[4400], proc[64];
 
-    ck_assert_int_eq(n, 5);   /* Linux >= 5.14: cgroup.freeze is there too */
+    ck_assert_int_eq(n, 6);   /* Linux >= 5.14: cgroup.freeze is there too */
     for (int i = 0; i < n; i++) {
         ck_assert_int_eq(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", fds[i]);
@@ -166,6 +166,9 @@ static void check_fds(const struct rr_cgroup *cg, const char *path)
         if (i == 0) {
             snprintf(want, sizeof want, "%s", path);
             *strrchr(want, '/') = '\0';
+        } else if (i == 5) {
+            snprintf(want, sizeof want, "%s", path);   /* its own directory */
+            ck_assert_int_eq(fds[i], rr_cgroup_dir_fd(cg));
         } else {
             snprintf(want, sizeof want, "%s%s", path, names[i]);
         }
