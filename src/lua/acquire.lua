@@ -180,9 +180,11 @@ local function status_of(key, s)
 end
 local st, stale = status_of(statek, sr[1])
 local rec = statek
+local once_stale = 0
 if oncek then
-  local s1, stale1 = status_of(oncek)
-  st, rec, stale = s1, oncek, math.max(stale, stale1)
+  local s1
+  s1, once_stale = status_of(oncek)
+  st, rec, stale = s1, oncek, math.max(stale, once_stale)
 end
 if st == 'succeeded' and oncek then
   local r = redis.call('HMGET', oncek, 'host', 'pid', 'fence', 'finished_ms')
@@ -211,8 +213,9 @@ local function bury(key)
              'fence', r[5] or '', 'once', r[6] or '', 'started_ms', st0,
              'finished_ms', hb, 'duration_ms', hb - st0, 'wait_ms', '')
 end
-bury(statek)
-if oncek then bury(oncek) end
+-- Only a record still 'running' is buried (its status was read above).
+if sr[1] == 'running' then bury(statek) end
+if oncek and once_stale == 1 then bury(oncek) end
 
 redis.call('SET', lock, token, 'PX', ttl)
 -- The fencing token never goes below the acquiring host's clock in ms, so it
@@ -250,9 +253,11 @@ local function replace(key, ls)
     f[#f + 1] = 'last_success_host'; f[#f + 1] = ls[3] or ''
   end
   local old = redis.call('DUMP', key)
+  if old then
+    f[#f + 1] = 'prev'; f[#f + 1] = old
+  end
   redis.call('DEL', key)
   redis.call('HSET', key, unpack(f))
-  if old then redis.call('HSET', key, 'prev', old) end
 end
 replace(statek, {sr[3], sr[4], sr[5], sr[1], sr[6], sr[7], sr[8]})
 if oncek then

@@ -89,19 +89,14 @@ for i = ARG_HISTORY_ID, #ARGV do undo[#undo + 1] = ARGV[i] end
 -- history entry was added too.
 local logged, unlogged = false, {}
 for _, key in ipairs({statek, oncek}) do
-  local tok, st, lg
-  if key == statek then
-    local r = redis.call('HMGET', key, 'token', 'queued', 'status', 'logged')
-    tok, queued, st, lg = r[1], r[2] == '1', r[3], r[4]
-  else
-    local r = redis.call('HMGET', key, 'token', 'status', 'logged')
-    tok, st, lg = r[1], r[2], r[3]
-  end
+  -- One read of the record: what the branches below need of it.
+  local r = redis.call('HMGET', key, 'token', 'status', 'logged', 'prev', 'started_ms', 'queued')
+  local tok, st, lg, prev = r[1], r[2], r[3], r[4]
+  if key == statek then queued = r[6] == '1' end
   if tok == token and status ~= '' and st ~= 'running' then
     written = 1
     if lg == '1' then logged = true else unlogged[#unlogged + 1] = key end
   elseif tok == token then
-    local prev = redis.call('HGET', key, 'prev')
     if status == '' then
       if prev and ARGV[ARG_STANDS] == '0' then
         for id in string.gmatch(redis.call('HGET', key, 'buried') or '', '%S+') do
@@ -120,7 +115,7 @@ for _, key in ipairs({statek, oncek}) do
         redis.call('DEL', key)
       end
     else
-      local s = tonumber(redis.call('HGET', key, 'started_ms'))
+      local s = tonumber(r[5])
       if s then started = s end
       local f = {'status', status, 'finished_ms', now, 'heartbeat_ms', now,
                  'exit_code', code, 'signal', sig, 'masters_ok', ARGV[ARG_MASTERS_OK],
