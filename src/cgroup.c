@@ -16,6 +16,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,14 +353,49 @@ static const char *why(int e)
 /* How to get a cgroup one may create children in. */
 #define RR_CGROUP_HINT "run as a systemd unit with Delegate=yes, or see \"Containment\" in the README"
 
+#define RR_CGROUP2_MAGIC 0x63677270   /* statfs's f_type of a cgroup2 */
+
+/* Our own cgroup's directory in the usual places: a cgroup2 at
+ * /sys/fs/cgroup (unified) or /sys/fs/cgroup/unified (hybrid) under which
+ * our path (pc's "0::" line) is a directory. 0, or -1: ask mountinfo.
+ * Reading /proc/self/mountinfo costs tens of microseconds (the kernel
+ * writes every mount's line), which a plain run should not pay where a
+ * statfs can tell. A mount of a subtree (a container without a cgroup
+ * namespace of its own: root /docker/ID) has no directory for our whole
+ * path under it, so it goes to mountinfo, which knows the mount's root. */
+static int locate_usual(const char *pc, char *base, size_t baselen)
+{
+    static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+    char own[PATH_MAX];
+    struct statfs sf;
+    struct stat st;
+
+    if (!pc || rr_cgroup_own_path(pc, own, sizeof own) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
+        if (statfs(mounts[i], &sf) != 0 || sf.f_type != RR_CGROUP2_MAGIC)
+            continue;
+        size_t n = (size_t)snprintf(base, baselen, "%s%s", mounts[i],
+                                    strcmp(own, "/") == 0 ? "" : own);
+        if (n < baselen && stat(base, &st) == 0 && S_ISDIR(st.st_mode))
+            return 0;
+    }
+    return -1;
+}
+
 /* Our own cgroup's directory. 0 or -errno with err filled. */
 static int locate_self(char *base, size_t baselen, char *err, size_t errlen)
 {
-    char *mi = slurp_at(AT_FDCWD, "/proc/self/mountinfo");
     char *pc = slurp_at(AT_FDCWD, "/proc/self/cgroup");
+    char *mi;
     char mnt[PATH_MAX];
     int rc;
 
+    if (locate_usual(pc, base, baselen) == 0) {
+        free(pc);
+        return 0;
+    }
+    mi = slurp_at(AT_FDCWD, "/proc/self/mountinfo");
     if (!mi || !pc) {
         rc = -errno;
         snprintf(err, errlen, "cannot read /proc/self/%s: %s", mi ? "cgroup" : "mountinfo",

@@ -72,8 +72,9 @@ int rr_cgroup_remove(const struct rr_cgroup *cg);
 
 /* --- normal libc: R only, before the guard starts / after it ends ------- */
 
-/* Create the command's cgroup: find the cgroup2 mount (/proc/self/mountinfo),
- * our own cgroup (/proc/self/cgroup), check that a child can hold processes
+/* Create the command's cgroup: find our own cgroup (/proc/self/cgroup)
+ * under the cgroup2 mount (statfs of /sys/fs/cgroup and
+ * /sys/fs/cgroup/unified, else /proc/self/mountinfo), check that a child can hold processes
  * next to us (cgroup.kill exists: kernel 5.14; our own cgroup enables no
  * controllers in cgroup.subtree_control, the "no internal processes"
  * rule), mkdir redlock-run.<pid>.<lock name> under it, and open its

@@ -229,6 +229,42 @@ START_TEST(test_real_cgroup)
 }
 END_TEST
 
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = calloc(1, 1 << 16);
+    if (f && buf)
+        buf[fread(buf, 1, (1 << 16) - 1, f)] = '\0';
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* rr_cgroup_create finds our cgroup by statfs in the usual places, and by
+ * mountinfo elsewhere: here, both must name the same directory. */
+START_TEST(test_usual_place_is_mountinfos)
+{
+    struct rr_cgroup *cg = NULL;
+    char err[256] = "", want[4200], got[4200];
+    char *mi = read_all("/proc/self/mountinfo"), *pc = read_all("/proc/self/cgroup");
+
+    if (rr_cgroup_locate(mi, pc, want, sizeof want) != 0 ||
+        rr_cgroup_create(&cg, "unit/where", err, sizeof err) != 0) {
+        fprintf(stderr, "check_cgroup: no real cgroup here (%s): skipped\n", err);
+        free(mi);
+        free(pc);
+        return;
+    }
+    snprintf(got, sizeof got, "%s", rr_cgroup_path(cg));
+    *strrchr(got, '/') = '\0';
+    ck_assert_str_eq(got, want);
+    ck_assert_int_eq(rr_cgroup_remove(cg), 0);
+    rr_cgroup_free(cg);
+    free(mi);
+    free(pc);
+}
+END_TEST
+
 /* Make the directory base/name, its mtime secs_ago in the past. */
 static void make_aged(const char *base, const char *name, int secs_ago)
 {
@@ -309,6 +345,7 @@ static Suite *cgroup_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_real_cgroup);
     tcase_add_test(tc, test_sweep_stale);
+    tcase_add_test(tc, test_usual_place_is_mountinfos);
     suite_add_tcase(s, tc);
     return s;
 }
