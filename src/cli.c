@@ -271,6 +271,12 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
 
 int rr_cli_parse(int argc, char **argv, struct rr_config *cfg, char *err, size_t errlen)
 {
+    memset(cfg, 0, sizeof *cfg);
+    return rr_cli_parse_zeroed(argc, argv, cfg, err, errlen);
+}
+
+int rr_cli_parse_zeroed(int argc, char **argv, struct rr_config *cfg, char *err, size_t errlen)
+{
     struct option longopts[N_OPTS + 1];
     char optstring[2 + 2 * N_OPTS + 1];
     struct rr_cli_seen sn;

@@ -15,6 +15,11 @@
  * points into argv; argv itself is left untouched (see rr_cli_scrub_argv). */
 int rr_cli_parse(int argc, char **argv, struct rr_config *cfg, char *err, size_t errlen);
 
+/* The same into a cfg that is all zero already (a static one, as main's):
+ * the 54 KB are not written over, so the pages nobody uses are never
+ * touched (14 page faults fewer a run). */
+int rr_cli_parse_zeroed(int argc, char **argv, struct rr_config *cfg, char *err, size_t errlen);
+
 /* Hide passwords that were given on the command line in URLs, so they do not
  * show in /proc/PID/cmdline or ps(1). Call after rr_cli_parse. */
 void rr_cli_scrub_argv(int argc, char **argv);

@@ -32,7 +32,6 @@ static bool given(const struct rr_cli_seen *sn, unsigned bit)
 
 void rr_cli_defaults(struct rr_config *cfg)
 {
-    memset(cfg, 0, sizeof *cfg);
     cfg->mode = RR_MODE_RUN;
     cfg->ttl_ms = RR_DEFAULT_TTL_MS;
     cfg->wait_ms = 0;

@@ -93,7 +93,8 @@ size_t rr_cli_url_len(const char *s);
 int rr_cli_number(const char *opt, const char *noun, const char *arg, long lo, long hi,
                   long *out, char *err, size_t errlen);
 
-/* Reset cfg to the defaults (config.h), before the loop. */
+/* Set the defaults (config.h) that are not zero, before the loop: cfg is
+ * all zero already. */
 void rr_cli_defaults(struct rr_config *cfg);
 
 /* Judge what the loop saw: modes, NAME and COMMAND from argv[next], times,

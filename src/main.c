@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     signal(SIGTTIN, SIG_IGN);
     signal(SIGTTOU, SIG_IGN);
     rr_log_init(NULL, 0, false, false);
-    if (rr_cli_parse(argc, argv, &cfg, err, sizeof(err)) != 0) {
+    if (rr_cli_parse_zeroed(argc, argv, &cfg, err, sizeof(err)) != 0) {
         rr_log(RR_LOG_ERROR, "usage", NULL, "%s (see redlock-run --help)", err);
         if (rr_cli_wants_check(argc, (const char *const *)argv)) {
             /* A monitoring check's caller reads stdout and 3, not 64. */
