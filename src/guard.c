@@ -178,7 +178,7 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
 {
     struct rr_guard *g = s->g;
 
-    int n = rr_proc_children(s->self, 0, kids, RR_PROC_MAX);
+    int n = rr_proc_own_children(s->self, kids, RR_PROC_MAX);
     if (n < 0)
         n = 0;
     if (s->cpid > 0 && !s->c_reaped)
@@ -233,7 +233,7 @@ static void reap(struct gstate *s)
             /* Nothing left already (no child, the cgroup empty): gone
              * too, told with the reap. Else the sweep begins. */
             pid_t kids[1];
-            if (rr_proc_children(s->self, 0, kids, 1) == 0 && !cgroup_populated(s->g)) {
+            if (rr_proc_own_children(s->self, kids, 1) == 0 && !cgroup_populated(s->g)) {
                 s->phase = G_DONE;
                 s->owe_gone = true;
             }

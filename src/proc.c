@@ -123,9 +123,39 @@ struct dirent64_raw {
     char d_name[];
 };
 
+/* Append the pids of /proc/PID/task/TID/children (tid: its digits) to
+ * out[*n..max), less skip. -1 if the file cannot be opened. */
+static int thread_children(pid_t pid, const char *tid, pid_t skip, pid_t *out, int *n, int max)
+{
+    char path[96], sub[160], kids[4096];
+    size_t o = 0;
+    const char *s = proc_path(path, sizeof path, pid, "/task/");
+
+    for (; *s && o + 1 < sizeof sub; s++)
+        sub[o++] = *s;
+    for (s = tid; *s && o + 1 < sizeof sub; s++)
+        sub[o++] = *s;
+    for (s = "/children"; *s && o + 1 < sizeof sub; s++)
+        sub[o++] = *s;
+    sub[o] = '\0';
+    long fd = RR_SYS(SYS_openat, AT_FDCWD, sub, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long r = RR_SYS(SYS_read, fd, kids, sizeof kids);
+    RR_SYS(SYS_close, fd, 0, 0);
+    if (r <= 0)
+        return 0;
+    pid_t tmp[RR_PROC_MAX];
+    int k = rr_proc_parse_pids(kids, (size_t)r, tmp, RR_PROC_MAX);
+    for (int i = 0; i < k && *n < max; i++)
+        if (tmp[i] != skip)
+            out[(*n)++] = tmp[i];
+    return 0;
+}
+
 int rr_proc_children(pid_t pid, pid_t skip, pid_t *out, int max)
 {
-    char path[96], dents[2048], kids[4096];
+    char path[96], dents[2048];
     int n = 0;
     long dfd;
 
@@ -140,35 +170,23 @@ int rr_proc_children(pid_t pid, pid_t skip, pid_t *out, int max)
         for (long off = 0; off < got;) {
             const struct dirent64_raw *d = (const void *)(dents + off);
             off += d->d_reclen;
-            if (d->d_name[0] < '0' || d->d_name[0] > '9')
-                continue;
-            /* /proc/PID/task/TID/children */
-            char sub[160];
-            size_t o = 0;
-            const char *s = proc_path(path, sizeof path, pid, "/task/");
-            for (; *s && o + 1 < sizeof sub; s++)
-                sub[o++] = *s;
-            for (s = d->d_name; *s && o + 1 < sizeof sub; s++)
-                sub[o++] = *s;
-            for (s = "/children"; *s && o + 1 < sizeof sub; s++)
-                sub[o++] = *s;
-            sub[o] = '\0';
-            long fd = RR_SYS(SYS_openat, AT_FDCWD, sub, O_RDONLY | O_CLOEXEC);
-            if (fd < 0)
-                continue;   /* the thread is gone */
-            long r = RR_SYS(SYS_read, fd, kids, sizeof kids);
-            RR_SYS(SYS_close, fd, 0, 0);
-            if (r <= 0)
-                continue;
-            pid_t tmp[RR_PROC_MAX];
-            int k = rr_proc_parse_pids(kids, (size_t)r, tmp, RR_PROC_MAX);
-            for (int i = 0; i < k && n < max; i++)
-                if (tmp[i] != skip)
-                    out[n++] = tmp[i];
+            /* A thread that is gone has no children file: skipped. */
+            if (d->d_name[0] >= '0' && d->d_name[0] <= '9')
+                thread_children(pid, d->d_name, skip, out, &n, max);
         }
     }
     RR_SYS(SYS_close, dfd, 0, 0);
     return n;
+}
+
+int rr_proc_own_children(pid_t self, pid_t *out, int max)
+{
+    char path[96];
+    int n = 0;
+
+    /* The one thread's id is the pid: its digits follow "/proc/". */
+    const char *tid = proc_path(path, sizeof path, self, "") + 6;
+    return thread_children(self, tid, 0, out, &n, max) < 0 ? -1 : n;
 }
 
 int rr_proc_read_stat(pid_t pid, struct rr_proc_stat *st)

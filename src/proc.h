@@ -41,6 +41,11 @@ int rr_proc_parse_pids(const char *buf, size_t len, pid_t *out, int max);
  * into out (at most max); returns how many, or -1 if /proc cannot be read. */
 int rr_proc_children(pid_t pid, pid_t skip, pid_t *out, int max);
 
+/* The same for a process of one thread, ours (the guard): one file,
+ * /proc/PID/task/PID/children, no listing of the threads. -1 if /proc
+ * cannot be read. */
+int rr_proc_own_children(pid_t self, pid_t *out, int max);
+
 /* Read /proc/PID/stat into st: 0, or -1 if the process is gone (or the
  * text is not one). */
 int rr_proc_read_stat(pid_t pid, struct rr_proc_stat *st);

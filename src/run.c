@@ -442,7 +442,7 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
  * is asked for and kept until the command's exit: --contain cgroup then
  * refuses without touching Redis, and what --contain auto reports (the
  * log, the lock's record, --status) is what the command gets; one mkdir
- * and one reading of /proc/self/mountinfo a run. A run killed while it waits
+ * and a reading of /proc/self/cgroup a run. A run killed while it waits
  * leaves an empty cgroup, which the next run of any job removes once it is
  * a minute old (rr_cgroup_create's sweep).
  * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */

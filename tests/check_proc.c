@@ -122,6 +122,13 @@ START_TEST(test_children_of_self)
     n = rr_proc_children(getpid(), p, out, 8);
     for (int i = 0; i < n; i++)
         ck_assert_int_ne(out[i], p);
+    /* One thread (this test's process): its own file says the same. */
+    n = rr_proc_own_children(getpid(), out, 8);
+    seen = false;
+    for (int i = 0; i < n; i++)
+        seen |= out[i] == p;
+    ck_assert(seen);
+    ck_assert_int_eq(rr_proc_own_children(4194304 + 7, out, 8), -1);   /* no such pid */
     kill(p, SIGKILL);
     waitpid(p, NULL, 0);
 }
