@@ -447,8 +447,12 @@ out:
     return -e;
 }
 
+static void sweep_stale(int parent_fd);
+
 /* Make the directory: mkdir, or, if a dead run of ours left one with our
- * pid's name, rmdir it first (it is empty, or rmdir fails). */
+ * pid's name, rmdir it first (it is empty, or rmdir fails); if the kernel
+ * says there are too many (cgroup.max.descendants), once more after
+ * removing those of dead runs. */
 static int make_dir(struct rr_cgroup *cg, char *err, size_t errlen)
 {
     const char *base = cg->path;
@@ -457,6 +461,12 @@ static int make_dir(struct rr_cgroup *cg, char *err, size_t errlen)
     if (mkdirat(cg->parent_fd, cg->name, 0755) == 0)
         return 0;
     e = errno;
+    if (e == EAGAIN) {
+        sweep_stale(cg->parent_fd);
+        if (mkdirat(cg->parent_fd, cg->name, 0755) == 0)
+            return 0;
+        e = errno;
+    }
     if (e == EEXIST && unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR) == 0 &&
         mkdirat(cg->parent_fd, cg->name, 0755) == 0)
         return 0;
@@ -549,7 +559,6 @@ int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, si
                  why(-rc), RR_CGROUP_HINT);
         goto fail;
     }
-    sweep_stale(cg->parent_fd);
     rr_cgroup_child_name(cg->name, sizeof cg->name, (long)getpid(), lockname);
     if ((size_t)snprintf(cg->path, sizeof cg->path, "%s/%s", base, cg->name) >= sizeof cg->path) {
         rc = -ENAMETOOLONG;
@@ -571,6 +580,12 @@ fail:
         unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR);
     rr_cgroup_free(cg);
     return rc < 0 ? rc : -EINVAL;
+}
+
+void rr_cgroup_sweep(const struct rr_cgroup *cg)
+{
+    if (cg && cg->parent_fd >= 0)
+        sweep_stale(cg->parent_fd);
 }
 
 const char *rr_cgroup_path(const struct rr_cgroup *cg)

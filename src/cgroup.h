@@ -74,15 +74,21 @@ int rr_cgroup_remove(const struct rr_cgroup *cg);
 
 /* Create the command's cgroup: find our own cgroup (/proc/self/cgroup)
  * under the cgroup2 mount (statfs of /sys/fs/cgroup and
- * /sys/fs/cgroup/unified, else /proc/self/mountinfo), check that a child can hold processes
- * next to us (cgroup.kill exists: kernel 5.14; our own cgroup enables no
- * controllers in cgroup.subtree_control, the "no internal processes"
- * rule), mkdir redlock-run.<pid>.<lock name> under it, and open its
- * files. On the way, it removes the empty cgroups of dead runs (a name of
- * ours, a pid that no longer exists, made over a minute ago: a run killed
- * with its guard). 0 and *out set (free with rr_cgroup_free), or -errno with a
- * one-line reason in err and *out NULL. Calls nothing that needs the guard. */
+ * /sys/fs/cgroup/unified, else /proc/self/mountinfo), check that a child
+ * can hold processes next to us (cgroup.kill exists: kernel 5.14; our own
+ * cgroup enables no controllers in cgroup.subtree_control, the "no
+ * internal processes" rule), mkdir redlock-run.<pid>.<lock name> under it
+ * (if the kernel says there are too many, again after rr_cgroup_sweep's
+ * work), and open its files. 0 and *out set (free with rr_cgroup_free), or
+ * -errno with a one-line reason in err and *out NULL. Calls nothing that
+ * needs the guard. */
 int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
+
+/* Remove the empty cgroups that dead runs left beside ours (a name of
+ * ours, a pid that no longer exists, made over a minute ago: a run killed
+ * with its guard). Best effort. R calls it at the end of a run, while the
+ * servers work on the release, not on the way to the lock. */
+void rr_cgroup_sweep(const struct rr_cgroup *cg);
 
 /* The cgroup's absolute path (e.g. /sys/fs/cgroup/unified/system.slice/
  * cron.service/redlock-run.42.backup); owned by cg. */

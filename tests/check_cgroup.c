@@ -306,6 +306,8 @@ START_TEST(test_sweep_stale)
     make_aged(base, fresh, 0);
     ck_assert_int_eq(rr_cgroup_create(&cg, "sweeper", err, sizeof err), 0);
     snprintf(p, sizeof p, "%s/%s", base, stale);
+    ck_assert_int_eq(stat(p, &st), 0);   /* not on the way to the lock */
+    rr_cgroup_sweep(cg);
     ck_assert_msg(stat(p, &st) == -1, "%s was left", p);
     snprintf(p, sizeof p, "%s/%s", base, fresh);
     ck_assert_int_eq(stat(p, &st), 0);
