@@ -353,6 +353,13 @@ static void say_holding(const struct rr_audit *au, const struct rr_run_sm *sm,
     }
 }
 
+void rr_audit_degraded(const struct rr_audit *au, const struct rr_run_sm *sm,
+                       const struct rr_acquire_result *res)
+{
+    if (res->failed[0])
+        say_acquired(au, sm, res);
+}
+
 void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
                   const struct rr_run_action *a, const struct rr_acquire_result *res)
 {

@@ -20,6 +20,12 @@ struct rr_audit {
     const char *cgroup;       /* the cgroup's path, "" in tree mode */
 };
 
+/* A round decided on its quorum, whose later masters failed: the warning
+ * of a degraded quorum, with res's final counts (lock.h's
+ * rr_lock_on_degraded). */
+void rr_audit_degraded(const struct rr_audit *au, const struct rr_run_sm *sm,
+                       const struct rr_acquire_result *res);
+
 /* Log the message of a (an RR_ACT_SAY of sm's last step). res: the
  * acquisition's answer that step was about, NULL for any other event. */
 void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,

@@ -192,10 +192,15 @@ int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
         if (sharded_arg >= 0)
             args[sharded_arg] = rr_script_sharded(op->lk->conns[i]);
         if (rr_script_call(op->lk->conns[i], s, nkeys, keys, nargs, args, cb,
-                           &op->slots[i]) == 0)
+                           &op->slots[i]) == 0) {
             sent++;
-        else
+        } else {
             op->pending--;
+            if (op->kind == OP_ACQUIRE) {
+                op->acq_left--;
+                op->votes[i].kind = RR_VOTE_ERR;   /* "not sent" */
+            }
+        }
     }
     return sent;
 }
@@ -375,12 +380,32 @@ static bool mark_abandoned(struct op *op)
     return op->pending > 0;
 }
 
+/* The final counts of a round decided early, into res. */
+static void fold_late(const struct op *op, struct rr_acquire_result *res)
+{
+    res->n_ok = res->n_err = 0;
+    for (int i = 0; i < op->lk->n; i++) {
+        res->n_ok += op->votes[i].kind == RR_VOTE_OK;
+        res->n_err += op->votes[i].kind == RR_VOTE_ERR;
+    }
+    snprintf(res->failed, sizeof res->failed, "%s", op->lk->failed);
+}
+
 static void finish_acquire(struct op *op)
 {
     if (!op->marked && mark_abandoned(op))
         return;   /* back here when the masters have answered */
+    if (op->late_err && op->res.result == RR_ACQ_OK) {
+        /* Masters that failed after an early decision, before the
+         * callback: the result says so itself. */
+        fold_late(op, &op->res);
+        op->late_err = false;
+    }
     ((rr_acquire_fn)op->cb)(op->lk, &op->res, op->arg);
-    op_free(op);
+    /* Replies of masters the round did not wait for still point here. */
+    op->finished = true;
+    if (op->acq_left == 0)
+        op_free(op);
 }
 
 static void give_back(struct op *op);
@@ -576,6 +601,8 @@ static void decide(struct op *op)
             if (!res->err[0])
                 snprintf(res->err, sizeof(res->err), "%s", op->errmsg);
             break;
+        case RR_VOTE_PENDING:
+            break;   /* decided without it (certain) */
         }
     }
     if (rep)
@@ -623,6 +650,65 @@ static void give_back(struct op *op)
         finish_acquire(op);
 }
 
+/* Can the round be decided before every master answered? Only where the
+ * answers still to come cannot change the outcome: a quorum of OK already,
+ * and no --once and no refusal of stale records, so no master can yet say
+ * DONE or STALE, which would outrank it (rr_lock_decide). Then the run
+ * starts after the quorum's replies, not the slowest master's. */
+static bool certain(const struct op *op)
+{
+    const struct rr_lock *lk = op->lk;
+    int ok = 0;
+
+    if (lk->keys.once[0] || lk->o.refuse_stale)
+        return false;
+    for (int i = 0; i < lk->n; i++)
+        ok += op->votes[i].kind == RR_VOTE_OK;
+    return ok >= rr_lock_quorum(lk->n);
+}
+
+/* A reply after the round was decided (certain): the lock is ours on that
+ * master too (OK), or it is not (BUSY, an error); either way the renewals
+ * and the release go to every master as they do. What it says is kept for
+ * the release: how many masters took the lock, whether ours was answered.
+ * The last one frees the op if its callback ran. */
+static void late_reply(struct op *op, int idx, int status)
+{
+    struct rr_lock *lk = op->lk;
+    const struct rr_vote *v = &op->votes[idx];
+
+    if (v->kind == RR_VOTE_OK && op->decided_ok) {
+        int ok = 0;
+        for (int i = 0; i < lk->n; i++)
+            ok += op->votes[i].kind == RR_VOTE_OK;
+        snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", ok);
+        lk->started_ms[idx] = v->started_ms;
+    } else if (v->kind == RR_VOTE_ERR && op->decided_ok && status != RR_REPLY_CLOSED) {
+        /* For --status, with the release: from the votes' own words (the
+         * connections may be closing now). */
+        bool *none = calloc((size_t)lk->n, sizeof *none);
+        if (none)
+            rr_votes_failures(op->votes, lk->n, none, lk->o.gave_password, lk->failed,
+                              sizeof lk->failed, NULL);
+        free(none);
+        op->late_err = true;
+    }
+    if (--op->acq_left > 0 || !op->finished)
+        return;   /* before the callback, finish_acquire folds them in */
+    if (op->late_err && lk->degraded_fn) {
+        struct rr_acquire_result res = op->res;
+        fold_late(op, &res);
+        lk->degraded_fn(lk, &res, lk->degraded_arg);
+    }
+    op_free(op);
+}
+
+void rr_lock_on_degraded(struct rr_lock *lk, rr_acquire_fn fn, void *arg)
+{
+    lk->degraded_fn = fn;
+    lk->degraded_arg = arg;
+}
+
 static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
@@ -638,13 +724,14 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
          * it does not count, and give_back or the release takes it back. */
         v->kind = RR_VOTE_ERR;
         not_synced(c, "lock", v->detail, sizeof v->detail);
-        if (!op->errmsg[0])
+        if (!op->errmsg[0] && !op->decided)
             snprintf(op->errmsg, sizeof op->errmsg, "%s", v->detail);
     }
     if (v->kind == RR_VOTE_ERR) {
         const char *cerr = rr_svc_error(c);
         char full[RR_ERRLEN + 160];
-        note_error(op, sl->idx, status, v->detail);
+        if (!op->decided)   /* later, op->errmsg is a later step's */
+            note_error(op, sl->idx, status, v->detail);
         /* The vote keeps its error as a sentence that names the master. */
         if (status != RR_REPLY_OK && cerr && *cerr)
             snprintf(full, sizeof full, "%s", cerr);
@@ -656,8 +743,14 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
         memcpy(v->detail, full, fl);
         v->detail[fl] = '\0';
     }
-    if (--op->pending == 0)
+    if (op->decided) {
+        late_reply(op, sl->idx, status);
+        return;
+    }
+    if (--op->acq_left == 0 || certain(op)) {
+        op->decided = true;
         decide(op);
+    }
 }
 
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
@@ -702,6 +795,12 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
     lk->slot = 0;
     snprintf(lk->ticket_s, sizeof(lk->ticket_s), "%lld", lk->ticket);
+    /* The replies are counted apart: decide's later steps (the fences, a
+     * give-back) count theirs in op->pending, on the same op. A send that
+     * fails makes its vote ERR again (send_all). */
+    op->acq_left = lk->n;
+    for (int i = 0; i < lk->n; i++)
+        op->votes[i].kind = RR_VOTE_PENDING;
     if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply,
                  lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
                  RR_ACQUIRE_NARGS, args, RR_ACQUIRE_ARG_SHARDED) == 0) {

@@ -97,8 +97,19 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
 void rr_lock_free(struct rr_lock *lk);
 
 /* The operations; each calls its callback exactly once, later. A failed
- * acquisition has already released what it took when cb runs. */
+ * acquisition has already released what it took when cb runs.
+ * With several masters, an acquisition is decided as soon as its outcome
+ * is certain: a quorum of OK where no master can answer DONE or STALE (no
+ * --once, no refusal of stale records). The others' replies come later:
+ * each OK is counted for the record (renewals and the release go to every
+ * master anyway), and if some master failed, the degraded callback (below)
+ * runs once they all answered, with the round's final counts. */
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg);
+
+/* Called, after cb said OK, when masters that answered after the decision
+ * failed: res has the final n_ok, n_err and failed (for the warning that
+ * a degraded quorum gets). Set before rr_lock_acquire; NULL: none. */
+void rr_lock_on_degraded(struct rr_lock *lk, rr_acquire_fn fn, void *arg);
 int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg);
 int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
                     rr_release_fn cb, void *arg);

@@ -28,6 +28,8 @@ struct rr_lock {
     char failed[RR_ERRLEN * 2];    /* after OK: the masters that failed, and why */
     bool *unsure;                  /* per master: our acquire was never answered */
     bool *unsent;                  /* per master: our acquire was never even written */
+    rr_acquire_fn degraded_fn;     /* rr_lock_on_degraded */
+    void *degraded_arg;
 };
 
 enum op_kind { OP_ACQUIRE, OP_EXTEND, OP_RELEASE };
@@ -52,6 +54,10 @@ struct op {
     int ok, mismatch, err, released, written;
     bool reported;                /* OP_EXTEND: the callback has run */
     bool decided_ok;              /* OP_ACQUIRE: the round had a quorum */
+    bool decided;                 /* OP_ACQUIRE: decide() ran */
+    bool finished;                /* OP_ACQUIRE: its callback ran; freed once acq_left is 0 */
+    int acq_left;                 /* OP_ACQUIRE: acquire replies still to come */
+    bool late_err;                /* OP_ACQUIRE: a master failed after the decision */
     bool marked;                  /* OP_ACQUIRE: abandon.lua was sent */
     char errmsg[RR_ERRLEN];
     /* After a failed acquisition, the result waits for the clean-up. */

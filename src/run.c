@@ -117,6 +117,17 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
     feed(r, &ev, res);
 }
 
+/* Masters that answered after the round was decided on its quorum, and
+ * failed: the run is on a degraded quorum after all (lock.h). */
+static void on_degraded(struct rr_lock *lk, const struct rr_acquire_result *res, void *arg)
+{
+    struct run *r = arg;
+
+    (void)lk;
+    r->masters_reached = r->n - res->n_err;
+    rr_audit_degraded(&r->au, &r->sm, res);
+}
+
 static void on_extended(struct rr_lock *lk, enum rr_extend res, int64_t sent_ms,
                         const char *err, void *arg)
 {
@@ -525,6 +536,8 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
         lo.waiter = rr_waiter_id(r->waiter);
     }
     r->lock = rr_lock_new(r->conns, r->n, &lo, err, errlen);
+    if (r->lock)
+        rr_lock_on_degraded(r->lock, on_degraded, r);
     if (!r->lock)
         return -1;
 

@@ -11,7 +11,10 @@
 #include "rr.h"
 
 /* One master's answer to the acquire script. */
-enum rr_vote_kind { RR_VOTE_OK, RR_VOTE_BUSY, RR_VOTE_DONE, RR_VOTE_STALE, RR_VOTE_ERR };
+/* PENDING: sent, not answered yet (a round decided before every master
+ * answered counts it nowhere). */
+enum rr_vote_kind { RR_VOTE_OK, RR_VOTE_BUSY, RR_VOTE_DONE, RR_VOTE_STALE, RR_VOTE_ERR,
+                    RR_VOTE_PENDING };
 
 struct rr_vote {
     enum rr_vote_kind kind;

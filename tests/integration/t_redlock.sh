@@ -147,6 +147,26 @@ assert_key_gone M3 "$(k_lock rl3paused)"
 # is the known Redlock artifact); it then expires by itself, so M2 is not
 # checked here.
 
+t "3 masters, 1 paused: the command starts on the quorum's answers, and -q still says the quorum was degraded"
+# The round is decided once 2 OK are in (no --once, no refusal of stale
+# records: nothing the third can say would change it), so the command does
+# not wait for the paused master's --redis-timeout; that master's failure,
+# known later, still gets the warning of a degraded quorum and the record.
+mapfile -t ropts < <(urls 3)
+pause_redis M2
+t0=$(now_ms)
+rr_direct "${ropts[@]}" -q --redis-timeout 3s rl3early -- sh -c 'date +%s%3N >"$1"; sleep 4' sh "$TMP/rl3early.t"
+resume_redis M2
+assert_rc 0
+assert_file_exists "$TMP/rl3early.t" "marker"
+started=$(( $(cat "$TMP/rl3early.t") - t0 ))
+assert_lt "$started" 2500 "ms from the start to the command's (M2 answers after 3000)"
+assert_contains "$(cat "$ERR")" "acquired on 2 of 3 masters"
+assert_contains "$(cat "$ERR")" "127.0.0.1:$M2_PORT"
+rr_direct "${ropts[@]}" --status rl3early
+assert_contains "$(cat "$OUT")" "the run reached 2 of 3 masters (a degraded quorum)"
+end_test
+
 t "3 masters, 1 down while running: renewals keep the quorum"
 mapfile -t ropts < <(urls 3)
 bg "$TMP/rl3mid" "$RR_BIN" "${ropts[@]}" -t 1s rl3mid -- sh -c 'touch "$1"; sleep 2.5; touch "$2"' sh "$TMP/rl3mid.started" "$TMP/rl3mid.done"
