@@ -58,6 +58,7 @@ struct op {
     bool finished;                /* OP_ACQUIRE: its callback ran; freed once acq_left is 0 */
     int acq_left;                 /* OP_ACQUIRE: acquire replies still to come */
     bool late_err;                /* OP_ACQUIRE: a master failed after the decision */
+    void (*after_release)(struct op *op);   /* a give-back's next step */
     bool marked;                  /* OP_ACQUIRE: abandon.lua was sent */
     char errmsg[RR_ERRLEN];
     /* After a failed acquisition, the result waits for the clean-up. */
@@ -71,6 +72,12 @@ void note_error(struct op *op, int idx, int status, const char *what);
 /* Inside a write's callback on c, which WAIT did not confirm enough. */
 void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len);
 /* Send one script to every master; returns how many sends were accepted. */
+/* Send release.lua to every master for op (a run's release, or an
+ * acquisition's give-back); when all answered, op->after_release if set
+ * (lock.c's end of an acquisition), else op's rr_release_fn. -1 if none
+ * could be sent (lock_release.c). */
+int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri);
+
 int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb, int nkeys,
              const char *const *keys, int nargs, const char **args, int sharded_arg);
 
