@@ -558,7 +558,8 @@ static void late_reply(struct op *op, int idx, int status)
             ok += op->votes[i].kind == RR_VOTE_OK;
         snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", ok);
         lk->started_ms[idx] = v->started_ms;
-    } else if (v->kind == RR_VOTE_ERR && op->decided_ok && status != RR_REPLY_CLOSED) {
+    } else if (v->kind == RR_VOTE_ERR && op->decided_ok && op->res.result == RR_ACQ_OK &&
+               status != RR_REPLY_CLOSED) {
         /* For --status, with the release: from the votes' own words (the
          * connections may be closing now). */
         bool *none = calloc((size_t)lk->n, sizeof *none);
@@ -570,7 +571,7 @@ static void late_reply(struct op *op, int idx, int status)
     }
     if (--op->acq_left > 0 || !op->finished)
         return;   /* before the callback, finish_acquire folds them in */
-    if (op->late_err && lk->degraded_fn) {
+    if (op->late_err && op->res.result == RR_ACQ_OK && lk->degraded_fn) {
         struct rr_acquire_result res = op->res;
         fold_late(op, &res);
         lk->degraded_fn(lk, &res, lk->degraded_arg);
@@ -623,6 +624,12 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
         return;
     }
     if (--op->acq_left == 0 || certain(op)) {
+        /* A master still to answer may run our acquire after our release
+         * (a re-send, a paused server): it gets a tombstone, as one that
+         * never answered does. */
+        for (int i = 0; i < op->lk->n; i++)
+            if (op->votes[i].kind == RR_VOTE_PENDING)
+                op->lk->unsure[i] = true;
         op->decided = true;
         decide(op);
     }
