@@ -49,6 +49,7 @@ struct run {
     char **child_env;
     struct rr_cgroup *cgroup;     /* the command's own, made at start; NULL: tree mode */
     bool child_gone;              /* nothing of the command is left (exit reported) */
+    bool cgroup_removed;          /* its rmdir was done (the handle lives on) */
     char cgroup_path[4200];       /* where it is (it was) made */
 
     uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
@@ -485,13 +486,21 @@ static void uncontain(struct run *r)
 {
     int rc;
 
-    if (!r->cgroup)
+    if (!r->cgroup || r->cgroup_removed)
         return;
+    r->cgroup_removed = true;
     rc = rr_cgroup_remove(r->cgroup);
     if (rc < 0 && rc != -ENOENT)
         rr_log(RR_LOG_WARN, "contain", NULL, "cannot remove the cgroup %s: %s",
                rr_cgroup_path(r->cgroup), strerror(-rc));
     rr_cgroup_sweep(r->cgroup);   /* and dead runs' beside it */
+}
+
+/* The handle goes only at the end: the guard, which may share our memory,
+ * reads it until it is reaped (rr_child_free). */
+static void free_cgroup(struct run *r)
+{
+    uncontain(r);
     rr_cgroup_free(r->cgroup);
     r->cgroup = NULL;
 }
@@ -610,7 +619,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     if (cfg->metrics_file &&
         rr_metrics_write(cfg->metrics_file, cfg->name, &rep, err, sizeof(err)) != 0)
         rr_log(RR_LOG_ERROR, "metrics", NULL, "%s", err);
-    uncontain(&r);
+    free_cgroup(&r);
     rr_lock_free(r.lock);
     rr_waiter_free(r.waiter);
     rr_child_env_free(r.child_env);
