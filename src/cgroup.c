@@ -230,6 +230,12 @@ int rr_cgroup_locate(const char *mountinfo, const char *proc_cgroup, char *out, 
         return rc;
     if (own[0] != '/')
         return -EINVAL;   /* "(deleted)" suffixes and the like are not paths */
+    /* Outside our cgroup namespace's root ("/../x"), and a mount whose root
+     * is outside it ("/.."): where we are cannot be named from here. */
+    if (strncmp(own, "/..", 3) == 0 && (own[3] == '/' || own[3] == '\0'))
+        return -ENOENT;
+    if (strncmp(root, "/..", 3) == 0 && (root[3] == '/' || root[3] == '\0'))
+        return -ENOENT;
     /* A mount of a subtree (root "/docker/ID") shows our path from the
      * hierarchy's top: what is under its root is under its mount point. */
     rn = strcmp(root, "/") == 0 ? 0 : strlen(root);
@@ -354,6 +360,7 @@ static const char *why(int e)
 #define RR_CGROUP_HINT "run as a systemd unit with Delegate=yes, or see \"Containment\" in the README"
 
 #define RR_CGROUP2_MAGIC 0x63677270   /* statfs's f_type of a cgroup2 */
+#define RR_CGROUP_NS_INIT 0xEFFFFFFBu /* the initial cgroup namespace's inode */
 
 /* Our own cgroup's directory in the usual places: a cgroup2 at
  * /sys/fs/cgroup (unified) or /sys/fs/cgroup/unified (hybrid) under which
@@ -362,7 +369,10 @@ static const char *why(int e)
  * writes every mount's line), which a plain run should not pay where a
  * statfs can tell. A mount of a subtree (a container without a cgroup
  * namespace of its own: root /docker/ID) has no directory for our whole
- * path under it, so it goes to mountinfo, which knows the mount's root. */
+ * path under it, so it goes to mountinfo, which knows the mount's root.
+ * So does a cgroup namespace of our own: our path is then from its root,
+ * and /sys/fs/cgroup may be the host's whole hierarchy (a bind mount), on
+ * which the same path names another cgroup (ours would be its root). */
 static int locate_usual(const char *pc, char *base, size_t baselen)
 {
     static const char *const mounts[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
@@ -371,6 +381,8 @@ static int locate_usual(const char *pc, char *base, size_t baselen)
     struct stat st;
 
     if (!pc || rr_cgroup_own_path(pc, own, sizeof own) < 0)
+        return -1;
+    if (stat("/proc/self/ns/cgroup", &st) != 0 || st.st_ino != RR_CGROUP_NS_INIT)
         return -1;
     for (size_t i = 0; i < sizeof mounts / sizeof mounts[0]; i++) {
         if (statfs(mounts[i], &sf) != 0 || sf.f_type != RR_CGROUP2_MAGIC)

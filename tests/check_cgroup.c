@@ -32,6 +32,10 @@ static const char container[] =
     "600 500 0:30 /docker/abc /sys/fs/cgroup ro,nosuid - cgroup2 cgroup ro\n";
 static const char escaped[] =
     "26 25 0:24 / /mnt/my\\040cg rw - cgroup2 cgroup2 rw\n";
+/* A cgroup namespace of our own that sees the host's hierarchy (a bind
+ * mount from outside it): the mount's root is above ours. */
+static const char nsbind[] =
+    "40 30 0:37 /.. /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 static const char v1only[] =
     "31 30 0:28 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
     "40 30 0:37 / /sys/fs/cgroup/cgroup2-not rw - tmpfs cgroup2 rw\n";
@@ -84,6 +88,13 @@ START_TEST(test_locate)
     ck_assert_str_eq(out, "/sys/fs/cgroup");
     /* "/docker/abcd" is not under "/docker/abc". */
     ck_assert_int_eq(rr_cgroup_locate(container, "0::/docker/abcd\n", out, sizeof out), -ENOENT);
+    /* In a cgroup namespace of our own: a mount from above its root, and
+     * our own cgroup outside it, cannot be named from here. */
+    ck_assert_int_eq(rr_cgroup_locate(nsbind, "0::/\n", out, sizeof out), -ENOENT);
+    ck_assert_int_eq(rr_cgroup_locate(unified, "0::/../job\n", out, sizeof out), -ENOENT);
+    ck_assert_int_eq(rr_cgroup_locate(unified, "0::/..\n", out, sizeof out), -ENOENT);
+    ck_assert_int_eq(rr_cgroup_locate(unified, "0::/..job\n", out, sizeof out), 0);
+    ck_assert_str_eq(out, "/sys/fs/cgroup/..job");
     ck_assert_int_eq(rr_cgroup_locate(v1only, "0::/\n", out, sizeof out), -ENOENT);
     ck_assert_int_eq(rr_cgroup_locate(unified, "1:cpu:/\n", out, sizeof out), -ENOENT);
 }

@@ -167,4 +167,49 @@ if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ]; then
     end_test
 fi
 
+# A cgroup namespace of our own (unshare -C) in a cgroup of our own: from
+# inside, our path is "/", while the cgroup2 mount we inherited shows the
+# host's whole hierarchy, on which "/" is its root. The run must never make
+# its cgroup there, outside the caller's: it cannot tell where it is, so
+# --contain auto falls back to the tree and --contain cgroup refuses. With a
+# cgroup2 mounted inside the namespace (as a container has), the mount's
+# root is ours, and the command's cgroup is made under the caller's.
+if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ] && unshare -C -m true 2>/dev/null; then
+    NSCG=$CG2/rr-test-cgns.$$
+    mkdir "$NSCG" || fail "cannot make $NSCG"
+    # in_cgns SETUP ARGS... — redlock-run ARGS in $NSCG, in a cgroup and a
+    # mount namespace of its own, after the shell commands SETUP.
+    in_cgns() {
+        local setup=$1; shift
+        run_limited sh -c 'echo $$ > "$1/cgroup.procs" || exit 1; shift; exec unshare -C -m sh -c "$@"' \
+            sh "$NSCG" "$setup"' && exec "$@"' sh "$RR_BIN" "$@"
+    }
+
+    t "a cgroup namespace of its own that sees the host's cgroup2: auto falls back to the tree, never the host's root"
+    in_cgns true -r "$U" -v --contain auto cgnsjob -- sh -c 'grep "^0::" /proc/self/cgroup > "$1"' sh "$TMP/cgns.cg"
+    assert_rc 0 "--contain auto in a cgroup namespace of its own"
+    grep -q 'containment: process tree' "$ERR" || fail "-v: $(cat "$ERR")"
+    assert_eq "0::/" "$(cat "$TMP/cgns.cg")" "the command's cgroup, seen from the namespace"
+    ls -d "$CG2"/redlock-run.*.cgnsjob 2>/dev/null && fail "a cgroup was made at the hierarchy's root"
+    assert_eq tree "$(hget S "$(k_state cgnsjob)" contain)" "the state record's contain"
+    end_test
+
+    t "the same with --contain cgroup: 71, says our cgroup cannot be found, the lock was never asked for"
+    in_cgns true -r "$U" --contain cgroup cgnsjob2 true
+    assert_rc 71 "--contain cgroup in a cgroup namespace of its own"
+    grep -q -- '--contain cgroup: our cgroup is not to be found under the cgroup v2 mount' "$ERR" ||
+        fail "the message: $(cat "$ERR")"
+    key_gone S "$(k_state cgnsjob2)" || fail "the lock was asked for"
+    end_test
+
+    t "a cgroup namespace with its own cgroup2 mount: the command's cgroup is under the caller's"
+    in_cgns "umount -l $CG2 && mount -t cgroup2 none $CG2" -r "$U" -v --contain cgroup cgnsjob3 -- \
+        sh -c 'grep "^0::" /proc/self/cgroup > "$1"' sh "$TMP/cgns3.cg"
+    assert_rc 0 "--contain cgroup with the namespace's own mount"
+    grep -q "^0::/redlock-run\.[0-9]*\.cgnsjob3\$" "$TMP/cgns3.cg" || fail "the command's cgroup: $(cat "$TMP/cgns3.cg")"
+    ls -d "$CG2"/redlock-run.*.cgnsjob3 2>/dev/null && fail "a cgroup was made at the hierarchy's root"
+    end_test
+    rmdir "$NSCG" 2>/dev/null
+fi
+
 done_testing
