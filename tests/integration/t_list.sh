@@ -83,7 +83,7 @@ got=$(jq_lines '"%s %s %s %s %s" % (j["name"], j["lock"]["held"], j["lock"]["slo
 assert_eq "$got" "backup False 0 succeeded 0;daily False 0 succeeded 0;failing False 0 failed 2;held True 1 running 1;pool True 2 running 1;"
 assert_eq "$(jq_lines 'j["lock"]["pid"]' | sed -n 4p)" "$HELD" "the holder's pid"
 assert_eq "$(jq_lines 'j["last_run"]["exit_code"]' | sed -n 3p)" 3 "the failed run's exit code"
-assert_eq "$(jq_lines 'j["last_success"] is not None and j["last_success"]["host"] != ""' | head -1)" True "last success of backup"
+assert_eq "$(jq_lines 'j["last_success"] is not None and j["last_success"]["host"] != ""' | sed -n 1p)" True "last success of backup"
 assert_eq "$(jq_lines 'j["last_success"]' | sed -n 3p)" None "failing never succeeded"
 end_test
 
