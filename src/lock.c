@@ -552,7 +552,7 @@ static void late_reply(struct op *op, int idx, int status)
     struct rr_lock *lk = op->lk;
     const struct rr_vote *v = &op->votes[idx];
 
-    if (v->kind == RR_VOTE_OK && op->decided_ok) {
+    if (v->kind == RR_VOTE_OK && op->decided_ok && op->res.result == RR_ACQ_OK) {
         int ok = 0;
         for (int i = 0; i < lk->n; i++)
             ok += op->votes[i].kind == RR_VOTE_OK;
@@ -591,9 +591,14 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
     struct op *op = sl->op;
     struct rr_vote *v = &op->votes[sl->idx];
 
-    /* Without an answer we cannot know whether the script ran, or will. */
-    op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
-    op->lk->unsent[sl->idx] = status != RR_REPLY_OK && rr_svc_unsent(c);
+    /* Without an answer we cannot know whether the script ran, or will.
+     * After the decision, only a round that holds the lock still owns
+     * these marks: one given back was marked when it was decided, and a
+     * retry's new round may own them by now. */
+    if (!op->decided || op->res.result == RR_ACQ_OK) {
+        op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
+        op->lk->unsent[sl->idx] = status != RR_REPLY_OK && rr_svc_unsent(c);
+    }
     rr_lock_classify_acquire(status, r, v);
     if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
         /* Taken, but a failover could promote a replica that never saw it:
