@@ -57,8 +57,10 @@ CUR_REASON=
 
 # --- cleanup -----------------------------------------------------------------
 
+RMDIRS=()
+
 cleanup() {
-    local name pidvar pid
+    local name pidvar pid i
     set +e
     for pid in "${BG_PIDS[@]}"; do
         [ -n "$pid" ] || continue
@@ -72,6 +74,8 @@ cleanup() {
     done
     # Give the kernel a moment so rm does not race with dying servers.
     for pid in "${BG_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    # Directories a file made outside $TMP (cgroups), deepest last listed.
+    for ((i = ${#RMDIRS[@]} - 1; i >= 0; i--)); do rmdir "${RMDIRS[$i]}" 2>/dev/null; done
     if [ "${RR_KEEP_TMP:-0}" = 1 ]; then
         echo "# kept $TMP" >&2
     else

@@ -155,7 +155,9 @@ fi
 if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ]; then
     t "--contain auto where the kernel refuses the mkdir: the tree holds it, and every report says so"
     NODESC=$CG2/rr-test-nodesc.$$
-    mkdir "$NODESC" && echo 0 >"$NODESC/cgroup.max.descendants" || fail "cannot make $NODESC"
+    mkdir "$NODESC" || fail "cannot make $NODESC"
+    RMDIRS+=("$NODESC")
+    echo 0 >"$NODESC/cgroup.max.descendants" || fail "cannot limit $NODESC"
     run_limited sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$NODESC" \
         "$RR_BIN" -r "$U" -v --contain auto nodescjob -- sh -c 'cat /proc/self/cgroup > "$1"' sh "$TMP/nodesc.cg"
     assert_rc 0 "a run in a cgroup that may have no child"
@@ -163,7 +165,7 @@ if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ]; then
     grep -q 'containment: cgroup' "$ERR" && fail "-v names a cgroup the command never had: $(cat "$ERR")"
     grep -q 'rr-test-nodesc' "$TMP/nodesc.cg" || fail "the command's cgroup: $(cat "$TMP/nodesc.cg")"
     assert_eq tree "$(hget S "$(k_state nodescjob)" contain)" "the state record's contain"
-    rmdir "$NODESC" 2>/dev/null
+    rmdir "$NODESC" || fail "cannot remove $NODESC: a process or a cgroup is left in it"
     end_test
 fi
 
@@ -174,9 +176,10 @@ fi
 # --contain auto falls back to the tree and --contain cgroup refuses. With a
 # cgroup2 mounted inside the namespace (as a container has), the mount's
 # root is ours, and the command's cgroup is made under the caller's.
-if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ] && unshare -C -m true 2>/dev/null; then
-    NSCG=$CG2/rr-test-cgns.$$
-    mkdir "$NSCG" || fail "cannot make $NSCG"
+NSCG=$CG2/rr-test-cgns.$$
+if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ] && unshare -C -m true 2>/dev/null &&
+    mkdir "$NSCG"; then
+    RMDIRS+=("$NSCG")
     # in_cgns SETUP ARGS... — redlock-run ARGS in $NSCG, in a cgroup and a
     # mount namespace of its own, after the shell commands SETUP.
     in_cgns() {
@@ -208,8 +211,11 @@ if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ] && unshare -C -m true 2>/
     assert_rc 0 "--contain cgroup with the namespace's own mount"
     grep -q "^0::/redlock-run\.[0-9]*\.cgnsjob3\$" "$TMP/cgns3.cg" || fail "the command's cgroup: $(cat "$TMP/cgns3.cg")"
     ls -d "$CG2"/redlock-run.*.cgnsjob3 2>/dev/null && fail "a cgroup was made at the hierarchy's root"
+    ls -d "$NSCG"/redlock-run.* 2>/dev/null && fail "the command's cgroup is left after the run"
+    rmdir "$NSCG" || fail "cannot remove $NSCG: a process or a cgroup is left in it"
     end_test
-    rmdir "$NSCG" 2>/dev/null
+else
+    note "no cgroup, no unshare -C, or no test cgroup of ours: the cgroup namespace cases are skipped"
 fi
 
 done_testing
