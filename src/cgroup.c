@@ -160,11 +160,19 @@ static const char *field_at(const char *s, const char *end, int k)
     return s < end ? s : NULL;
 }
 
+/* Is r a mount root above our cgroup namespace's root ("/..", "/../x")? */
+static bool above_ns(const char *r)
+{
+    return strncmp(r, "/..", 3) == 0 && (r[3] == '/' || r[3] == '\0');
+}
+
 /* One cgroup2 mount of the mountinfo text: its mount point and root. The
- * one whose root is "/" wins; else the first. 0 or -ENOENT/-ENAMETOOLONG. */
+ * one whose root is "/" wins; else the first inside our cgroup namespace;
+ * else the first. 0 or -ENOENT/-ENAMETOOLONG. */
 static int find_mount(const char *mi, char *mnt, size_t mntlen, char *root, size_t rootlen)
 {
     int best = -ENOENT;
+    int rank = 0;   /* of best: 1 above our namespace, 2 inside it */
 
     for (const char *s = mi; s && *s;) {
         const char *end = strchr(s, '\n'), *dash, *f;
@@ -176,9 +184,10 @@ static int find_mount(const char *mi, char *mnt, size_t mntlen, char *root, size
         dash = strstr(s, " - ");
         if (dash && dash < end && strncmp(dash + 3, "cgroup2 ", 8) == 0 &&
             (f = field_at(s, end, 3)) && unescape_field(f, end, r, sizeof r) == 0 &&
-            (best == -ENOENT || strcmp(r, "/") == 0)) {
+            (best == -ENOENT || strcmp(r, "/") == 0 || (rank == 1 && !above_ns(r)))) {
             const char *m = field_at(s, end, 4);
             best = m ? unescape_field(m, end, mnt, mntlen) : -ENOENT;
+            rank = above_ns(r) ? 1 : 2;
             if (best == 0 && snprintf(root, rootlen, "%s", r) >= (int)rootlen)
                 best = -ENAMETOOLONG;
             if (best == 0 && strcmp(r, "/") == 0)
@@ -232,9 +241,7 @@ int rr_cgroup_locate(const char *mountinfo, const char *proc_cgroup, char *out, 
         return -EINVAL;   /* "(deleted)" suffixes and the like are not paths */
     /* Outside our cgroup namespace's root ("/../x"), and a mount whose root
      * is outside it ("/.."): where we are cannot be named from here. */
-    if (strncmp(own, "/..", 3) == 0 && (own[3] == '/' || own[3] == '\0'))
-        return -ENOENT;
-    if (strncmp(root, "/..", 3) == 0 && (root[3] == '/' || root[3] == '\0'))
+    if (above_ns(own) || above_ns(root))
         return -ENOENT;
     /* A mount of a subtree (root "/docker/ID") shows our path from the
      * hierarchy's top: what is under its root is under its mount point. */

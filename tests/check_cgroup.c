@@ -91,6 +91,14 @@ START_TEST(test_locate)
     /* In a cgroup namespace of our own: a mount from above its root, and
      * our own cgroup outside it, cannot be named from here. */
     ck_assert_int_eq(rr_cgroup_locate(nsbind, "0::/\n", out, sizeof out), -ENOENT);
+    /* Beside it, a subtree inside the namespace: that one is used. */
+    {
+        static const char both[] =
+            "40 30 0:37 /.. /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+            "41 30 0:37 /sub /mnt/sub rw - cgroup2 cgroup2 rw\n";
+        ck_assert_int_eq(rr_cgroup_locate(both, "0::/sub/job\n", out, sizeof out), 0);
+        ck_assert_str_eq(out, "/mnt/sub/job");
+    }
     ck_assert_int_eq(rr_cgroup_locate(unified, "0::/../job\n", out, sizeof out), -ENOENT);
     ck_assert_int_eq(rr_cgroup_locate(unified, "0::/..\n", out, sizeof out), -ENOENT);
     ck_assert_int_eq(rr_cgroup_locate(unified, "0::/..job\n", out, sizeof out), 0);
