@@ -542,6 +542,14 @@ static bool certain(const struct op *op)
     return ok >= rr_lock_quorum(lk->n);
 }
 
+/* Was the round decided, and does it hold the lock? Then it owns the
+ * per-master marks still; a round decided otherwise (given back, perhaps
+ * retried by a new round on the same lock) owns them no more. */
+static bool holds(const struct op *op)
+{
+    return op->decided && op->res.result == RR_ACQ_OK;
+}
+
 /* A reply after the round was decided (certain): the lock is ours on that
  * master too (OK), or it is not (BUSY, an error); either way the renewals
  * and the release go to every master as they do. What it says is kept for
@@ -552,14 +560,13 @@ static void late_reply(struct op *op, int idx, int status)
     struct rr_lock *lk = op->lk;
     const struct rr_vote *v = &op->votes[idx];
 
-    if (v->kind == RR_VOTE_OK && op->decided_ok && op->res.result == RR_ACQ_OK) {
+    if (v->kind == RR_VOTE_OK && holds(op)) {
         int ok = 0;
         for (int i = 0; i < lk->n; i++)
             ok += op->votes[i].kind == RR_VOTE_OK;
         snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", ok);
         lk->started_ms[idx] = v->started_ms;
-    } else if (v->kind == RR_VOTE_ERR && op->decided_ok && op->res.result == RR_ACQ_OK &&
-               status != RR_REPLY_CLOSED) {
+    } else if (v->kind == RR_VOTE_ERR && holds(op) && status != RR_REPLY_CLOSED) {
         /* For --status, with the release: from the votes' own words (the
          * connections may be closing now). */
         bool *none = calloc((size_t)lk->n, sizeof *none);
@@ -571,7 +578,7 @@ static void late_reply(struct op *op, int idx, int status)
     }
     if (--op->acq_left > 0 || !op->finished)
         return;   /* before the callback, finish_acquire folds them in */
-    if (op->late_err && op->res.result == RR_ACQ_OK && lk->degraded_fn) {
+    if (op->late_err && holds(op) && lk->degraded_fn) {
         struct rr_acquire_result res = op->res;
         fold_late(op, &res);
         lk->degraded_fn(lk, &res, lk->degraded_arg);
@@ -593,9 +600,8 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
 
     /* Without an answer we cannot know whether the script ran, or will.
      * After the decision, only a round that holds the lock still owns
-     * these marks: one given back was marked when it was decided, and a
-     * retry's new round may own them by now. */
-    if (!op->decided || op->res.result == RR_ACQ_OK) {
+     * these marks (one given back was marked when it was decided). */
+    if (!op->decided || holds(op)) {
         op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
         op->lk->unsent[sl->idx] = status != RR_REPLY_OK && rr_svc_unsent(c);
     }
