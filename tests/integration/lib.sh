@@ -19,6 +19,7 @@
 #   RR_VALGRIND  1 = wrap "${RR[@]}" calls in valgrind (timing-sensitive
 #                calls use "$RR_BIN" directly and are never wrapped)
 #   RR_LIMIT     seconds before a redlock-run call counts as hung (20)
+#   RR_TEST_TIMES  1 = print each test case's time after its result
 
 LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$LIB_DIR/../.." && pwd)
@@ -129,7 +130,18 @@ track_pid() { BG_PIDS+=("$1"); note_pid "$1"; }
 
 # --- time and bounded waits ----------------------------------------------------
 
-now_ms() { date +%s%3N; }
+# stamp — NOW_MS, milliseconds since the epoch, from bash's own clock
+# (EPOCHREALTIME: microseconds, with the locale's decimal mark). No process:
+# a test file asks for the time hundreds of times, and on a small machine
+# each `date` (a fork and an exec) cost more than the wait it measured.
+stamp() { NOW_MS=$(( ${EPOCHREALTIME//[!0-9]/} / 1000 )); }
+now_ms() { stamp; echo "$NOW_MS"; }
+
+# nap SECONDS — sleep without a process: a read that times out on a FIFO
+# only we hold open (read and write, so no data and no end of file).
+NAP_FIFO=$TMP/.nap
+mkfifo "$NAP_FIFO"
+nap() { read -r -t "$1" <>"$NAP_FIFO" || :; }
 
 # secs_ms SECONDS — "2", "0.3", "1.25" → milliseconds.
 secs_ms() {
@@ -143,11 +155,14 @@ secs_ms() {
 # Returns 0 when it did, 1 when the deadline passed.
 wait_for() {
     local limit=$1; shift
-    local deadline=$(( $(now_ms) + $(secs_ms "$limit") ))
+    local deadline
+    stamp
+    deadline=$(( NOW_MS + $(secs_ms "$limit") ))
     while :; do
         "$@" && return 0
-        [ "$(now_ms)" -ge "$deadline" ] && return 1
-        sleep 0.02
+        stamp
+        [ "$NOW_MS" -ge "$deadline" ] && return 1
+        nap 0.02
     done
 }
 
@@ -156,7 +171,9 @@ pid_gone() {
     local st
     still_ours "$1" || return 0
     [ -r "/proc/$1/stat" ] || return 0
-    st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+    { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 0
+    st=${st##*) }
+    st=${st%% *}
     [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
 }
 
@@ -168,7 +185,8 @@ wait_pid() {
     # the test itself killed on purpose.
     {
         local pid=$1 limit=$2 t0
-        t0=$(now_ms)
+        stamp
+        t0=$NOW_MS
         HUNG=0
         RC=
         if ! wait_for "$limit" pid_gone "$pid"; then
@@ -177,7 +195,8 @@ wait_pid() {
         fi
         wait "$pid"
         RC=$?
-        ELAPSED_MS=$(( $(now_ms) - t0 ))
+        stamp
+        ELAPSED_MS=$(( NOW_MS - t0 ))
     } 2>/dev/null
     return 0
 }
@@ -221,10 +240,12 @@ rr_direct() { run_limited "$RR_BIN" "$@"; }
 
 run_limited() {
     local t0
-    t0=$(now_ms)
+    stamp
+    t0=$NOW_MS
     timeout -k 2 "$RR_LIMIT" "$@" >"$OUT" 2>"$ERR" </dev/null
     RC=$?
-    ELAPSED_MS=$(( $(now_ms) - t0 ))
+    stamp
+    ELAPSED_MS=$(( NOW_MS - t0 ))
     HUNG=0
     if [ "$ELAPSED_MS" -ge $(( RR_LIMIT * 1000 )) ]; then HUNG=1; fi
     return 0
@@ -499,10 +520,14 @@ count_lines() { if [ -e "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
 # --- test cases and assertions ---------------------------------------------------
 
 # t NAME — start a test case (ends the previous one).
+# RR_TEST_TIMES=1 prints each case's time after its result line, to find
+# where a file's time goes.
 t() {
     end_test
     CUR_TEST=$1
     CUR_REASON=
+    stamp
+    CUR_T0=$NOW_MS
 }
 
 end_test() {
@@ -517,6 +542,10 @@ end_test() {
             echo "#   last stderr of redlock-run:"
             head -c 2000 "$ERR" | sed 's/^/#     /'
         fi
+    fi
+    if [ "${RR_TEST_TIMES:-0}" = 1 ]; then
+        stamp
+        echo "#   took $(( NOW_MS - CUR_T0 )) ms"
     fi
     CUR_TEST=
     CUR_REASON=

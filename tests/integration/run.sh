@@ -13,7 +13,9 @@
 #                at once on two cores take little more than the longer one.
 #                A file whose header has the line "# run.sh: alone" (its
 #                checks depend on timing: lease ends, failovers, measured
-#                overlaps) runs by itself, after the others.
+#                overlaps) runs by itself, after the others. One whose
+#                header has "# run.sh: early" (one of the longest) starts
+#                before the rest, so that two at a time end together.
 #   RR_SKIP="t_a t_b"
 #                leave out the files whose name contains one of the words
 #                (.ci/run: the files that do not run redlock-run under
@@ -48,7 +50,7 @@ matches() { # NAME WORDS... — does NAME contain one of the words?
     return 1
 }
 
-together=() alone=()
+together=() alone=() early=()
 for f in "$here"/t_*.sh; do
     [ -e "$f" ] || continue
     name=$(basename "$f")
@@ -58,8 +60,15 @@ for f in "$here"/t_*.sh; do
         echo "# --- $(basename "$f" .sh): left out (RR_SKIP)"
         continue
     fi
-    if grep -q '^# run.sh: alone' "$f"; then alone+=("$f"); else together+=("$f"); fi
+    if grep -q '^# run.sh: alone' "$f"; then
+        alone+=("$f")
+    elif grep -q '^# run.sh: early' "$f"; then
+        early+=("$f")
+    else
+        together+=("$f")
+    fi
 done
+together=(${early[@]+"${early[@]}"} ${together[@]+"${together[@]}"})
 
 if [ $((${#together[@]} + ${#alone[@]})) = 0 ]; then
     echo "run.sh: no test file matches: $*" >&2

@@ -5,6 +5,7 @@
 # (renewals while the slot is half-way), CLUSTER FAILOVER and kill -9 of
 # the slot's owner mid-run, a slot nobody serves (CLUSTERDOWN), and a
 # TLS-only cluster (rediss-cluster://).
+# run.sh: early (one of the longest: started first, so that the pool ends together)
 # shellcheck disable=SC2016,SC2153,SC2015,SC2119  # child commands; NAME_PORT etc. from lib_topo; "a && b || fail" is meant
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -9,6 +9,7 @@
 # stops it by its PID. Its files in /etc/cron.d are named after this run and
 # removed at exit. Waits for the next minute boundary: up to 70 s.
 # RR_CRON=0 skips it (.ci/run does, for the sanitizer and valgrind passes).
+# run.sh: early (one of the longest: started first, so that the pool ends together)
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 

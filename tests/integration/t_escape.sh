@@ -118,7 +118,7 @@ kill9_case() {
             kill -9 \$p; sleep 30" sh "$TMP/$name.h"
         w=$BG
         wait_pid "$w" 30
-        sleep 0.05
+        nap 0.05
         h=$(cat "$TMP/$name.h" 2>/dev/null)
         if [ -z "$h" ]; then
             fail "round $i: the command did not start its helper"

@@ -31,7 +31,7 @@ fifo_round() {
     for i in $(seq -w 1 "$n"); do
         bg "$d/w$i" "$RR_BIN" -r "$U" -w 60s "$job" -- sh -c 'echo "$1" >> "$2"' sh "$i" "$d/order"
         pids+=("$BG")
-        sleep 0.06
+        nap 0.06
     done
     for p in "${pids[@]}"; do wait_pid "$p" 60; done
     tr '\n' ' ' < "$d/order" | sed 's/ $//'
@@ -477,7 +477,7 @@ wait_for 10 file_there "$d/held" || fail "holder did not start"
 for i in 01 02 03 04 05 06; do
     bg "$d/w$i" "$RR_BIN" "${M[@]}" -w 60s "$job" -- sh -c 'echo "$1" >> "$2"' sh "$i" "$d/order"
     pids+=("$BG")
-    sleep 0.08
+    nap 0.08
 done
 wait_all 60 "${pids[@]}"
 got=$(tr '\n' ' ' < "$d/order" | sed 's/ $//')

@@ -2,6 +2,7 @@
 # t_redlock.sh — the Redlock quorum over 3 and 5 real redis-server masters:
 # every pattern of pre-held masters, masters killed, a master paused,
 # a majority down.
+# run.sh: early (one of the longest: started first, so that the pool ends together)
 # shellcheck disable=SC2016,SC2153  # child commands; NAME_URL etc. come from start_redis
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"

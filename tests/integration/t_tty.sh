@@ -298,7 +298,7 @@ watch_no_tty() {
     while ! pid_gone "$W" && [ "$(now_ms)" -lt "$deadline" ]; do
         st=$(awk '{ print $3 }' "/proc/$W/stat" 2>/dev/null)
         case $STATES in *"$st"*) ;; *) STATES=$STATES$st ;; esac
-        sleep 0.02
+        nap 0.02
     done
     if ! pid_gone "$W"; then
         hung=1
