@@ -76,7 +76,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check unit integration deps install uninstall clean fuzz bench demo dist
+.PHONY: all check tests unit integration deps install uninstall clean fuzz bench demo dist
 
 all: redlock-run
 
@@ -121,6 +121,10 @@ $(BUILD) $(BUILD)/tests:
 # ones), then runs everything with a fresh make so pkg-config sees them.
 check: deps
 	$(MAKE) --no-print-directory unit integration
+
+# Everything check builds, and nothing run: .ci/run builds it with -j2
+# first, then runs the suites one file at a time as they expect.
+tests: redlock-run $(BIN) $(UNIT_BINS) $(HELPER_BINS)
 
 deps:
 	@scripts/deps.sh test
