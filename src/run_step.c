@@ -328,8 +328,10 @@ static void on_child(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr
         /* The guard stopped it because the lease ran out while we could not
          * act (stopped, blocked, slow): that is a loss, whatever we saw. */
         /* The guard died: nothing enforced the lease any more, and the
-         * command was stopped for it. A loss too. */
-        if (ev->guard_pid > 0 && sm->final_status != RR_JOB_LOST) {
+         * command was stopped for it. A loss too; and said even when the
+         * run was lost already (a lost timer that fired first, after we
+         * were continued), so that the log names what failed. */
+        if (ev->guard_pid > 0) {
             sm->final_status = RR_JOB_LOST;
             sm->final_code = RR_EXIT_LOST;
             say(out, RR_MSG_GUARD_DIED, ev->guard_pid, NULL);

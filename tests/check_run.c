@@ -52,6 +52,7 @@ static const char *acts(void)
         [RR_MSG_EXEC_FAILED] = "exec_failed",
         [RR_MSG_CHILD_EXIT] = "child_exit",
         [RR_MSG_LEASE_RAN_OUT] = "lease_ran_out",
+        [RR_MSG_GUARD_DIED] = "guard_died",
         [RR_MSG_LOST] = "lost",
         [RR_MSG_TIMEOUT] = "timeout",
         [RR_MSG_RENEWED_AGAIN] = "renewed_again",
@@ -608,6 +609,33 @@ START_TEST(test_certain_loss)
 }
 END_TEST
 
+/* The guard died: a loss, and said, also when the run was lost already
+ * (its lost timer fired first, while we were stopped): the log must name
+ * what stopped enforcing the lease. */
+START_TEST(test_guard_died)
+{
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 5000, .code = 137,
+                             .child_exit = -1, .child_signal = SIGKILL, .guard_pid = 42 });
+    ck_assert_str_eq(acts(), "say:guard_died say:child_exit enter:releasing disarm_renew "
+                             "disarm_lost disarm_timeout release:0");
+    ck_assert_int_eq(out.a[0].n, 42);
+    ck_assert_int_eq(sm.exit_code, RR_EXIT_LOST);
+    ck_assert_int_eq(sm.status, RR_JOB_LOST);
+
+    run(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_LOST_DEADLINE, .now = 25100 });
+    ck_assert_int_eq(sm.final_status, RR_JOB_LOST);
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 25200, .code = 137,
+                             .child_exit = -1, .child_signal = SIGKILL, .guard_pid = 42 });
+    ck_assert_ptr_nonnull(find(RR_ACT_SAY));
+    ck_assert_int_eq(find(RR_ACT_SAY)->msg, RR_MSG_GUARD_DIED);
+    ck_assert_int_eq(find(RR_ACT_SAY)->n, 42);
+    ck_assert_int_eq(sm.exit_code, RR_EXIT_LOST);
+    ck_assert_int_eq(sm.status, RR_JOB_LOST);
+}
+END_TEST
+
 START_TEST(test_renewals)
 {
     run(&params);
@@ -765,6 +793,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, test_max_runtime);
     tcase_add_test(tc, test_lost_during_stopping);
     tcase_add_test(tc, test_certain_loss);
+    tcase_add_test(tc, test_guard_died);
     tcase_add_test(tc, test_renewals);
     tcase_add_test(tc, test_stop_and_continue);
     tcase_add_test(tc, test_child_stop_job_control);
