@@ -214,11 +214,14 @@ static bool cgroup_populated(const struct rr_guard *g)
  * are reported. */
 static void reap(struct gstate *s)
 {
+    bool c_ended = false;
+    long r;
+
     for (;;) {
         int st = 0;
-        long r = RR_SYS4(SYS_wait4, -1, &st, WNOHANG | WUNTRACED | WCONTINUED | __WALL, 0);
+        r = RR_SYS4(SYS_wait4, -1, &st, WNOHANG | WUNTRACED | WCONTINUED | __WALL, 0);
         if (r <= 0)
-            return;
+            break;
         if (r != s->cpid || s->c_reaped)
             continue;   /* an orphan of C's, or one's stop */
         if (WIFSTOPPED(st)) {
@@ -230,16 +233,21 @@ static void reap(struct gstate *s)
             s->cstatus = st;
             s->owe_reaped = true;
             s->phase = G_SWEEP;
-            /* Nothing left already (no child, the cgroup empty): gone
-             * too, told with the reap. Else the sweep begins. */
-            pid_t kids[1];
-            if (rr_proc_own_children(s->self, kids, 1) == 0 && !cgroup_populated(s->g)) {
-                s->phase = G_DONE;
-                s->owe_gone = true;
-            }
-            report_owed(s);
+            c_ended = true;
         }
     }
+    if (!c_ended)
+        return;
+    /* Nothing left already (wait4 found no child at all, live or dead, and
+     * the cgroup is empty): gone too, told with the reap. Else the sweep
+     * begins, and reads which children are left. No child now means none
+     * later: every process C started is a descendant of ours (we are the
+     * subreaper), so with no child we have no descendant to re-parent. */
+    if (r == -ECHILD && !cgroup_populated(s->g)) {
+        s->phase = G_DONE;
+        s->owe_gone = true;
+    }
+    report_owed(s);
 }
 
 /* C was reaped: stop what it left, as sweep.h describes for R's own
@@ -312,6 +320,10 @@ static void kill_everything(struct gstate *s)
     pid_t kids[RR_PROC_MAX];
     int64_t start = mono_ms();
 
+    /* Told gone already (the usual stand-down): no child is left, so none
+     * can come back, and one read says the cgroup is still empty. */
+    if (s->phase == G_DONE && !cgroup_populated(s->g))
+        return;
     for (;;) {
         int n = signal_all(s, SIGKILL, kids);
         reap(s);
