@@ -25,11 +25,11 @@
 
 struct rr_cgroup {
     int parent_fd;      /* the directory we made it in (for the rmdir) */
-    int dir_fd;         /* the cgroup's own directory (clone3's CLONE_INTO_CGROUP) */
-    int procs_fd;       /* cgroup.procs, O_WRONLY */
+    int dir_fd;         /* the cgroup's own directory (clone3's CLONE_INTO_CGROUP;
+                         * cgroup.procs and cgroup.freeze are opened at it when
+                         * needed: most runs need neither) */
     int kill_fd;        /* cgroup.kill, O_WRONLY */
     int events_fd;      /* cgroup.events, O_RDONLY */
-    int freeze_fd;      /* cgroup.freeze, O_WRONLY; -1 if the kernel has none */
     char name[256];
     char path[PATH_MAX];
 };
@@ -46,9 +46,25 @@ static int write_byte(int fd, char c)
     return r < 0 ? (int)r : 0;
 }
 
+/* One byte to the file name of the cgroup's directory: open, write, close,
+ * each a raw system call. */
+static int write_byte_at(const struct rr_cgroup *cg, const char *name, char c)
+{
+    long fd, r;
+
+    if (!cg)
+        return -EINVAL;
+    fd = RR_SYS4(SYS_openat, cg->dir_fd, name, O_WRONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return (int)fd;
+    r = write_byte((int)fd, c);
+    RR_SYS(SYS_close, fd, 0, 0);
+    return (int)r;
+}
+
 int rr_cgroup_enter_self(const struct rr_cgroup *cg)
 {
-    return cg ? write_byte(cg->procs_fd, '0') : -EINVAL;
+    return write_byte_at(cg, "cgroup.procs", '0');
 }
 
 int rr_cgroup_kill(const struct rr_cgroup *cg)
@@ -58,7 +74,7 @@ int rr_cgroup_kill(const struct rr_cgroup *cg)
 
 int rr_cgroup_freeze(const struct rr_cgroup *cg, int on)
 {
-    return cg ? write_byte(cg->freeze_fd, on ? '1' : '0') : -EINVAL;
+    return write_byte_at(cg, "cgroup.freeze", on ? '1' : '0');
 }
 
 int rr_cgroup_populated(const struct rr_cgroup *cg)
@@ -103,9 +119,9 @@ int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max)
         return 0;
     /* Field by field: no array initialiser the compiler might make a
      * memcpy call of (the guard may share our memory: no libc). */
-    for (int i = 0; i < 6 && n < max; i++) {
-        int fd = i == 0 ? cg->parent_fd : i == 1 ? cg->procs_fd : i == 2 ? cg->kill_fd
-               : i == 3 ? cg->events_fd : i == 4 ? cg->freeze_fd : cg->dir_fd;
+    for (int i = 0; i < 4 && n < max; i++) {
+        int fd = i == 0 ? cg->parent_fd : i == 1 ? cg->kill_fd : i == 2 ? cg->events_fd
+               : cg->dir_fd;
         if (fd >= 0)
             fds[n++] = fd;
     }
@@ -450,15 +466,12 @@ static int open_files(struct rr_cgroup *cg, char *err, size_t errlen)
             snprintf(err, errlen, "cannot open %s/cgroup.kill: %s", cg->path, why(e));
         goto out;
     }
-    cg->procs_fd = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
     cg->events_fd = openat(dir, "cgroup.events", O_RDONLY | O_CLOEXEC);
-    if (cg->procs_fd < 0 || cg->events_fd < 0) {
+    if (cg->events_fd < 0) {
         e = errno;
-        snprintf(err, errlen, "cannot open %s/cgroup.%s: %s", cg->path,
-                 cg->procs_fd < 0 ? "procs" : "events", why(e));
+        snprintf(err, errlen, "cannot open %s/cgroup.events: %s", cg->path, why(e));
         goto out;
     }
-    cg->freeze_fd = openat(dir, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
     cg->dir_fd = dir;
     return 0;
 out:
@@ -530,8 +543,7 @@ static struct rr_cgroup *cg_new(void)
     struct rr_cgroup *cg = calloc(1, sizeof *cg);
 
     if (cg)
-        cg->parent_fd = cg->dir_fd = cg->procs_fd = cg->kill_fd = cg->events_fd =
-            cg->freeze_fd = -1;
+        cg->parent_fd = cg->dir_fd = cg->kill_fd = cg->events_fd = -1;
     return cg;
 }
 
@@ -620,13 +632,9 @@ void rr_cgroup_free(struct rr_cgroup *cg)
         close(cg->parent_fd);
     if (cg->dir_fd >= 0)
         close(cg->dir_fd);
-    if (cg->procs_fd >= 0)
-        close(cg->procs_fd);
     if (cg->kill_fd >= 0)
         close(cg->kill_fd);
     if (cg->events_fd >= 0)
         close(cg->events_fd);
-    if (cg->freeze_fd >= 0)
-        close(cg->freeze_fd);
     free(cg);
 }

@@ -9,12 +9,14 @@
  * guard is the subreaper of everything the command starts (guard.h).
  *
  * Life of one: R (the main process) calls rr_cgroup_create before the guard
- * starts; it opens every file it will need (the directory, cgroup.procs,
- * cgroup.kill, cgroup.events, cgroup.freeze) so that what follows needs no
- * path, no allocation and no libc: the guard (clone(CLONE_VM) on our memory,
- * or a fork) and the command's spawned process call the rr_cgroup_*
- * functions marked async-signal-safe below, which are raw system calls
- * (rawsys.h) on those fds and never touch errno. The fds are O_CLOEXEC: a
+ * starts; it opens the directory and the files every run needs
+ * (cgroup.kill, cgroup.events) so that what follows needs no allocation and
+ * no libc: the guard (clone(CLONE_VM) on our memory, or a fork) and the
+ * command's spawned process call the rr_cgroup_* functions marked
+ * async-signal-safe below, which are raw system calls (rawsys.h) on those
+ * fds and never touch errno. The files most runs never write
+ * (cgroup.procs, cgroup.freeze) are opened at the directory's fd when
+ * written, with the same raw calls. The fds are O_CLOEXEC: a
  * fork or a clone without CLONE_FILES has its own copies of them (and keeps them when R
  * dies); the command's exec closes them. R calls rr_cgroup_remove after the
  * command was reaped and populated is 0, then rr_cgroup_free; the guard
@@ -27,10 +29,10 @@
 
 struct rr_cgroup; /* opaque; NULL means tree mode */
 
-/* --- async-signal-safe: raw system calls on fds opened in advance ------- */
+/* --- async-signal-safe: raw system calls on the fds opened in advance -- */
 
 /* Move the calling process (the whole thread group) into the cgroup:
- * write "0" to its cgroup.procs. 0 or -errno (-EBUSY: the target has
+ * write "0" to its cgroup.procs (opened, written, closed). 0 or -errno (-EBUSY: the target has
  * controllers enabled in its subtree, -ENOENT/-ENODEV: it was removed). */
 int rr_cgroup_enter_self(const struct rr_cgroup *cg);
 
@@ -53,13 +55,14 @@ int rr_cgroup_events_fd(const struct rr_cgroup *cg);
 int rr_cgroup_dir_fd(const struct rr_cgroup *cg);
 
 /* Freeze (on != 0) or thaw (on == 0) every process of the cgroup: write
- * "1"/"0" to cgroup.freeze. 0 or -errno (-ENOENT: no cgroup.freeze, a
+ * "1"/"0" to cgroup.freeze (opened, written, closed). 0 or -errno (-ENOENT: no cgroup.freeze, a
  * kernel before 5.2). Does not wait for "frozen 1" in cgroup.events.
  * R freezes it while job control stops the job (child.c); whoever sends
  * the command SIGTERM or SIGKILL (the guard, child.c, sweep.c) thaws it. */
 int rr_cgroup_freeze(const struct rr_cgroup *cg, int on);
 
-/* The fds cg holds open (its parent's directory, its own and its files),
+/* The fds cg holds open (its parent's directory, its own, cgroup.kill and
+ * cgroup.events),
  * into fds (at most max); returns how many. 0 for NULL. The guard keeps
  * exactly these when it closes everything else: by number, not by what
  * /proc says they are. */
