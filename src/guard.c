@@ -10,7 +10,7 @@
  * the same way, clone(CLONE_VM) on a second stack (glibc's clone() is only
  * the trampoline: it writes errno on failure alone), without CLONE_VFORK:
  * the guard must keep the lease while the command's execve runs
- * (await_exec). Where clone(CLONE_VM) is refused or cannot be followed
+ * (exec_pending). Where clone(CLONE_VM) is refused or cannot be followed
  * (valgrind, ASan), the guard is forked and forks the command; the control
  * block is a MAP_SHARED page either way.
  */
@@ -86,9 +86,10 @@ struct rr_guard {
 struct gstate {
     struct rr_guard *g;
     pid_t self, cpid;
-    int sfd;
+    int sfd, gp;                   /* gp: C's exec pipe until C exec'd, else -1 */
+    int64_t exec_until;            /* no KILL before then while C has not exec'd */
     enum phase phase;
-    bool c_reaped, begun, killed, said_stuck;
+    bool c_reaped, begun, killed, said_stuck, watch_exec;   /* watch_exec: poll gp */
     bool owe_reaped, owe_gone;     /* reports the pipe had no room for */
     int cstatus;
     int64_t until;
@@ -231,6 +232,10 @@ static void reap(struct gstate *s)
         } else {
             s->c_reaped = true;
             s->cstatus = st;
+            if (s->gp >= 0)   /* it exec'd or died: nothing to wait for */
+                RR_SYS(SYS_close, s->gp, 0, 0);
+            s->gp = -1;
+            s->watch_exec = false;
             s->owe_reaped = true;
             s->phase = G_SWEEP;
             c_ended = true;
@@ -238,11 +243,9 @@ static void reap(struct gstate *s)
     }
     if (!c_ended)
         return;
-    /* Nothing left already (wait4 found no child at all, live or dead, and
-     * the cgroup is empty): gone too, told with the reap. Else the sweep
-     * begins, and reads which children are left. No child now means none
-     * later: every process C started is a descendant of ours (we are the
-     * subreaper), so with no child we have no descendant to re-parent. */
+    /* Nothing left already (wait4 found no child, live or dead: as the
+     * subreaper we then have no descendant either; and the cgroup is
+     * empty): gone too, told with the reap. Else the sweep begins. */
     if (r == -ECHILD && !cgroup_populated(s->g)) {
         s->phase = G_DONE;
         s->owe_gone = true;
@@ -342,39 +345,31 @@ static bool lease_ok_fn(const void *arg)
     return rr_guard_lease_ok(arg);
 }
 
-/* Wait, without stopping it, for C's exec to be over: *gp (the read end of
- * a close-on-exec pipe whose write end only C holds) reads EOF once C has
- * exec'd or died. Bounded by the lease's end: an exec still running then is
- * killed by the loop's enforce(), before the command's first instruction.
- * The TERM of the grace is not sent meanwhile: C either has yet to pass its
- * own check of the lease (rr_guard_lease_ok, which then fails, and C
- * reports RR_EXEC_LATE and exits: killing it first would make R report a
- * lost lease for a command that never started), or it is in execve, where
- * a graceful stop means nothing. If the lease has already ended, C's check
- * fails at once: a short wait for its exit. R's death ends the wait too. */
-static void await_exec(struct gstate *s, int *gp)
+/* Has C yet to exec? s->gp, a close-on-exec pipe only C writes to, reads
+ * EOF once C has exec'd or died (then it is closed). Not waited for (one
+ * more wake-up a run): only the lease's clock asks (enforce). Until then no
+ * TERM (C is before its own check of the lease, which then fails and is
+ * reported as RR_EXEC_LATE, not as a lost lease; or in execve, where a
+ * graceful stop means nothing), and no KILL before exec_until (the lease's
+ * end, at least 100 ms after the spawn); then an exec still running is
+ * killed before the command's first instruction. */
+static bool exec_pending(struct gstate *s)
 {
-    struct rr_guard *g = s->g;
-    int64_t now = mono_ms(), until = load64(&g->deadline_ms);
+    struct pollfd p = { .fd = s->gp, .events = POLLIN };
+    struct timespec zero = { 0, 0 };
 
-    if (until < now + 100)
-        until = now + 100;
-    while (*gp >= 0 && now < until) {
-        struct pollfd p[2] = { { .fd = *gp, .events = POLLIN }, { .fd = g->rfd, .events = POLLIN } };
-        int64_t w = until - now;
-        struct timespec ts = { (time_t)(w / 1000), (long)(w % 1000) * 1000000L };
-        long r = RR_SYS6(SYS_ppoll, p, 2, &ts, NULL, 0, 0);
-        if (r > 0 && (p[0].revents || p[1].revents))
-            break;
-        now = mono_ms();
-    }
-    if (*gp >= 0)
-        RR_SYS(SYS_close, *gp, 0, 0);
-    *gp = -1;
+    if (s->gp < 0)
+        return false;
+    if (RR_SYS6(SYS_ppoll, &p, 1, &zero, NULL, 0, 0) == 0)
+        return true;
+    RR_SYS(SYS_close, s->gp, 0, 0);
+    s->gp = -1;
+    s->watch_exec = false;
+    return false;
 }
 
 /* Spawn C; its pid, or RR_EXEC_FORK - errno written to errfd and -1. *gp
- * is the read end of C's exec pipe (await_exec), or -1. */
+ * is the read end of C's exec pipe (exec_pending), or -1. */
 static pid_t spawn_command(struct rr_guard *g, pid_t self, int *gp)
 {
     long pid;
@@ -443,14 +438,16 @@ static pid_t spawn_command(struct rr_guard *g, pid_t self, int *gp)
 /* Hold nothing open but our own: not R's sockets, a terminal or an output
  * pipe that someone waits to see closed. With a cgroup, its fds stay (the
  * numbers it holds: ours are copies with the same numbers). */
-static void close_others(struct rr_guard *g, int sfd)
+static void close_others(struct rr_guard *g, int sfd, int gp)
 {
-    int keep[KEEP_MAX + 3];
+    int keep[KEEP_MAX + 4];
     int nk = 0;
 
     keep[nk++] = g->rfd;
     keep[nk++] = g->rep_wfd;
     keep[nk++] = sfd;
+    if (gp >= 0)
+        keep[nk++] = gp;
     nk += rr_cgroup_fds(g->cgroup, keep + nk, KEEP_MAX);
     /* Sorted, then closed between them. */
     for (int i = 1; i < nk; i++)
@@ -497,6 +494,13 @@ static int64_t enforce(struct gstate *s, int64_t now)
 
     enum rr_guard_act a = rr_guard_clock(now, load64(&g->deadline_ms), g->grace_ms,
                                          load32(&g->termed), load32(&g->fired), &wait);
+    if (a != RR_GUARD_WAIT && exec_pending(s)) {
+        int64_t until = a == RR_GUARD_TERM ? load64(&g->deadline_ms) : s->exec_until;
+        if (now < until) {
+            s->watch_exec = true;
+            return until - now;
+        }
+    }
     if (a == RR_GUARD_TERM) {
         store32(&g->termed, 1);
         signal_all(s, SIGTERM, kids);
@@ -528,12 +532,13 @@ static void guard_loop(struct gstate *s)
         int efd = s->phase == G_SWEEP && g->cgroup ? rr_cgroup_events_fd(g->cgroup) : -1;
         struct pollfd p[3] = { { .fd = g->rfd, .events = POLLIN },
                                { .fd = s->sfd, .events = POLLIN },
-                               { .fd = efd, .events = POLLPRI } };
+                               { .fd = efd >= 0 ? efd : s->watch_exec ? s->gp : -1,
+                                 .events = efd >= 0 ? POLLPRI : POLLIN } };
         struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
         /* No mask of ppoll's own: every signal stays blocked, so SIGCHLD
          * is queued for the signalfd (an empty one would let the kernel
          * discard it, its default action being to ignore it). */
-        long r = RR_SYS6(SYS_ppoll, p, efd >= 0 ? 3 : 2, wait < 0 ? NULL : &ts, NULL, 0, 0);
+        long r = RR_SYS6(SYS_ppoll, p, p[2].fd >= 0 ? 3 : 2, wait < 0 ? NULL : &ts, NULL, 0, 0);
         if (r > 0 && (p[1].revents & POLLIN)) {
             char buf[128 * 4];
             while (RR_SYS(SYS_read, s->sfd, buf, sizeof buf) > 0)
@@ -557,7 +562,7 @@ static void guard_loop(struct gstate *s)
 static int guard_main(void *p)
 {
     struct rr_guard *g = p;
-    struct gstate s = { .g = g, .phase = G_RUN };
+    struct gstate s = { .g = g, .gp = -1, .phase = G_RUN };
 
     s.self = (pid_t)RR_SYS(SYS_getpid, 0, 0, 0);
     /* Whatever C leaves is re-parented to us, not to R or init. */
@@ -573,14 +578,17 @@ static int guard_main(void *p)
      * restorer, mask. */
     unsigned long dfl[4] = { 0, 0, 0, 0 };
     RR_SYS4(SYS_rt_sigaction, SIGCHLD, dfl, 0, sizeof(unsigned long));
-    /* C gets R's descriptors (ours are close-on-exec), so it comes first. */
-    int gp;
-    s.cpid = spawn_command(g, s.self, &gp);
+    /* C gets R's descriptors (ours are close-on-exec), so it comes first.
+     * Its exec is not waited for (exec_pending). */
+    s.cpid = spawn_command(g, s.self, &s.gp);
+    int64_t soonest = mono_ms() + 100;
+    s.exec_until = load64(&g->deadline_ms);
+    if (s.exec_until < soonest)
+        s.exec_until = soonest;
     RR_SYS(SYS_close, g->errfd, 0, 0);
-    await_exec(&s, &gp);
     unsigned long chld = 1UL << (SIGCHLD - 1);
     s.sfd = (int)RR_SYS4(SYS_signalfd4, -1, &chld, sizeof chld, O_CLOEXEC | O_NONBLOCK);
-    close_others(g, s.sfd);
+    close_others(g, s.sfd, s.gp);
     if (s.cpid < 0) {
         s.c_reaped = true;
         s.phase = G_SWEEP;
