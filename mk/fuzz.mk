@@ -85,6 +85,9 @@ $(BUILD)/fuzz/%.o: tests/fuzz/%.c | $(BUILD)/fuzz
 $(BUILD)/fuzz/regress_%: $(BUILD)/fuzz/regress.o $(BUILD)/fuzz/fuzz_%.o $(LIB)
 	$(CC) $(RR_CFLAGS) $(CFLAGS) $(LDFLAGS) $(RR_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# make tests builds what check runs: the corpus's drivers too.
+tests: $(FUZZ_REGRESS_BINS)
+
 # Every target runs even if one fails, so one report shows all of them.
 fuzz-regress: $(FUZZ_REGRESS_BINS)
 	@rc=0; for t in $(FUZZ_TARGETS); do \
