@@ -66,7 +66,10 @@ assert_rc 0
 end_test
 
 start_redis RP --replicaof 127.0.0.1 "$S_PORT"
-rp_up() { R RP INFO replication | grep -q 'master_link_status:up'; }
+# Up on the replica's side, and acknowledged on the master's: WAIT answers 1.
+# (The link can be up a moment before the master has the replica's first
+# ACK; then a WAIT right away counts 0 replicas: seen once under ASan.)
+rp_up() { R RP INFO replication | grep -q 'master_link_status:up' && [ "$(R S WAIT 1 200)" = 1 ]; }
 t "as that user: --sync-replicas 1 (WAIT allowed)"
 wait_for 10 rp_up || fail "the replica did not sync"
 rr -r "$U" --sync-replicas 1 aclsync -- true
