@@ -84,6 +84,10 @@ int main(int argc, char **argv)
             cmds[nc++] = &argv[i + 1];
         }
     double *wall = calloc((size_t)n * nc, sizeof *wall), *cpu = calloc((size_t)nc, sizeof *cpu);
+    if (!wall || !cpu) {
+        fprintf(stderr, "%s: out of memory\n", argv[0]);
+        return 1;
+    }
     int bad[MAX_CMDS] = { 0 };
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

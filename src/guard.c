@@ -211,6 +211,14 @@ static bool cgroup_populated(const struct rr_guard *g)
     return g->cgroup && rr_cgroup_populated(g->cgroup) == 1;
 }
 
+static void exec_over(struct gstate *s)   /* C exec'd or died: its pipe is spent */
+{
+    if (s->gp >= 0)
+        RR_SYS(SYS_close, s->gp, 0, 0);
+    s->gp = -1;
+    s->watch_exec = false;
+}
+
 /* Reap every child of ours that ended; C's stops, continuations and exit
  * are reported. */
 static void reap(struct gstate *s)
@@ -232,10 +240,7 @@ static void reap(struct gstate *s)
         } else {
             s->c_reaped = true;
             s->cstatus = st;
-            if (s->gp >= 0)   /* it exec'd or died: nothing to wait for */
-                RR_SYS(SYS_close, s->gp, 0, 0);
-            s->gp = -1;
-            s->watch_exec = false;
+            exec_over(s);   /* it exec'd or died: nothing to wait for */
             s->owe_reaped = true;
             s->phase = G_SWEEP;
             c_ended = true;
@@ -323,8 +328,7 @@ static void kill_everything(struct gstate *s)
     pid_t kids[RR_PROC_MAX];
     int64_t start = mono_ms();
 
-    /* Told gone already (the usual stand-down): no child is left, so none
-     * can come back, and one read says the cgroup is still empty. */
+    /* Told gone (the usual stand-down): no child left, none can come back. */
     if (s->phase == G_DONE && !cgroup_populated(s->g))
         return;
     for (;;) {
@@ -345,14 +349,12 @@ static bool lease_ok_fn(const void *arg)
     return rr_guard_lease_ok(arg);
 }
 
-/* Has C yet to exec? s->gp, a close-on-exec pipe only C writes to, reads
- * EOF once C has exec'd or died (then it is closed). Not waited for (one
- * more wake-up a run): only the lease's clock asks (enforce). Until then no
- * TERM (C is before its own check of the lease, which then fails and is
- * reported as RR_EXEC_LATE, not as a lost lease; or in execve, where a
- * graceful stop means nothing), and no KILL before exec_until (the lease's
- * end, at least 100 ms after the spawn); then an exec still running is
- * killed before the command's first instruction. */
+/* Has C yet to exec? s->gp, a close-on-exec pipe only C holds, reads EOF
+ * once C exec'd or died. Not waited for (one more wake-up a run): only the
+ * lease's clock asks (enforce). Until then no TERM (C is before its own
+ * lease check, which fails as RR_EXEC_LATE, not a lost lease; or in execve)
+ * and no KILL before exec_until (the lease's end, >= 100 ms after the
+ * spawn): then an exec still running dies before its first instruction. */
 static bool exec_pending(struct gstate *s)
 {
     struct pollfd p = { .fd = s->gp, .events = POLLIN };
@@ -362,9 +364,7 @@ static bool exec_pending(struct gstate *s)
         return false;
     if (RR_SYS6(SYS_ppoll, &p, 1, &zero, NULL, 0, 0) == 0)
         return true;
-    RR_SYS(SYS_close, s->gp, 0, 0);
-    s->gp = -1;
-    s->watch_exec = false;
+    exec_over(s);
     return false;
 }
 
