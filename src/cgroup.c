@@ -1,12 +1,9 @@
 /* cgroup.c — the command's own cgroup v2 (see cgroup.h).
  *
- * Two halves. The async-signal-safe one is a handful of raw system calls
- * on fds opened in advance (rawsys.h: no errno, no libc state), because the
- * guard may run on our memory and the command's spawned process must not
- * touch libc. The rest is ordinary C, run by the main process before the
- * guard exists: the pure parsers (unit-tested) and rr_cgroup_create, which
- * reads /proc/self/mountinfo and /proc/self/cgroup, makes the directory and
- * opens its files. */
+ * The pure parsers (unit-tested); rr_cgroup_create, run by the main process
+ * before the guard is forked, which reads /proc/self/mountinfo and
+ * /proc/self/cgroup, makes the directory and opens its files; and the small
+ * writes and reads on those fds that the guard makes. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +18,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "rawsys.h"
 
 struct rr_cgroup {
     int parent_fd;      /* the directory we made it in (for the rmdir) */
@@ -34,32 +30,26 @@ struct rr_cgroup {
     char path[PATH_MAX];
 };
 
-/* ---- async-signal-safe ---- */
+/* ---- the files, on fds opened in advance ---- */
 
 static int write_byte(int fd, char c)
 {
-    long r;
-
     if (fd < 0)
         return -ENOENT;
-    r = RR_SYS(SYS_write, fd, &c, 1);
-    return r < 0 ? (int)r : 0;
+    return write(fd, &c, 1) == 1 ? 0 : -errno;
 }
 
-/* One byte to the file name of the cgroup's directory: open, write, close,
- * each a raw system call. */
+/* One byte to the file name of the cgroup's directory: open, write, close. */
 static int write_byte_at(const struct rr_cgroup *cg, const char *name, char c)
 {
-    long fd, r;
-
     if (!cg)
         return -EINVAL;
-    fd = RR_SYS4(SYS_openat, cg->dir_fd, name, O_WRONLY | O_CLOEXEC, 0);
+    int fd = openat(cg->dir_fd, name, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
-        return (int)fd;
-    r = write_byte((int)fd, c);
-    RR_SYS(SYS_close, fd, 0, 0);
-    return (int)r;
+        return -errno;
+    int r = write_byte(fd, c);
+    close(fd);
+    return r;
 }
 
 int rr_cgroup_enter_self(const struct rr_cgroup *cg)
@@ -85,9 +75,9 @@ int rr_cgroup_populated(const struct rr_cgroup *cg)
 
     if (!cg)
         return -EINVAL;
-    n = RR_SYS4(SYS_pread64, cg->events_fd, buf, sizeof buf - 1, 0);
+    n = pread(cg->events_fd, buf, sizeof buf - 1, 0);
     if (n < 0)
-        return (int)n;
+        return -errno;
     /* "populated 0\nfrozen 0\n": find "populated " at a line's start. */
     for (long i = 0; i + (long)sizeof key - 1 < n; i++) {
         long k = 0;
@@ -117,8 +107,6 @@ int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max)
 
     if (!cg)
         return 0;
-    /* Field by field: no array initialiser the compiler might make a
-     * memcpy call of (the guard may share our memory: no libc). */
     for (int i = 0; i < 4 && n < max; i++) {
         int fd = i == 0 ? cg->parent_fd : i == 1 ? cg->kill_fd : i == 2 ? cg->events_fd
                : cg->dir_fd;
@@ -130,12 +118,9 @@ int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max)
 
 int rr_cgroup_remove(const struct rr_cgroup *cg)
 {
-    long r;
-
     if (!cg)
         return -EINVAL;
-    r = RR_SYS(SYS_unlinkat, cg->parent_fd, cg->name, AT_REMOVEDIR);
-    return r < 0 ? (int)r : 0;
+    return unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR) == 0 ? 0 : -errno;
 }
 
 /* ---- pure parsing ---- */

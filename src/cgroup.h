@@ -9,18 +9,13 @@
  * guard is the subreaper of everything the command starts (guard.h).
  *
  * Life of one: R (the main process) calls rr_cgroup_create before the guard
- * starts; it opens the directory and the files every run needs
- * (cgroup.kill, cgroup.events) so that what follows needs no allocation and
- * no libc: the guard (clone(CLONE_VM) on our memory, or a fork) and the
- * command's spawned process call the rr_cgroup_* functions marked
- * async-signal-safe below, which are raw system calls (rawsys.h) on those
- * fds and never touch errno. The files most runs never write
- * (cgroup.procs, cgroup.freeze) are opened at the directory's fd when
- * written, with the same raw calls. The fds are O_CLOEXEC: a
- * fork or a clone without CLONE_FILES has its own copies of them (and keeps them when R
- * dies); the command's exec closes them. R calls rr_cgroup_remove after the
- * command was reaped and populated is 0, then rr_cgroup_free; the guard
- * removes it when R dies first. */
+ * is forked; it opens the directory and the files every run needs
+ * (cgroup.kill, cgroup.events). The fds are O_CLOEXEC: the forked guard has
+ * its own copies (and keeps them when R dies); the command's exec closes
+ * them. The files most runs never write (cgroup.procs, cgroup.freeze) are
+ * opened at the directory's fd when written. R calls rr_cgroup_remove
+ * after the command was reaped and populated is 0, then rr_cgroup_free;
+ * the guard removes it when R dies first. */
 #ifndef RR_CGROUP_H
 #define RR_CGROUP_H
 
@@ -29,7 +24,7 @@
 
 struct rr_cgroup; /* opaque; NULL means tree mode */
 
-/* --- async-signal-safe: raw system calls on the fds opened in advance -- */
+/* --- small writes and reads on the fds opened in advance --- */
 
 /* Move the calling process (the whole thread group) into the cgroup:
  * write "0" to its cgroup.procs (opened, written, closed). 0 or -errno (-EBUSY: the target has
@@ -57,8 +52,8 @@ int rr_cgroup_dir_fd(const struct rr_cgroup *cg);
 /* Freeze (on != 0) or thaw (on == 0) every process of the cgroup: write
  * "1"/"0" to cgroup.freeze (opened, written, closed). 0 or -errno (-ENOENT: no cgroup.freeze, a
  * kernel before 5.2). Does not wait for "frozen 1" in cgroup.events.
- * R freezes it while job control stops the job (child.c); whoever sends
- * the command SIGTERM or SIGKILL (the guard, child.c, sweep.c) thaws it. */
+ * R freezes it while job control stops the job (child.c); the guard thaws
+ * it whenever it sends the command SIGTERM or SIGKILL. */
 int rr_cgroup_freeze(const struct rr_cgroup *cg, int on);
 
 /* The fds cg holds open (its parent's directory, its own, cgroup.kill and

@@ -1,16 +1,18 @@
 /* child.h — the wrapped command: spawn, signal, stop, hear of its end.
  *
  * The command is the guard's child (guard.h): redlock-run → guard →
- * command. It runs in its own process group (unless foreground), with
+ * command. The guard is forked early (rr_child_prepare, before the loop
+ * has a thread or a connection) and spawns the command when asked; it runs
+ * in its own process group (unless foreground), with
  * PR_SET_PDEATHSIG=SIGKILL so it dies if the guard dies, even by SIGKILL;
  * signal dispositions and the signal mask are reset before exec. The guard
- * reaps it, stops what it left, and reports each step (stopped, reaped,
- * all gone) over a pipe watched here; the exit is reported once everything
- * is gone. If the guard dies first, our SIGCHLD handler kills the command's
- * group (and cgroup) at once, and the loop then stops and reaps what came
- * back to us (sweep.h) and reports the exit with rr_child_guard_died set.
- * We own SIGCHLD's disposition (no libuv watcher, no uv_spawn) and never
- * waitpid(-1).
+ * is the only process that signals the command: everything here asks it.
+ * It reaps the command, stops what it left, and reports each step
+ * (stopped, reaped, all gone) over a pipe watched here; the exit is
+ * reported once everything is gone. If the guard dies first, its report
+ * pipe says EOF in our loop: a successor guard kills what is left, we reap
+ * it (we are a subreaper), and the exit is reported with
+ * rr_child_guard_died set if the command had not ended yet.
  */
 #ifndef RR_CHILD_H
 #define RR_CHILD_H
@@ -49,19 +51,28 @@ struct rr_child_opts {
  * the moment of exec: the command was not started. */
 #define RR_SPAWN_LATE (-2)
 
-/* Spawn argv[0] (searched in PATH like execvp) with envp as its environment.
+/* Fork the guard now (guard.h), for a command to be spawned later with
+ * rr_child_spawn: o->foreground and o->cgroup count; the rest is read at
+ * the spawn. 0, or -1 with err filled (nothing is left behind). Free with
+ * rr_child_free if nothing is spawned. */
+int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char *err,
+                     size_t errlen);
+
+/* Spawn argv[0] (searched in PATH like execvp) with envp as its environment,
+ * through the guard of *out if rr_child_prepare made one, else a new one.
  * Exec failure is detected before returning, through a close-on-exec pipe:
  * returns 0 on success; -127 if the command was not found, -126 if it could
  * not be executed (err says why, e.g. "cannot run 'foo': permission denied"),
  * RR_SPAWN_LATE, or -1 for any other failure (memory, pipe, the guard,
- * fork, the cgroup, the report pipe's watcher). On failure exit_cb is never called and *out
- * is NULL. */
+ * fork, the cgroup, the report pipe's watcher). On failure exit_cb is never
+ * called, the child (and its guard) is freed and *out is NULL. */
 int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
                    char *const envp[], const struct rr_child_opts *o,
                    rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen);
 
-/* Send sig to the child's process group (to the child alone in foreground
- * mode). Returns 0 or -errno. Does nothing once the child was reaped. */
+/* Have the guard send sig to the child's process group (to the child alone
+ * in foreground mode). Returns 0 or -errno. Does nothing once the child
+ * was reaped. */
 int rr_child_signal(struct rr_child *ch, int sig);
 
 /* Stop the child: SIGTERM (and SIGCONT) now, SIGKILL after grace_ms if it
@@ -90,8 +101,10 @@ void rr_child_set_deadline(struct rr_child *ch, int64_t deadline_ms);
 /* Did the guard have to stop the command because the lease ran out? */
 bool rr_child_lease_ran_out(const struct rr_child *ch);
 
-/* The guard's pid if it died before the command and all it started were
- * gone (the lease could no longer be enforced), else 0. Valid in exit_cb. */
+/* The guard's pid if it died before the command ended (the lease could no
+ * longer be enforced, and the command was killed), else 0. Valid in
+ * exit_cb. A guard that dies after the command ended is only logged: the
+ * command's own status stands. */
 pid_t rr_child_guard_died(const struct rr_child *ch);
 
 /* The command's pid (and its group's id, unless foreground); -1 for NULL. */

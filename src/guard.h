@@ -1,40 +1,44 @@
-/* guard.h — the command's parent and the lease's enforcer: a small process
- * that starts the command, is the subreaper of everything it starts, and
- * stops all of it at the end of the lease, whatever becomes of redlock-run.
+/* guard.h — the command's parent and the only process that stops it: a
+ * small process that starts the command, is the subreaper of everything
+ * the command starts, and stops all of it at the end of the lease,
+ * whatever becomes of redlock-run.
  *
- * The processes: redlock-run (R) → the guard (G) → the command (C). R is a
- * subreaper too. G is started by R (clone(CLONE_VM), or fork where that
- * cannot be followed: valgrind, ASan) on an exec plan R built (exec.h), and
- * spawns C at once: C's own process group (unless foreground: then R's),
- * PR_SET_PDEATHSIG=SIGKILL against G, the terminal if R has it, the cgroup
- * if there is one (cgroup.h), signals reset, the lease checked right before
- * exec. Whatever C starts and leaves (`cmd &`, setsid, a double fork, env -i)
- * is re-parented to G, never to init: G's children are exactly C and those
- * orphans, so G needs no search of /proc while it waits.
+ * The processes: redlock-run (R) → the guard (G) → the command (C). G is an
+ * ordinary fork of R, made at the top of a run (rr_guard_start: before the
+ * event loop has a thread or a connection), named `redlock-guard` in ps,
+ * in a process group of its own, so that neither `pkill redlock-run`,
+ * `killall redlock-run`, `pkill -f 'redlock-run.*NAME'` nor `kill -9
+ * -PGID` of R's group reaches it. It waits for R's word and spawns C when
+ * R has the lock (rr_guard_spawn): C's own process group (unless
+ * foreground: then R's), PR_SET_PDEATHSIG=SIGKILL against G, the terminal
+ * if R has it, the cgroup if there is one (cgroup.h), signals reset, the
+ * lease checked right before exec (exec.h). Whatever C starts and leaves
+ * (`cmd &`, setsid, a double fork, env -i) is re-parented to G, never to
+ * init: G's children are exactly C and those orphans.
  *
- * G sleeps in ppoll on R's pipe, a signalfd for SIGCHLD (it blocks every
- * signal) and the lease's deadline, which lives in memory it shares with R
- * (R moves it forward only after a confirmed renewal):
+ * G is the only process that signals C and what C started. R asks it
+ * (rr_guard_signal, rr_guard_stop_child, rr_guard_kill_now) over a pipe,
+ * and G sleeps in ppoll on that pipe, a signalfd for SIGCHLD and the
+ * lease's deadline, which lives in a page shared with R (R moves it
+ * forward only after a confirmed renewal):
  *
  *   - at deadline - grace: SIGTERM and SIGCONT to C's group (C alone in
  *     foreground) and to each of G's children and its group;
  *   - at deadline: SIGKILL to all of that (and cgroup.kill), again until
  *     nothing is left;
- *   - C stops, continues, exits: G reaps it (wait4 WUNTRACED|WCONTINUED)
- *     and reports it to R over a pipe (rr_guard_read_report). Once C is
- *     reaped, what it left among G's children (only then is
- *     /proc/G/task/G/children read) gets TERM+CONT, KILL after the grace
- *     (at once if R was stopping it), and is reaped until none is left
- *     (and the cgroup is empty): then G reports GONE, and only then does R
- *     release the lock. Some that survive SIGKILL are reported (STUCK) and
- *     keep the lock;
+ *   - C stops, continues, exits: G reaps it and reports it to R over a
+ *     second pipe (rr_guard_read_report). What C left gets TERM+CONT, KILL
+ *     after the grace (at once if R was stopping it), and is reaped until
+ *     none is left (and the cgroup is empty): then G reports GONE, and
+ *     only then does R release the lock;
  *   - R dies (its pipe closes): G kills everything it has until nothing is
  *     left, removes the cgroup, exits.
  *
- * If G dies, C gets SIGKILL (PDEATHSIG) and what C started goes to R: R's
- * SIGCHLD handler sees it at once (child.c) and kills C's group and the
- * cgroup, and R's loop then stops and reaps the rest and records a loss.
- */
+ * If G dies, C gets SIGKILL (PDEATHSIG) and what C started goes to R, a
+ * subreaper too. R sees the report pipe's EOF in its loop and starts a
+ * successor (rr_guard_start_successor), a guard whose only work is to kill
+ * what is left of the command: C's group, the cgroup, and R's children
+ * other than itself (R reaps them). */
 #ifndef RR_GUARD_H
 #define RR_GUARD_H
 
@@ -45,25 +49,35 @@
 
 struct rr_guard;
 struct rr_cgroup;
-struct rr_exec_plan;
 
 struct rr_guard_opts {
-    const struct rr_exec_plan *plan;  /* the command; must live until it exec'd */
-    bool foreground;          /* C stays in our process group */
+    bool foreground;          /* C stays in R's process group */
+    const struct rr_cgroup *cgroup;   /* NULL: tree mode; its fds must be open */
+};
+
+/* Fork the guard. Call it before the loop has a thread (libuv's pool) or a
+ * connection: the guard keeps only its own descriptors and those C is to
+ * inherit. NULL with errno if no guard could be started: then nothing must
+ * be spawned. */
+struct rr_guard *rr_guard_start(const struct rr_guard_opts *o);
+
+/* What the command is and how long its lease runs. */
+struct rr_guard_spawn {
+    char *const *argv;        /* argv[0] is searched in PATH like execvp */
+    char *const *envp;
     bool tty;                 /* C's group takes the terminal */
     int64_t deadline_ms;      /* the lease's end, rr_now_ms clock */
     int64_t grace_ms;         /* TERM this long before it; stragglers' grace */
-    const struct rr_cgroup *cgroup;   /* NULL: tree mode */
-    int errfd;                /* the exec-status pipe's write end (exec.h) */
 };
 
-/* Start the guard, which spawns the command. Returns NULL if no guard could
- * be started (out of memory, no process): then nothing was spawned. The
- * outcome of the exec comes on opts->errfd's pipe (whose write end the
- * caller closes right after this call); then rr_guard_child says C's pid. */
-struct rr_guard *rr_guard_start(const struct rr_guard_opts *o);
+/* Have the guard spawn the command, and wait until it has exec'd (or
+ * failed to). 0; -127 if the command was not found, -126 if it could not
+ * be executed, RR_SPAWN_LATE (-2) if the lease had less than the grace
+ * left at the moment of exec, -1 for anything else (the guard died, it
+ * could not fork, the cgroup); err then says why. */
+int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err, size_t errlen);
 
-/* C's pid once it was spawned (it records it itself before exec), else 0. */
+/* C's pid once it was spawned, else 0. */
 pid_t rr_guard_child(const struct rr_guard *g);
 
 /* What the guard reports (rr_guard_read_report). */
@@ -74,6 +88,7 @@ enum rr_guard_report_kind {
     RR_GUARD_LEFT,            /* n, pids: C left these running; being stopped */
     RR_GUARD_STUCK,           /* n, pids: these survive SIGKILL; the lock stays */
     RR_GUARD_GONE,            /* C and everything it started are gone */
+    RR_GUARD_EXEC,            /* value: 0, C exec'd; else exec.h's code (rr_guard_spawn) */
 };
 #define RR_GUARD_REPORT_PIDS 8
 struct rr_guard_report {
@@ -90,37 +105,51 @@ int rr_guard_report_fd(const struct rr_guard *g);
  * died, or stood down) or on error. */
 int rr_guard_read_report(struct rr_guard *g, struct rr_guard_report *r);
 
+/* Ask the guard to send sig to C's group (C alone in foreground); nothing
+ * once C was reaped. 0, or -EPIPE if the guard is gone. */
+int rr_guard_signal(struct rr_guard *g, int sig);
+
+/* Ask the guard to stop C: SIGTERM now (then the cgroup thawed, and
+ * SIGCONT), SIGKILL to its group after grace_ms if it has not been reaped
+ * by then (RR_INF: never); the sooner of two such deadlines wins. What C
+ * leaves gets SIGKILL at once. */
+void rr_guard_stop_child(struct rr_guard *g, int64_t grace_ms);
+
+/* A certain loss: SIGKILL to everything now (the lease is over). */
+void rr_guard_kill_now(struct rr_guard *g);
+
 /* R is stopping the command: what it leaves gets SIGKILL at once. */
 void rr_guard_hurry(struct rr_guard *g);
 
-/* Does the lease leave at least the grace before its end right now? Async-
- * signal-safe: the spawned process asks it just before exec. */
-bool rr_guard_lease_ok(const struct rr_guard *g);
-
 /* Move the lease's end. Later: the guard sees it when it next wakes up.
- * Earlier (a certain loss: pass rr_now_ms() or less): the guard is woken
- * and acts at once. Once the guard has killed, nothing revives the lease. */
+ * Earlier: the guard is woken and acts at once. Once the guard has killed,
+ * nothing revives the lease. */
 void rr_guard_set_deadline(struct rr_guard *g, int64_t deadline_ms);
 
 /* Has the guard sent SIGTERM / SIGKILL because the lease ran out? */
 bool rr_guard_termed(const struct rr_guard *g);
 bool rr_guard_fired(const struct rr_guard *g);
 
-/* The guard's own pid (one of our children: never a straggler). */
+/* The guard's own pid. */
 pid_t rr_guard_pid(const struct rr_guard *g);
 
-/* Has the guard exited (or been killed)? For a SIGCHLD handler: waitid
- * with WNOWAIT, so the zombie stays for rr_guard_stop. Async-signal-safe.
- * False once rr_guard_stop began: then its exit is ours. */
-bool rr_guard_dead(const struct rr_guard *g);
-
 /* Tell the guard to stand down (it kills and reaps whatever it still has,
- * then exits), without waiting for it: its exit is expected from now on
- * (rr_guard_dead is false). Then rr_guard_stop. NULL is fine. */
+ * then exits), without waiting for it. Then rr_guard_stop. NULL is fine. */
 void rr_guard_stand_down(struct rr_guard *g);
 
 /* Stand it down if not yet, reap it and free everything. NULL is fine. */
 void rr_guard_stop(struct rr_guard *g);
+
+/* The guard died: reap it (its report pipe said EOF) and free everything;
+ * returns how it ended (a wait status). NULL: 0. */
+int rr_guard_reap_dead(struct rr_guard *g);
+
+/* After a guard's death: fork a successor that kills what is left of the
+ * command — C's group (pgid, 0: none), the cgroup, every child of ours but
+ * itself and their groups — every 10 ms (then every 250) until nothing of
+ * it is left, then exits. The caller reaps what dies (it is their parent,
+ * a subreaper) and then the successor. Its pid, or -1 with errno. */
+pid_t rr_guard_start_successor(pid_t pgid, const struct rr_cgroup *cgroup);
 
 /* The guard's clock, as a pure function (unit-tested): what to do at now
  * for a lease ending at deadline with the TERM grace before it, given what

@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include "cli.h"
+#include "rr.h"
 #include "log.h"
 #include "revoke.h"
 #include "run.h"
@@ -42,6 +43,7 @@ int main(int argc, char **argv)
         return RR_EXIT_USAGE;
     }
     rr_cli_scrub_argv(argc, argv);
+    rr_title_init(argc, argv);
     if (cfg.mode == RR_MODE_HELP) {
         rr_cli_usage(stdout);
         return 0;

@@ -1,14 +1,10 @@
 /* proc.h — reading /proc: the process tree below a pid, a process's state,
  * parent and start time, its name.
  *
- * One reader for the guard (guard.c), which lists its own children once the
- * command ended or must be killed, for redlock-run's SIGCHLD handler and its
- * sweep after the guard's death (child.c, sweep.c), and for the names in the
- * log. Every function here makes raw system calls only (rawsys.h) and keeps
- * no state, so the guard can call them while it shares our memory, and a
- * signal handler too; the parsers are pure functions on a buffer, for the
- * unit tests too. (The environment and last-pid readers are no longer used
- * by the guard, which needs no search since it is the command's parent.) */
+ * For the guard (guard.c), which lists its own children once the command
+ * ended or must be killed, for its successor after a guard's death, and for
+ * the names in the log. Plain libc, no state; the parsers are pure
+ * functions on a buffer, for the unit tests too. */
 #ifndef RR_PROC_H
 #define RR_PROC_H
 

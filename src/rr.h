@@ -43,6 +43,12 @@ enum rr_exit {
 /* Monotonic clock in milliseconds (uv_hrtime based, for deadlines). */
 int64_t rr_now_ms(void);
 
+/* The process's title, as ps and pkill -f read it (/proc/PID/cmdline):
+ * rr_title_init remembers where main's argv lies; rr_set_title overwrites
+ * it (in this process only: the guard names itself after its fork). */
+void rr_title_init(int argc, char **argv);
+void rr_set_title(const char *title);
+
 /* The usual max for rr_quote. */
 #define RR_QUOTE_MAX 60
 

@@ -496,8 +496,8 @@ static void uncontain(struct run *r)
     rr_cgroup_sweep(r->cgroup);   /* and dead runs' beside it */
 }
 
-/* The handle goes only at the end: the guard, which may share our memory,
- * reads it until it is reaped (rr_child_free). */
+/* The handle goes only at the end, once the guard is reaped
+ * (rr_child_free). */
 static void free_cgroup(struct run *r)
 {
     uncontain(r);
@@ -598,6 +598,14 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     }
     r.au.contain = r.cgroup ? "cgroup" : "tree";
     r.au.cgroup = r.cgroup_path;
+    /* The guard is forked now, while we are one thread with no connection
+     * (child.h); it waits for the command until we have the lock. */
+    const struct rr_child_opts co = { .foreground = cfg->foreground, .cgroup = r.cgroup };
+    if (rr_child_prepare(&r.child, &co, err, sizeof(err)) != 0) {
+        rr_log(RR_LOG_ERROR, "guard", NULL, "%s", err);
+        free_cgroup(&r);
+        return RR_EXIT_OSERR;
+    }
     if (setup(&r, cfg, err, sizeof(err)) != 0)
         feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err },
              NULL);

@@ -10,6 +10,29 @@ int64_t rr_now_ms(void)
     return (int64_t)(uv_hrtime() / 1000000u);
 }
 
+static char *title_at;
+static size_t title_len;
+
+void rr_title_init(int argc, char **argv)
+{
+    if (argc < 1 || !argv[0])
+        return;
+    /* The strings lie end to end from argv[0]: as far as they do. */
+    char *end = argv[0] + strlen(argv[0]);
+    for (int i = 1; i < argc && argv[i] == end + 1; i++)
+        end = argv[i] + strlen(argv[i]);
+    title_at = argv[0];
+    title_len = (size_t)(end - argv[0]) + 1;
+}
+
+void rr_set_title(const char *title)
+{
+    if (!title_at)
+        return;
+    memset(title_at, 0, title_len);
+    memcpy(title_at, title, strnlen(title, title_len - 1));
+}
+
 const char *rr_quote(const char *s, size_t n, size_t max, char *out, size_t outlen)
 {
     size_t i, o = 0;

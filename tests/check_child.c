@@ -176,7 +176,7 @@ static int run_sh(const char *script)
 static void expect_spawn_error(char *const argv[], int rc, const char *err_expected)
 {
     uv_loop_t loop;
-    struct rr_child *ch = (struct rr_child *)&loop;   /* must be reset to NULL */
+    struct rr_child *ch = NULL;   /* NULL: spawn makes its own guard; NULL again on failure */
     struct outcome o = { 0 };
     char err[RR_ERRLEN] = "";
     ck_assert_int_eq(uv_loop_init(&loop), 0);
@@ -353,7 +353,7 @@ END_TEST
 START_TEST(test_own_process_group)
 {
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct outcome o = { 0 };
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
@@ -372,7 +372,7 @@ END_TEST
 START_TEST(test_foreground_group)
 {
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct outcome o = { 0 };
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
@@ -389,7 +389,7 @@ END_TEST
 START_TEST(test_signal_forward)
 {
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct outcome o = { 0 };
     char err[RR_ERRLEN], ready[PATHLEN], script[SCRIPTLEN];
     make_tmpdir();
@@ -492,7 +492,7 @@ END_TEST
 /* Start `sh -c 'trap "" TERM; ...'` and wait until the trap is in place. */
 static struct rr_child *spawn_term_ignorer(uv_loop_t *loop, struct outcome *o)
 {
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     char err[RR_ERRLEN], ready[PATHLEN], script[SCRIPTLEN];
     tmppath(ready, sizeof ready, "ready");
     unlink(ready);
@@ -543,7 +543,7 @@ START_TEST(test_stop_no_escalation_when_it_exits)
     /* A child that exits on TERM is reaped and the KILL timer stops, so
      * the loop ends at once instead of waiting out the grace period. */
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct outcome o = { 0 };
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
@@ -560,7 +560,7 @@ END_TEST
 START_TEST(test_stop_reaches_grandchild)
 {
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct outcome o = { 0 };
     char err[RR_ERRLEN], pidfile[PATHLEN], script[SCRIPTLEN];
     make_tmpdir();
@@ -612,7 +612,7 @@ START_TEST(test_pdeathsig)
     ck_assert_int_ge(mid, 0);
     if (mid == 0) {
         uv_loop_t loop;
-        struct rr_child *ch;
+        struct rr_child *ch = NULL;
         struct outcome o = { 0 };
         char err[RR_ERRLEN];
         char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
@@ -665,7 +665,7 @@ static char freeze_state(const struct rr_cgroup *cg)
 START_TEST(test_pause_freezes_cgroup)
 {
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct rr_cgroup *cg = NULL;
     struct outcome o = { 0 };
     char err[RR_ERRLEN] = "", ready[PATHLEN], script[SCRIPTLEN];
@@ -695,6 +695,9 @@ START_TEST(test_pause_freezes_cgroup)
     ck_assert_int_eq(freeze_state(cg), '1');
     int64_t start = rr_now_ms();
     rr_child_stop(ch, 3000);
+    /* The guard thaws it once the TERM is pending: soon after we ask. */
+    for (int i = 0; i < 200 && freeze_state(cg) != '0'; i++)
+        usleep(5000);
     ck_assert_int_eq(freeze_state(cg), '0');
     ck_assert_int_eq(finish(&loop, ch, &o), 7);
     ck_assert_int_lt(elapsed_since(start), 3000);
@@ -711,7 +714,7 @@ END_TEST
 START_TEST(test_free_in_callback)
 {
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct outcome o = { .free_in_cb = true };
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sh", (char *)"-c", (char *)"exit 7", NULL };
@@ -725,7 +728,7 @@ END_TEST
 START_TEST(test_free_while_running)
 {
     uv_loop_t loop;
-    struct rr_child *ch;
+    struct rr_child *ch = NULL;
     struct outcome o = { 0 };
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };

@@ -1,6 +1,6 @@
 /* check_clone3.c — clone3 into a cgroup: the child is born in it (no
- * migration), runs its function on the stack it was given (CLONE_VM) or
- * returns 0 like fork; a refusal is -errno, so the guard can fall back. */
+ * migration) and returns 0 like fork; a refusal is -errno, so the guard
+ * can fall back. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,6 @@
 #include "cgroup.h"
 #include "clone3.h"
 #include "unit.h"
-
-static volatile int shared_word;   /* written by a CLONE_VM child */
 
 /* Is pid in the cgroup whose path (under the v2 mount) ends as path does? */
 static int in_cgroup(pid_t pid, const char *path)
@@ -32,15 +30,6 @@ static int in_cgroup(pid_t pid, const char *path)
             yes = 1;
     fclose(fp);
     return yes;
-}
-
-static int child_fn(void *arg)
-{
-    shared_word = *(int *)arg;
-    /* Wait here to be looked at; the test kills us. */
-    for (;;)
-        pause();
-    return 0;
 }
 
 static struct rr_cgroup *make(const char *name)
@@ -65,42 +54,6 @@ static void reap_killed(struct rr_cgroup *cg, pid_t pid)
     ck_assert_int_eq(rr_cgroup_remove(cg), 0);
     rr_cgroup_free(cg);
 }
-
-START_TEST(test_vm_born_in_cgroup)
-{
-    struct rr_cgroup *cg = make("unit/clone3");
-    if (!cg)
-        return;
-    if (!RR_CLONE3_VM) {
-        ck_assert_int_eq(rr_clone3_vm(rr_cgroup_dir_fd(cg), NULL, 0, child_fn, NULL), -ENOSYS);
-        rr_cgroup_remove(cg);
-        rr_cgroup_free(cg);
-        return;
-    }
-    size_t size = 64 * 1024;
-    char *stack = aligned_alloc(16, size);
-    int value = 42;
-    shared_word = 0;
-    long pid = rr_clone3_vm(rr_cgroup_dir_fd(cg), stack, size, child_fn, &value);
-    if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG) {
-        fprintf(stderr, "check_clone3: kernel without CLONE_INTO_CGROUP (%ld): skipped\n", pid);
-        rr_cgroup_remove(cg);
-        rr_cgroup_free(cg);
-        free(stack);
-        return;
-    }
-    ck_assert_int_gt(pid, 0);
-    /* It shares our memory and ran on its own stack. */
-    for (int i = 0; i < 500 && shared_word != 42; i++)
-        usleep(2000);
-    ck_assert_int_eq(shared_word, 42);
-    ck_assert_int_eq(in_cgroup((pid_t)pid, rr_cgroup_path(cg)), 1);
-    ck_assert_int_eq(in_cgroup(getpid(), rr_cgroup_path(cg)), 0);
-    ck_assert_int_eq(rr_cgroup_populated(cg), 1);
-    reap_killed(cg, (pid_t)pid);
-    free(stack);
-}
-END_TEST
 
 START_TEST(test_fork_born_in_cgroup)
 {
@@ -143,7 +96,6 @@ static Suite *clone3_suite(void)
     Suite *s = suite_create("clone3");
     TCase *tc = tcase_create("real");
     tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_vm_born_in_cgroup);
     tcase_add_test(tc, test_fork_born_in_cgroup);
     tcase_add_test(tc, test_refused);
     suite_add_tcase(s, tc);

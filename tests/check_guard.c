@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec.h"
 #include "guard.h"
 #include "proc.h"
 #include "rr.h"
@@ -65,19 +64,14 @@ static void wrapper(const char *file)
              "setsid sh -c 'trap \"\" TERM; echo $$ > %s.tmp; mv %s.tmp %s; exec sleep 60' & "
              "exec sleep 60", file, file, file);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
-    struct rr_exec_plan plan;
-    int fds[2];
+    char err[256];
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    if (rr_exec_plan_make(&plan, argv, environ) != 0 || pipe2(fds, O_CLOEXEC) != 0)
-        _exit(2);
-    struct rr_guard_opts o = { .plan = &plan, .deadline_ms = rr_now_ms() + 60000,
-                               .grace_ms = 1000, .errfd = fds[1] };
-    struct rr_guard *g = rr_guard_start(&o);
+    struct rr_guard *g = rr_guard_start(&(struct rr_guard_opts){ .foreground = false });
     if (!g)
         _exit(2);
-    close(fds[1]);
-    int code;
-    if (read(fds[0], &code, sizeof code) != 0)
+    struct rr_guard_spawn sp = { .argv = argv, .envp = environ,
+                                 .deadline_ms = rr_now_ms() + 60000, .grace_ms = 1000 };
+    if (rr_guard_spawn(g, &sp, err, sizeof err) != 0)
         _exit(3);   /* the exec failed */
     for (;;)
         pause();

@@ -161,6 +161,40 @@ for mode in "${MODES[@]}"; do
     kill9_case "envi-$mode" "$mode" ':' 'setsid env -i sleep 30'
     end_test
 
+    t "$mode: pkill -9 -f 'redlock-run.*NAME' (the usual way to kill a stuck job): the guard is not matched, and nothing outlives the lease"
+    # Before the guard was a process of its own, it shared redlock-run's
+    # command line: this pkill killed both, and the helper ran on beside
+    # the next holder (9 of 12 trials).
+    name=pkill-$mode
+    esc=0
+    for i in $(seq "$ROUNDS"); do
+        rm -f "$TMP/$name.h" "$TMP/$name.h.stat"
+        # shellcheck disable=SC2046
+        bg "$TMP/$name" "${RR[@]}" $(mode_args "$mode") -r "$U" -t "$TTL" --kill-after 200ms \
+            "$name" -- sh -c "$FIND
+            ( setsid sleep 30 & echo \$! > \"\$1.tmp\" )
+            read -r h < \"\$1.tmp\"; read -r st < /proc/\$h/stat; echo \"\$st\" > \"\$1.stat\"
+            echo \"\$p \$g \$(cat \"\$1.tmp\")\" > \"\$1.tmp2\"; mv \"\$1.tmp2\" \"\$1\"
+            sleep 30" sh "$TMP/$name.h"
+        w=$BG
+        wait_for 30 test -s "$TMP/$name.h" || { fail "round $i: the command did not start"; break; }
+        read -r rp gp hp < "$TMP/$name.h"
+        [ -n "$gp" ] || { fail "round $i: no guard found"; break; }
+        # What operators type matches redlock-run and never its guard.
+        matched=" $(pgrep -d ' ' -f "redlock-run.*$name") "
+        [[ $matched == *" $rp "* ]] || fail "round $i: pgrep -f does not find redlock-run ($rp) in:$matched"
+        [[ $matched != *" $gp "* ]] || fail "round $i: pgrep -f 'redlock-run.*$name' matches the guard ($gp)"
+        byname=" $(pgrep -d ' ' -x redlock-run) "
+        [[ $byname != *" $gp "* ]] || fail "round $i: pgrep -x redlock-run (pkill's, killall's way) matches the guard"
+        [ "$(cat "/proc/$gp/cmdline" | tr '\0' ' ' | sed 's/ *$//')" = redlock-guard ] ||
+            fail "round $i: the guard's command line is not 'redlock-guard'"
+        pkill -9 -f "redlock-run.*$name"
+        { wait_pid "$w" 30; } 2>/dev/null   # (bash's "Killed" line)
+        if escaped "$name" "$hp" "$TMP/$name.h.stat"; then esc=$((esc + 1)); fi
+    done
+    [ "$esc" = 0 ] || fail "$esc of $ROUNDS helpers escaped"
+    end_test
+
     t "$mode: kill -9 of the guard, then SIGSTOP of redlock-run: the command and its helper stop"
     name=guard-$mode
     esc=0

@@ -114,11 +114,12 @@ end_test
 
 if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -e inject=vfork:delay_enter=1000 true 2>/dev/null; then
     t "slow between acquire and exec: the command is not started past its lease"
-    # The wrapper's clone of the guard (which spawns the command) takes
-    # 2.5 s (strace delays it): longer than the 1 s lease, so by the time
-    # exec could happen the lease is gone.
+    # The guard's fork of the command takes 2.5 s (strace delays every
+    # fork: the wrapper's of the guard too, but that one comes before the
+    # lock is asked for): longer than the 1 s lease, so by the time exec
+    # could happen the lease is gone.
     # (LeakSanitizer cannot run under ptrace: leaks are checked elsewhere.)
-    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited strace -qq -o /dev/null -e trace=clone,vfork -e inject=clone,vfork:delay_enter=2500000 \
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited strace -f -qq -o /dev/null -e trace=clone,clone3,vfork -e inject=clone,clone3,vfork:delay_enter=2500000 \
         "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowexec -- sh -c 'date +%s%N > "$1"' sh "$TMP/slow.a"
     assert_rc 69
     assert_no_file "$TMP/slow.a"

@@ -1,0 +1,636 @@
+/* guard_proc.c — the guard process (guard.h, guard_impl.h): the lease's
+ * clock, the command's spawn, its reaping, the sweep of what it left, the
+ * kill when R dies; and the successor of a guard that died.
+ *
+ * The guard is a plain fork of redlock-run made before the event loop has
+ * a thread, and uses libc as any single-threaded process does. The command
+ * is forked from it (or clone3'd into its cgroup, clone3.h), so the guard
+ * is its parent from its first instruction and knows its pid before it
+ * execs. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "clone3.h"
+#include "exec.h"
+#include "guard.h"
+#include "guard_impl.h"
+#include "proc.h"
+#include "rr.h"
+
+/* ---- the clock ---- */
+
+#define load64 rr_guard_load64
+#define load32 rr_guard_load32
+#define store32 rr_guard_store32
+
+enum rr_guard_act rr_guard_clock(int64_t now, int64_t deadline, int64_t grace, bool termed,
+                                 bool fired, int64_t *wait_ms)
+{
+    enum rr_guard_act act = RR_GUARD_WAIT;
+    int64_t w;
+
+    if (fired || now >= deadline) {
+        act = RR_GUARD_KILL;
+        w = TICK_MS;
+    } else if (now >= deadline - grace) {
+        act = termed ? RR_GUARD_WAIT : RR_GUARD_TERM;
+        w = deadline - now;
+    } else {
+        w = deadline - grace - now;
+    }
+    *wait_ms = w > 60000 ? 60000 : w < 1 ? 1 : w;
+    return act;
+}
+
+static bool lease_ok(const struct shared *sh)
+{
+    return !load32(&sh->fired) && rr_now_ms() < load64(&sh->deadline_ms) - sh->grace_ms;
+}
+
+/* ---- reports to R ---- */
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+    ssize_t w;
+    do {
+        w = write(fd, buf, len);
+    } while (w < 0 && errno == EINTR);
+    return w == (ssize_t)len;
+}
+
+static bool report(struct gstate *s, int kind, int value, const pid_t *pids, int n)
+{
+    struct rr_guard_report r = { kind, value, n, { 0 } };
+
+    for (int i = 0; i < n && i < RR_GUARD_REPORT_PIDS; i++)
+        r.pids[i] = pids[i];
+    return write_all(s->rep, &r, sizeof r);
+}
+
+/* The two reports R cannot do without are sent again until there was room.
+ * Both at once (C left nothing behind, the usual end) go in one write,
+ * under PIPE_BUF so never split: R wakes once for them, not twice. */
+static void report_owed(struct gstate *s)
+{
+    if (s->owe_reaped && s->owe_gone) {
+        struct rr_guard_report r[2] = { { RR_GUARD_REAPED, s->cstatus, 0, { 0 } },
+                                        { RR_GUARD_GONE, 0, 0, { 0 } } };
+        if (write_all(s->rep, r, sizeof r))
+            s->owe_reaped = s->owe_gone = false;
+        return;
+    }
+    if (s->owe_reaped && report(s, RR_GUARD_REAPED, s->cstatus, NULL, 0))
+        s->owe_reaped = false;
+    if (!s->owe_reaped && s->owe_gone && report(s, RR_GUARD_GONE, 0, NULL, 0))
+        s->owe_gone = false;
+}
+
+/* ---- signalling what we have ---- */
+
+static bool cgroup_populated(const struct gstate *s)
+{
+    return s->cgroup && rr_cgroup_populated(s->cgroup) == 1;
+}
+
+/* sig to C's group (C alone in foreground, or while it is not reaped). */
+static void signal_command(struct gstate *s, int sig)
+{
+    if (s->cpid <= 0 || s->c_reaped)
+        return;
+    kill(s->cpid, sig);
+    if (!s->foreground)
+        kill(-s->cpid, sig);
+}
+
+/* sig to C (its group unless foreground), to each of our children and its
+ * group (never R's group, never ours), and for SIGKILL to the cgroup. A
+ * TERM or KILL also thaws the cgroup (R froze it if the job was stopped,
+ * job control): a frozen process holds a handled SIGTERM until it is
+ * thawed, so TERM is made pending first and the thaw comes after it (the
+ * SIGCONT that follows a TERM then reaches them all). Returns how many
+ * children we have (pids in kids, at most RR_PROC_MAX). */
+static int signal_all(struct gstate *s, int sig, pid_t *kids)
+{
+    int n = rr_proc_own_children(s->self, kids, RR_PROC_MAX);
+    if (n < 0)
+        n = 0;
+    if (sig == 0)
+        return n;
+    if (s->cpid > 0 && !s->c_reaped)
+        kill(s->cpid, sig);
+    /* A group lives on while it has members, whatever became of its
+     * leader; its id is not reused meanwhile. Every member is C or a
+     * descendant of ours (we are the subreaper), so once C is reaped and
+     * we have no child left the group is empty, and its id may already
+     * name someone else's group: it is not signalled then. */
+    if (s->cpid > 0 && !s->foreground && (!s->c_reaped || n > 0))
+        kill(-s->cpid, sig);
+    if (sig == SIGKILL && s->cgroup)
+        rr_cgroup_kill(s->cgroup);
+    for (int i = 0; i < n; i++) {
+        kill(kids[i], sig);
+        pid_t pg = getpgid(kids[i]);
+        if (pg > 1 && pg != s->own_pgid && pg != s->self)
+            kill(-pg, sig);
+    }
+    if ((sig == SIGTERM || sig == SIGKILL) && s->cgroup)
+        rr_cgroup_freeze(s->cgroup, 0);
+    return n;
+}
+
+/* C exec'd or failed to (its exec pipe said EOF or a code): R is told. */
+static void exec_outcome(struct gstate *s)
+{
+    int code = 0;
+    ssize_t n;
+
+    if (s->gp < 0)
+        return;
+    do {
+        n = read(s->gp, &code, sizeof code);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+        return;   /* not yet */
+    if (n != (ssize_t)sizeof code)
+        code = 0;   /* EOF: it exec'd (or died before: its exit says how) */
+    close(s->gp);
+    s->gp = -1;
+    report(s, RR_GUARD_EXEC, code, NULL, 0);
+}
+
+/* Reap every child of ours that ended; C's stops, continuations and exit
+ * are reported. */
+static void reap(struct gstate *s)
+{
+    bool c_ended = false;
+    pid_t r;
+
+    for (;;) {
+        int st = 0;
+        r = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED | __WALL);
+        if (r <= 0)
+            break;
+        if (r != s->cpid || s->c_reaped)
+            continue;   /* an orphan of C's, or one's stop */
+        if (WIFSTOPPED(st)) {
+            report(s, RR_GUARD_STOPPED, WSTOPSIG(st), NULL, 0);
+        } else if (WIFCONTINUED(st)) {
+            report(s, RR_GUARD_CONTINUED, 0, NULL, 0);
+        } else {
+            exec_outcome(s);   /* told first: it is there, C being dead */
+            s->c_reaped = true;
+            s->cstatus = st;
+            s->owe_reaped = true;
+            s->phase = G_SWEEP;
+            c_ended = true;
+        }
+    }
+    if (!c_ended)
+        return;
+    /* Nothing left already (no child, live or dead: as the subreaper we
+     * then have no descendant either; and the cgroup is empty): gone too,
+     * told with the reap. Else the sweep begins. */
+    if (r < 0 && errno == ECHILD && !cgroup_populated(s)) {
+        s->phase = G_DONE;
+        s->owe_gone = true;
+    }
+    report_owed(s);
+}
+
+/* C was reaped: stop what it left. Returns the ms until the next look, -1
+ * once nothing is left. */
+static int64_t sweep_step(struct gstate *s, int64_t now)
+{
+    pid_t kids[RR_PROC_MAX];
+    int n = signal_all(s, 0, kids);
+
+    if (n == 0 && !cgroup_populated(s)) {
+        s->phase = G_DONE;
+        s->owe_gone = true;
+        report_owed(s);
+        return -1;
+    }
+    if (!s->begun) {
+        s->begun = true;
+        report(s, RR_GUARD_LEFT, 0, kids, n);
+        if (load32(&s->sh->hurry) || load32(&s->sh->fired)) {
+            s->killed = true;
+            s->until = now + GIVE_UP_MS;
+            signal_all(s, SIGKILL, kids);
+        } else {
+            s->until = now + s->sh->grace_ms;
+            signal_all(s, SIGTERM, kids);
+            signal_all(s, SIGCONT, kids);
+        }
+        return TICK_MS;
+    }
+    if (!s->killed && (now >= s->until || load32(&s->sh->hurry))) {
+        s->killed = true;
+        s->until = now + GIVE_UP_MS;
+    }
+    if (s->killed) {
+        /* Again on every look: one re-parented to us meanwhile. */
+        signal_all(s, SIGKILL, kids);
+        if (now >= s->until && !s->said_stuck) {
+            s->said_stuck = true;
+            report(s, RR_GUARD_STUCK, 0, kids, n);
+        }
+    } else if (s->until - now < TICK_MS * 5) {
+        return s->until - now < 1 ? 1 : s->until - now;
+    }
+    return s->said_stuck ? STUCK_TICK_MS : s->killed ? TICK_MS : TICK_MS * 5;
+}
+
+static void drain_signals(struct gstate *s)
+{
+    struct signalfd_siginfo si[4];
+    while (read(s->sfd, si, sizeof si) > 0)
+        ;
+}
+
+/* R is gone or stands down: SIGKILL to everything we have, reap, look
+ * again, until no child is left and the cgroup is empty (a SIGKILLed
+ * process forks no more, and the pids of our unreaped children are ours). */
+static void kill_everything(struct gstate *s)
+{
+    pid_t kids[RR_PROC_MAX];
+    int64_t start = rr_now_ms();
+
+    /* Told gone (the usual stand-down), or never spawned: nothing left. */
+    if ((s->phase == G_DONE || s->phase == G_IDLE) && !cgroup_populated(s))
+        return;
+    for (;;) {
+        int n = signal_all(s, SIGKILL, kids);
+        reap(s);
+        if (n == 0 && !cgroup_populated(s))
+            break;
+        bool slow = rr_now_ms() - start > GIVE_UP_MS;
+        struct pollfd p[2] = { { .fd = s->sfd, .events = POLLIN },
+                               { .fd = s->cgroup ? rr_cgroup_events_fd(s->cgroup) : -1,
+                                 .events = POLLPRI } };
+        poll(p, 2, slow ? STUCK_TICK_MS : TICK_MS);
+        drain_signals(s);
+    }
+}
+
+/* ---- spawning ---- */
+
+static bool read_all(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* The strings of a spawn request, NUL-separated in blob, as argv and envp
+ * (pointers into blob). 0, or -1 if they do not add up. */
+static int split_strings(char *blob, size_t len, int argc, int envc, char ***argv, char ***envp)
+{
+    char **v = calloc((size_t)argc + (size_t)envc + 2, sizeof *v);
+    size_t o = 0;
+
+    if (!v)
+        return -1;
+    for (int i = 0; i < argc + envc; i++) {
+        char *end = o < len ? memchr(blob + o, '\0', len - o) : NULL;
+        if (!end) {
+            free(v);
+            return -1;
+        }
+        v[i < argc ? i : i + 1] = blob + o;
+        o = (size_t)(end - blob) + 1;
+    }
+    *argv = v;
+    *envp = v + argc + 1;
+    return 0;
+}
+
+static bool lease_ok_fn(const void *arg)
+{
+    return lease_ok(arg);
+}
+
+/* Fork C (born in the cgroup where the kernel can); its pid, or -errno. */
+static pid_t fork_command(struct gstate *s, struct rr_exec_spawn *sp)
+{
+    long pid = -ENOSYS;
+
+    if (s->cgroup) {
+        sp->born_in_cgroup = true;
+        pid = rr_clone3_fork(rr_cgroup_dir_fd(s->cgroup));
+        if (pid == 0)
+            rr_exec_child(sp);
+        if (pid < 0)
+            sp->born_in_cgroup = false;   /* C enters it itself, and says why it cannot */
+    }
+    if (pid < 0) {
+        pid = fork();
+        if (pid == 0)
+            rr_exec_child(sp);
+        if (pid < 0)
+            pid = -errno;
+    }
+    return (pid_t)pid;
+}
+
+/* Hold nothing open but our own: not R's descriptors that C inherited (a
+ * terminal, an output pipe someone waits to see closed). With a cgroup,
+ * its fds stay. */
+static void close_others(struct gstate *s)
+{
+    int keep[KEEP_MAX + 4];
+    int nk = 0;
+
+    keep[nk++] = s->ctl;
+    keep[nk++] = s->rep;
+    keep[nk++] = s->sfd;
+    if (s->gp >= 0)
+        keep[nk++] = s->gp;
+    nk += rr_cgroup_fds(s->cgroup, keep + nk, KEEP_MAX);
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) {
+        /* No /proc (an empty root): one by one. */
+        for (int fd = 0; fd < 1024; fd++) {
+            bool mine = false;
+            for (int i = 0; i < nk; i++)
+                mine = mine || keep[i] == fd;
+            if (!mine)
+                close(fd);
+        }
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || fd == dirfd(d))
+            continue;
+        bool mine = false;
+        for (int i = 0; i < nk; i++)
+            mine = mine || keep[i] == fd;
+        if (!mine)
+            close((int)fd);
+    }
+    closedir(d);
+}
+
+/* R's spawn request: read the command, fork it. On failure R is told
+ * (RR_EXEC_FORK - errno) and nothing is left to guard. */
+static void spawn(struct gstate *s, const struct req *q)
+{
+    char *blob = NULL, **argv = NULL, **envp = NULL;
+    int code = RR_EXEC_FORK - EINVAL;
+
+    if (q->ms <= 0 || q->ms > SPAWN_MAX || q->argc < 1 || q->envc < 0 ||
+        !(blob = malloc((size_t)q->ms)) || !read_all(s->ctl, blob, (size_t)q->ms) ||
+        split_strings(blob, (size_t)q->ms, q->argc, q->envc, &argv, &envp) != 0)
+        goto fail;
+    int gpipe[2];
+    if (pipe2(gpipe, O_CLOEXEC) < 0) {
+        code = RR_EXEC_FORK - errno;
+        goto fail;
+    }
+    struct rr_exec_spawn sp = {
+        .argv = argv, .envp = envp, .own_group = !s->foreground, .pgid = s->own_pgid,
+        .tty = q->arg != 0, .parent = s->self, .errfd = gpipe[1], .cgroup = s->cgroup,
+        .lease_ok = lease_ok_fn, .lease_arg = s->sh,
+    };
+    pid_t pid = fork_command(s, &sp);
+    close(gpipe[1]);
+    if (pid < 0) {
+        close(gpipe[0]);
+        code = RR_EXEC_FORK + pid;
+        goto fail;
+    }
+    s->gp = gpipe[0];
+    fcntl(s->gp, F_SETFL, O_NONBLOCK);
+    s->cpid = pid;
+    s->phase = G_RUN;
+    store32(&s->sh->child_pid, (int)pid);
+    /* Also from this side, so the group exists before R hears of it.
+     * EACCES once it has exec'd: then it did setpgid itself. */
+    if (!s->foreground)
+        setpgid(pid, pid);
+    int64_t soonest = rr_now_ms() + 100;
+    s->exec_until = load64(&s->sh->deadline_ms);
+    if (s->exec_until < soonest)
+        s->exec_until = soonest;
+    free(argv);
+    free(blob);
+    /* What C inherited is not ours to keep open. */
+    close_others(s);
+    return;
+fail:
+    free(argv);
+    free(blob);
+    report(s, RR_GUARD_EXEC, code, NULL, 0);
+    s->phase = G_DONE;
+}
+
+/* ---- the guard's loop ---- */
+
+/* The lease's clock; returns the ms to wait. */
+static int64_t enforce(struct gstate *s, int64_t now)
+{
+    pid_t kids[RR_PROC_MAX];
+    int64_t wait;
+
+    enum rr_guard_act a = rr_guard_clock(now, load64(&s->sh->deadline_ms), s->sh->grace_ms,
+                                         load32(&s->sh->termed), load32(&s->sh->fired), &wait);
+    /* While C has not exec'd: no TERM (C is before its own lease check,
+     * which fails as RR_EXEC_LATE, not a lost lease; or in execve), and no
+     * KILL before exec_until (the lease's end, >= 100 ms after the spawn):
+     * then an exec still running dies before its first instruction. */
+    if (a != RR_GUARD_WAIT && s->gp >= 0) {
+        int64_t until = a == RR_GUARD_TERM ? load64(&s->sh->deadline_ms) : s->exec_until;
+        if (now < until)
+            return until - now;
+    }
+    if (a == RR_GUARD_TERM) {
+        store32(&s->sh->termed, 1);
+        signal_all(s, SIGTERM, kids);
+        signal_all(s, SIGCONT, kids);
+    } else if (a == RR_GUARD_KILL) {
+        store32(&s->sh->fired, 1);
+        if (signal_all(s, SIGKILL, kids) == 0 && !cgroup_populated(s))
+            wait = 60000;   /* nothing left to kill: C's exit is being told */
+    }
+    return wait;
+}
+
+/* R's stop: TERM now, then the thaw and CONT; KILL to the group at kill_at. */
+static void stop_command(struct gstate *s, int64_t grace_ms)
+{
+    store32(&s->sh->hurry, 1);
+    if (s->c_reaped || s->cpid <= 0)
+        return;
+    signal_command(s, SIGTERM);
+    if (s->cgroup)
+        rr_cgroup_freeze(s->cgroup, 0);
+    signal_command(s, SIGCONT);
+    if (grace_ms == RR_INF)
+        return;
+    int64_t at = rr_now_ms() + (grace_ms < 0 ? 0 : grace_ms);
+    if (at < s->kill_at)
+        s->kill_at = at;
+}
+
+/* The next thing to do, in ms (-1: nothing but what wakes us). */
+static int64_t next_wait(struct gstate *s, int64_t now)
+{
+    int64_t wait = s->phase == G_RUN || s->phase == G_SWEEP ? enforce(s, now) : -1;
+
+    if (s->kill_at != RR_INF && !s->c_reaped) {
+        if (now >= s->kill_at) {
+            s->kill_at = RR_INF;
+            signal_command(s, SIGKILL);
+        } else if (wait < 0 || s->kill_at - now < wait) {
+            wait = s->kill_at - now;
+        }
+    }
+    if (s->phase == G_SWEEP) {
+        int64_t w = sweep_step(s, now);
+        if (w >= 0 && (wait < 0 || w < wait))
+            wait = w;
+    }
+    if (s->phase == G_DONE || s->phase == G_IDLE)
+        wait = -1;
+    if (s->owe_reaped || s->owe_gone)
+        wait = wait < 0 || wait > TICK_MS ? TICK_MS : wait;
+    return wait;
+}
+
+/* One request from R. Returns false once the guard is to exit. */
+static bool handle_request(struct gstate *s)
+{
+    struct req q;
+    bool gone = !read_all(s->ctl, &q, sizeof q);
+
+    if (gone || q.op == REQ_EXIT) {
+        kill_everything(s);
+        /* R is gone: the cgroup is ours to remove. */
+        if (gone && s->cgroup)
+            rr_cgroup_remove(s->cgroup);
+        return false;
+    }
+    if (q.op == REQ_SPAWN && s->phase == G_IDLE)
+        spawn(s, &q);
+    else if (q.op == REQ_SIGNAL)
+        signal_command(s, q.arg);
+    else if (q.op == REQ_STOP)
+        stop_command(s, q.ms);
+    return true;   /* REQ_WAKE: the loop looks at the deadline again */
+}
+
+static void guard_loop(struct gstate *s)
+{
+    for (;;) {
+        int64_t wait = next_wait(s, rr_now_ms());
+        int efd = s->phase == G_SWEEP && s->cgroup ? rr_cgroup_events_fd(s->cgroup) : -1;
+        struct pollfd p[4] = { { .fd = s->ctl, .events = POLLIN },
+                               { .fd = s->sfd, .events = POLLIN },
+                               { .fd = s->gp, .events = POLLIN },
+                               { .fd = efd, .events = POLLPRI } };
+        struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
+        /* No mask of ppoll's own: every signal stays blocked, so SIGCHLD
+         * is queued for the signalfd (an empty one would let the kernel
+         * discard it, its default action being to ignore it). */
+        int r = ppoll(p, 4, wait < 0 ? NULL : &ts, NULL);
+        if (r > 0 && (p[1].revents & POLLIN))
+            drain_signals(s);
+        if (r > 0 && p[2].revents)
+            exec_outcome(s);
+        reap(s);
+        report_owed(s);
+        if (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) && !handle_request(s))
+            return;
+    }
+}
+
+void rr_guard_main(struct gstate *s)
+{
+    s->self = getpid();
+    /* A process group and a name of our own: `kill -9 -PGID` of the
+     * wrapper's group, `pkill redlock-run` or `pkill -f 'redlock-run.*NAME'`
+     * must not take the guard with it. */
+    setpgid(0, 0);
+    prctl(PR_SET_NAME, "redlock-guard");
+    rr_set_title("redlock-guard");
+    /* Whatever C leaves is re-parented to us, not to R or init. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* R's SIGCHLD action came with us (a handler, SA_NOCLDSTOP): default,
+     * and blocked like every signal (R blocked them all for the fork), so
+     * it is queued for the signalfd. */
+    signal(SIGCHLD, SIG_DFL);
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    s->sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* R's descriptors stay open until C is spawned: C is to inherit those
+     * R would have handed it, and the others are close-on-exec, some of
+     * them libuv's, whose fork handler in C closes them by number (closed
+     * here, the numbers could name ours by then). */
+    guard_loop(s);
+    _exit(0);
+}
+
+/* ---- the successor ---- */
+
+/* Kill what is left of the command after its guard's death: see guard.h. */
+void rr_guard_successor_main(struct gstate *s)
+{
+    pid_t kids[RR_PROC_MAX];
+    int64_t start = rr_now_ms();
+
+    s->self = getpid();
+    setpgid(0, 0);
+    prctl(PR_SET_NAME, "redlock-guard");
+    rr_set_title("redlock-guard");
+    close(s->ctl);
+    s->ctl = -1;
+    close_others(s);
+    for (;;) {
+        if (s->cpid > 0)
+            kill(-s->cpid, SIGKILL);
+        s->cpid = 0;   /* once: the group's id may be someone else's later */
+        if (s->cgroup)
+            rr_cgroup_kill(s->cgroup);
+        int n = rr_proc_children(s->parent, s->self, kids, RR_PROC_MAX);
+        for (int i = 0; i < n; i++) {
+            kill(kids[i], SIGKILL);
+            pid_t pg = getpgid(kids[i]);
+            if (pg > 1 && pg != s->own_pgid)
+                kill(-pg, SIGKILL);
+        }
+        if (s->cgroup)
+            rr_cgroup_freeze(s->cgroup, 0);
+        /* R reaps what dies (it is their parent); nothing left, or R gone:
+         * done. */
+        if ((n <= 0 && !cgroup_populated(s)) || getppid() != s->parent)
+            _exit(0);
+        struct timespec ts = { 0, (rr_now_ms() - start > GIVE_UP_MS ? STUCK_TICK_MS : TICK_MS) *
+                                      1000000L };
+        nanosleep(&ts, NULL);
+    }
+}
