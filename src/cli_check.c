@@ -528,6 +528,63 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
     return 0;
 }
 
+/* flock(1)'s -c, where flock takes it: right after NAME. */
+static bool is_command_flag(const char *a)
+{
+    return strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 ||
+           strncmp(a, "--command=", 10) == 0;
+}
+
+/* NAME -c CMD: flock's rule, exactly one word after -c, and it is CMD. */
+static int take_flock_command(struct rr_config *cfg, int argc, char **argv, int at,
+                              char *err, size_t errlen)
+{
+    const char *flag = argv[at], *eq = strchr(flag, '=');
+    int cmd_at = eq ? at : at + 1;
+
+    if (cfg->shell_command) {
+        snprintf(err, errlen, "-c/--command is given twice (before and after NAME); give it once");
+        return -1;
+    }
+    if (cmd_at >= argc) {
+        snprintf(err, errlen, "-c needs a command string: redlock-run [OPTIONS] NAME -c 'CMD'");
+        return -1;
+    }
+    if (cmd_at + 1 < argc) {
+        snprintf(err, errlen, "-c takes exactly one command string, as in flock: quote CMD whole, "
+                 "or for arguments write NAME -- sh -c 'CMD' sh ARG1 ARG2");
+        return -1;
+    }
+    cfg->shell_command = eq ? eq + 1 : argv[cmd_at];
+    return 0;
+}
+
+/* -c CMD, before or after NAME: COMMAND is sh -c CMD, and nothing else. */
+static int shell_command(struct rr_config *cfg, const char *modeopt, char *err, size_t errlen)
+{
+    if (cfg->mode != RR_MODE_RUN) {
+        snprintf(err, errlen, "-c/--command works only when running a COMMAND, not with %s",
+                 modeopt);
+        return -1;
+    }
+    if (cfg->command_argc > 0) {
+        snprintf(err, errlen, "-c CMD and a COMMAND after NAME: give only one "
+                 "(-c 'CMD' is the same as NAME -- sh -c 'CMD')");
+        return -1;
+    }
+    if (*cfg->shell_command == '\0') {
+        snprintf(err, errlen, "-c needs a command, not an empty string: NAME -c 'CMD'");
+        return -1;
+    }
+    cfg->shell_argv[0] = (char *)"sh";
+    cfg->shell_argv[1] = (char *)"-c";
+    cfg->shell_argv[2] = (char *)cfg->shell_command;
+    cfg->shell_argv[3] = NULL;
+    cfg->command = cfg->shell_argv;
+    cfg->command_argc = 3;
+    return 0;
+}
+
 /* NAME and COMMAND from argv[next]. getopt_long already stepped over a
  * "--" that came before NAME; one right after NAME is skipped here. */
 static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn, const char *modeopt,
@@ -542,6 +599,8 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
                      quote(argv[next], q, sizeof q));
             return -1;
         }
+        if (cfg->shell_command)
+            return shell_command(cfg, "--list", err, errlen);
         if (given(sn, RR_GIVEN_ONCE)) {
             snprintf(err, errlen, "--list takes no --once: it shows each job's last run; for one "
                      "ID use --status --once ID NAME");
@@ -561,7 +620,11 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
     cfg->name = argv[next++];
     if (rr_cli_check_name(cfg->name, err, errlen) < 0)
         return -1;
-    if (next < argc && strcmp(argv[next], "--") == 0) {
+    if (next < argc && is_command_flag(argv[next])) {
+        if (take_flock_command(cfg, argc, argv, next, err, errlen) < 0)
+            return -1;
+        next = argc;
+    } else if (next < argc && strcmp(argv[next], "--") == 0) {
         next++;
     } else if (next < argc && argv[next][0] == '-' && argv[next][1] != '\0') {
         /* A command never starts with '-' in practice; this is an option
@@ -576,6 +639,8 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
     }
     cfg->command = argv + next;
     cfg->command_argc = argc - next;
+    if (cfg->shell_command && shell_command(cfg, modeopt, err, errlen) < 0)
+        return -1;
     if (cfg->mode == RR_MODE_RUN && cfg->command_argc == 0) {
         snprintf(err, errlen, "missing COMMAND: " RR_CLI_USAGE_RUN);
         return -1;
@@ -596,6 +661,14 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
 static int check_times(struct rr_config *cfg, const struct rr_cli_seen *sn, char *err, size_t errlen)
 {
     char d1[48], d2[48];
+
+    if (given(sn, RR_GIVEN_NONBLOCK) && given(sn, RR_GIVEN_WAIT)) {
+        /* flock lets -n win silently; a migrated "-n -w 1m" more likely
+         * meant to wait, so neither is guessed. */
+        snprintf(err, errlen, "-n/--nonblock and -w/--wait cannot be used together: -n gives up "
+                 "at once (the default), -w DUR waits; give only one");
+        return -1;
+    }
 
     if (cfg->ttl_ms == RR_INF) {
         snprintf(err, errlen, "--ttl must be finite (got inf): the lock is a lease that must expire if we die");

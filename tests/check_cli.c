@@ -155,10 +155,32 @@ static const struct bad bads[] = {
     { ARGS("--release", "--limit", "2", "--slot", "3", "job"), "--slot 3 is beyond --limit 2" },
     { ARGS("--timeout", "5m", "job", "true"), "--timeout is not an option: to wait for the lock use --wait DUR, to limit the run use --max-runtime DUR" },
     { ARGS("--timeout"), "--timeout is not an option: to wait" },
-    { ARGS("-n", "job", "true"), "-n/--nonblock is not needed: a busy lock exits at once (75, see -E) unless --wait DUR (-w, as in flock) asks to wait" },
-    { ARGS("--nonblock", "job", "true"), "-n/--nonblock is not needed" },
-    { ARGS("--nonblock=1", "job", "true"), "-n/--nonblock is not needed" },
-    { ARGS("-qn", "job", "true"), "-n/--nonblock is not needed" },
+    /* flock(1)'s habits: -n is taken, but never beside -w, in either order. */
+    { ARGS("-n", "-w", "1m", "job", "true"), "-n/--nonblock and -w/--wait cannot be used together: -n gives up at once (the default), -w DUR waits; give only one" },
+    { ARGS("-w", "1m", "-n", "job", "true"), "-n/--nonblock and -w/--wait cannot be used together" },
+    { ARGS("--nonblock", "--wait=0", "job", "true"), "-n/--nonblock and -w/--wait cannot" },
+    { ARGS("-qnw5", "job", "true"), "-n/--nonblock and -w/--wait cannot" },
+    { ARGS("--nonblock=1", "job", "true"), "option --nonblock does not take a value" },
+    { ARGS("job", "-c"), "-c needs a command string: redlock-run [OPTIONS] NAME -c 'CMD'" },
+    { ARGS("job", "-c", "echo $1", "x"), "-c takes exactly one command string, as in flock: quote CMD whole, or for arguments write NAME -- sh -c 'CMD' sh ARG1 ARG2" },
+    { ARGS("job", "--command", "a", "b"), "-c takes exactly one command string" },
+    { ARGS("job", "--command=a", "b"), "-c takes exactly one command string" },
+    { ARGS("job", "-c", ""), "-c needs a command, not an empty string" },
+    { ARGS("--command=", "job"), "-c needs a command, not an empty string" },
+    { ARGS("-c", "true", "job", "true"), "-c CMD and a COMMAND after NAME: give only one (-c 'CMD' is the same as NAME -- sh -c 'CMD')" },
+    { ARGS("-c", "true", "job", "-c", "true"), "-c/--command is given twice" },
+    { ARGS("-c", "true"), "missing NAME" },
+    { ARGS("--status", "job", "-c", "true"), "-c/--command works only when running a COMMAND, not with --status" },
+    { ARGS("-c", "true", "--release", "job"), "-c/--command works only when running a COMMAND, not with --release" },
+    { ARGS("-c", "true", "--list"), "-c/--command works only when running a COMMAND, not with --list" },
+    { ARGS("-xn", "job", "true"), "unknown option '-x': the lock is always exclusive (flock's -x, -e): leave it out" },
+    { ARGS("-e", "job", "true"), "unknown option '-e': the lock is always exclusive" },
+    { ARGS("-o", "job", "true"), "unknown option '-o': not needed: COMMAND never holds the lock" },
+    { ARGS("-u", "job"), "unknown option '-u': there is no descriptor to unlock" },
+    { ARGS("-F", "job", "true"), "unknown option '-F': COMMAND always runs as a child" },
+    { ARGS("-s", "job", "true"), "(flock's -s: there are no shared locks)" },
+    /* After -- the words are the command as they are: "-c" is not ours. */
+    { ARGS("job", "--", "-c", "true"), NULL },
     { ARGS("-k", "5s", "--max-runtime", "1m", "job", "true"), "unknown option '-k': the grace from SIGTERM to SIGKILL is --kill-after DUR (timeout's -k)" },
     { ARGS("-s", "KILL", "--max-runtime", "1m", "job", "true"), "-s/--signal is not an option: COMMAND is always stopped with SIGTERM, then SIGKILL after --kill-after DUR" },
     { ARGS("--signal=9", "job", "true"), "-s/--signal is not an option" },
@@ -406,6 +428,45 @@ START_TEST(name_and_command)
     PARSE_OK(LONGNAME, "true");
     ck_assert_uint_eq(strlen(cfg.name), 200);
     PARSE_OK("a.b_c:d/e@f~!", "true");
+}
+END_TEST
+
+/* flock(1)'s habits that are taken: -n, -c CMD after NAME (flock's place)
+ * or before it (an option like the others), -E 1. */
+START_TEST(flock_habits)
+{
+    PARSE_OK("-n", "job", "true");
+    ck_assert(cfg.wait_ms == 0);
+    ck_assert_str_eq(cfg.command[0], "true");
+    PARSE_OK("-qn", "-E", "1", "/var/lock/x", "true");
+    ck_assert_int_eq(cfg.verbosity, -1);
+    ck_assert_int_eq(cfg.conflict_exit_code, 1);
+    ck_assert_str_eq(cfg.name, "/var/lock/x");
+    PARSE_OK("--nonblock", "-w", "0", "--help");
+
+    const char *const *const forms[] = {
+        ARGS("-n", "job", "-c", "echo \"$1\"; exit 3"),
+        ARGS("-n", "job", "--command", "echo \"$1\"; exit 3"),
+        ARGS("-n", "job", "--command=echo \"$1\"; exit 3"),
+        ARGS("-n", "-c", "echo \"$1\"; exit 3", "job"),
+        ARGS("-nc", "echo \"$1\"; exit 3", "job", "--"),
+        ARGS("--command=echo \"$1\"; exit 3", "--", "job"),
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        ck_assert_msg(parse_args(forms[i]) == 0, "form %zu rejected: %s", i, err);
+        ck_assert_str_eq(cfg.name, "job");
+        ck_assert_int_eq(cfg.command_argc, 3);
+        ck_assert_str_eq(cfg.command[0], "sh");
+        ck_assert_str_eq(cfg.command[1], "-c");
+        ck_assert_str_eq(cfg.command[2], "echo \"$1\"; exit 3");
+        ck_assert_ptr_null(cfg.command[3]);
+    }
+    /* A word that merely starts like -c is the command's. */
+    PARSE_OK("job", "--", "-c", "x");
+    ck_assert_str_eq(cfg.command[0], "-c");
+    ck_assert_int_eq(cfg.command_argc, 2);
+    PARSE_OK("job", "sh", "-c", "x");
+    ck_assert_str_eq(cfg.command[0], "sh");
 }
 END_TEST
 
@@ -750,6 +811,7 @@ static const char *const long_options[] = {
     "redis-timeout", "password-file", "tls-ca", "tls-cert", "tls-key", "tls-sni",
     "tls-insecure", "quiet", "verbose", "log-format", "syslog", "metrics-file",
     "foreground", "contain", "status", "json", "release", "resolve", "help", "version",
+    "nonblock", "command",
 };
 
 static char *help_text(void)
@@ -780,7 +842,7 @@ START_TEST(usage_shape)
         lines++;
         line = nl + 1;
     }
-    ck_assert_int_le(lines, 80);
+    ck_assert_int_le(lines, 82);
     ck_assert_ptr_nonnull(strstr(h, "usage: redlock-run [OPTIONS] NAME [--] COMMAND [ARG...]"));
     ck_assert_ptr_nonnull(strstr(h, "redlock-run --status"));
     ck_assert_ptr_nonnull(strstr(h, "redlock-run --release"));
@@ -826,7 +888,7 @@ END_TEST
 
 /* --help is written by hand: each row of the option table must have its
  * line, with the short form where the row has one, and the refused
- * habits (--timeout, --nonblock, --signal) none. */
+ * habits (--timeout, --signal) none. */
 START_TEST(usage_matches_table)
 {
     const char *h = help_text();
@@ -867,6 +929,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, every_long_option);
     tcase_add_test(tc, short_options_and_clusters);
     tcase_add_test(tc, name_and_command);
+    tcase_add_test(tc, flock_habits);
     tcase_add_test(tc, operator_modes);
     tcase_add_test(tc, wants_check);
     tcase_add_test(tc, help_and_version_win);

@@ -145,9 +145,15 @@ hint_() {
     case_ 64 "$@"
     grep -qF -- "$want" "$ERR" || fail "redlock-run $*: no hint '$want': $(head -c 200 "$ERR")"
 }
-hint_ "a busy lock exits at once (75, see -E) unless --wait DUR (-w, as in flock)" -r "$U" -n job "${RUN[@]}"
-hint_ "-n/--nonblock is not needed" -r "$U" --nonblock job "${RUN[@]}"
-hint_ "-n/--nonblock is not needed" -r "$U" -qn job "${RUN[@]}"
+# -n is taken (t_flock.sh), but never beside -w.
+hint_ "-n/--nonblock and -w/--wait cannot be used together" -r "$U" -n -w 1m job "${RUN[@]}"
+hint_ "-n/--nonblock and -w/--wait cannot be used together" -r "$U" -w 5s --nonblock job "${RUN[@]}"
+hint_ "-c takes exactly one command string, as in flock" -r "$U" job -c 'touch "$1"' "$MK"
+hint_ "-c needs a command string" -r "$U" job -c
+hint_ "-c CMD and a COMMAND after NAME" -r "$U" -c "touch $MK" job "${RUN[@]}"
+hint_ "the lock is always exclusive (flock's -x, -e)" -r "$U" -xn job "${RUN[@]}"
+hint_ "there is no descriptor to unlock (flock's -u)" -r "$U" -u 9
+hint_ "(flock's -s: there are no shared locks)" -r "$U" -s job "${RUN[@]}"
 hint_ "is --kill-after DUR (timeout's -k)" -r "$U" -k 5s --max-runtime 1m job "${RUN[@]}"
 hint_ "COMMAND is always stopped with SIGTERM, then SIGKILL after --kill-after DUR" -r "$U" -s KILL --max-runtime 1m job "${RUN[@]}"
 hint_ "-s/--signal is not an option" -r "$U" --signal=9 job "${RUN[@]}"
