@@ -148,6 +148,7 @@ hint_() {
 # -n is taken (t_flock.sh), but never beside -w.
 hint_ "-n/--nonblock and -w/--wait cannot be used together" -r "$U" -n -w 1m job "${RUN[@]}"
 hint_ "-n/--nonblock and -w/--wait cannot be used together" -r "$U" -w 5s --nonblock job "${RUN[@]}"
+# shellcheck disable=SC2016  # $1 is the command's
 hint_ "-c takes exactly one command string, as in flock" -r "$U" job -c 'touch "$1"' "$MK"
 hint_ "-c needs a command string" -r "$U" job -c
 hint_ "-c CMD and a COMMAND after NAME" -r "$U" -c "touch $MK" job "${RUN[@]}"
