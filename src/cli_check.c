@@ -5,10 +5,12 @@
  * depend on the order of the options. Never prints or exits. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -232,13 +234,52 @@ size_t rr_cli_url_len(const char *s)
     return (size_t)(p - s);
 }
 
+/* The real path of the directory of path (absolute: url.c), whose name
+ * starts at base. */
+static bool real_dir(const char *path, const char *base, char out[PATH_MAX])
+{
+    char dir[sizeof ((struct rr_endpoint *)0)->path];
+
+    snprintf(dir, sizeof dir, "%.*s", (int)(base - path), path);
+    return realpath(dir, out) != NULL;
+}
+
+/* Do two unix socket paths reach one server, as far as can be told without
+ * asking it? The same socket inode, whatever "/./", ".." or symlink led to
+ * it; where neither socket is there yet, one name in one real directory. */
+static bool same_socket(const char *a, const char *b)
+{
+    const char *ba = strrchr(a, '/') + 1, *bb = strrchr(b, '/') + 1;
+    char da[PATH_MAX], db[PATH_MAX];
+    struct stat x, y;
+    bool xa = stat(a, &x) == 0, yb = stat(b, &y) == 0;
+
+    if (xa || yb)
+        return xa && yb && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    return strcmp(ba, bb) == 0 && real_dir(a, ba, da) && real_dir(b, bb, db) &&
+           strcmp(da, db) == 0;
+}
+
+/* Would a and b vote twice from one server? Only what can be told here,
+ * without connecting (rr_url_same_host says which hosts are one). */
+static bool same_server(const struct rr_endpoint *a, const struct rr_endpoint *b)
+{
+    if (a->transport != b->transport)
+        return false;
+    if (a->transport == RR_TRANSPORT_UNIX)
+        return strcmp(a->path, b->path) == 0 || same_socket(a->path, b->path);
+    if (a->kind == RR_EP_DIRECT && b->kind == RR_EP_DIRECT)
+        return a->port == b->port && rr_url_same_host(a->host, b->host);
+    return strcasecmp(a->display, b->display) == 0;
+}
+
 /* Add each URL of one --redis value (or $REDLOCK_URL) to cfg. */
 static int add_urls(struct rr_config *cfg, const char *value, const char *what,
                     char *err, size_t errlen)
 {
     char url[2048];
     char why[RR_CLI_INNER_ERRLEN];
-    char q[72];
+    char q[72], q2[72];
     const char *p = value;
     size_t n;
     int i;
@@ -273,15 +314,18 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
         /* The same server listed twice would vote twice in the quorum. */
         for (i = 0; i < cfg->n_endpoints; i++) {
             const struct rr_endpoint *o = &cfg->endpoints[i];
-            if (o->transport == ep->transport &&
-                (ep->transport == RR_TRANSPORT_UNIX ? strcmp(o->path, ep->path) == 0
-                                                    : strcasecmp(o->display, ep->display) == 0)) {
-                /* A socket path may hold any byte, "%0a" too: quote it so
-                 * the message stays one line. */
-                snprintf(err, errlen, "%s: Redis server %s is given twice; each Redlock master must be a separate server",
-                         what, quote(ep->display, q, sizeof q));
-                goto fail;
-            }
+            if (!same_server(o, ep))
+                continue;
+            /* A socket path may hold any byte, "%0a" too: quote it so
+             * the message stays one line. */
+            if (strcasecmp(o->display, ep->display) == 0)
+                snprintf(err, errlen, "%s: Redis server %s is given twice; each Redlock master "
+                         "must be a separate server", what, quote(ep->display, q, sizeof q));
+            else
+                snprintf(err, errlen, "%s: %s and %s are the same Redis server; each Redlock "
+                         "master must be a separate server, so give it once", what,
+                         quote(o->display, q, sizeof q), quote(ep->display, q2, sizeof q2));
+            goto fail;
         }
         cfg->n_endpoints++;
         p += n;
@@ -576,10 +620,8 @@ static int shell_command(struct rr_config *cfg, const char *modeopt, char *err, 
         snprintf(err, errlen, "-c needs a command, not an empty string: NAME -c 'CMD'");
         return -1;
     }
-    cfg->shell_argv[0] = (char *)"sh";
-    cfg->shell_argv[1] = (char *)"-c";
-    cfg->shell_argv[2] = (char *)cfg->shell_command;
-    cfg->shell_argv[3] = NULL;
+    char *sh[] = { (char *)"sh", (char *)"-c", (char *)cfg->shell_command, NULL };
+    memcpy(cfg->shell_argv, sh, sizeof sh);
     cfg->command = cfg->shell_argv;
     cfg->command_argc = 3;
     return 0;

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -243,6 +246,19 @@ static const struct bad bads[] = {
     { ARGS("-r", URLS15 ",redis://h16", "job", "true"), "too many Redis URLs: at most 15" },
     { ARGS("-r", "redis://h", "-r", "redis://H:6379/1", "job", "true"), "Redis server H:6379 is given twice" },
     { ARGS("-r", "unix:///a.sock,unix:/a.sock?db=2", "job", "true"), "is given twice" },
+    /* One server under two spellings (issue 28, 6): one vote each would be two. */
+    { ARGS("-r", "redis://127.0.0.1:7001", "-r", "redis://localhost:7001", "-r", "redis://127.0.0.1:7002", "job", "true"),
+      "--redis: 127.0.0.1:7001 and localhost:7001 are the same Redis server; each Redlock master must be a separate server, so give it once" },
+    { ARGS("-r", "redis://[::1]:7001,redis://h:1,redis://LOCALHOST.:7001/2", "job", "true"), "[::1]:7001 and LOCALHOST.:7001 are the same Redis server" },
+    { ARGS("-r", "redis://127.1,redis://[::ffff:127.0.0.1]:6379", "job", "true"), "127.1:6379 and [::ffff:127.0.0.1]:6379 are the same" },
+    { ARGS("-r", "rediss://Redis.Example.com.:6380,redis://redis.example.com:6380", "job", "true"), "are the same Redis server" },
+    { ARGS("-r", "unix:///tmp/a.sock", "-r", "unix:///tmp/./a.sock", "job", "true"), "/tmp/a.sock and /tmp/./a.sock are the same Redis server" },
+    { ARGS("-r", "unix:///tmp/a.sock", "-r", "unix:///tmp//a.sock", "job", "true"), "are the same Redis server" },
+    { ARGS("-r", "unix:///tmp/a.sock", "-r", "unix:///tmp/../tmp/a.sock", "job", "true"), "are the same Redis server" },
+    /* What only the servers can tell is left to them. */
+    { ARGS("-r", "redis://127.0.0.1:7001,redis://[::1]:7001,redis://127.0.0.2:7001", "job", "true"), NULL },
+    { ARGS("-r", "redis://localhost:7001,redis://localhost:7002,redis://127.0.0.2:7001", "job", "true"), NULL },
+    { ARGS("-r", "unix:///tmp/a.sock,unix:///tmp/b.sock,unix:///no/such/dir/../a.sock", "job", "true"), NULL },
     { ARGS("--bogus", "job", "true"), "unknown or ambiguous option '--bogus'" },
     { ARGS("--rediss-url=redis://:" SECRET "@h", "job", "true"), "unknown or ambiguous option '--rediss-url'" },
     { ARGS("--re", "x", "job", "true"), "unknown or ambiguous option '--re'" },
@@ -576,6 +592,54 @@ START_TEST(endpoints)
     ck_assert_str_eq(cfg.endpoints[0].password, "a,b");
     ck_assert_str_eq(cfg.endpoints[1].password, SECRET);
     ck_assert(!cfg.has_password);
+}
+END_TEST
+
+/* One socket under two paths: a symlinked directory, a symlink to the
+ * socket itself, "." and ".." — once the socket is there, and before. */
+START_TEST(same_socket_spellings)
+{
+    char dir[] = "/tmp/check_cli_sock_XXXXXX", a[160], b[160], c[160], d[160];
+    char ua[200], ub[200], uc[200], ud[200];
+    struct sockaddr_un sun = { .sun_family = AF_UNIX };
+    int fd;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/real", dir);
+    ck_assert_int_eq(mkdir(a, 0700), 0);
+    snprintf(b, sizeof b, "%s/link", dir);
+    ck_assert_int_eq(symlink("real", b), 0);
+    snprintf(ua, sizeof ua, "unix://%s/real/r.sock", dir);
+    snprintf(ub, sizeof ub, "unix://%s/link/r.sock", dir);
+    snprintf(uc, sizeof uc, "unix://%s/real/../real/./r.sock", dir);
+
+    /* No socket yet: the real directory and the name. */
+    ck_assert_int_eq(PARSE("-r", ua, "-r", ub, "job", "true"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "are the same Redis server"));
+    ck_assert_int_eq(PARSE("-r", ua, "-r", uc, "job", "true"), -1);
+
+    /* A socket bound there, and a symlink to it under another name. */
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%s/real/r.sock", dir);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+    snprintf(c, sizeof c, "%s/other.sock", dir);
+    ck_assert_int_eq(symlink(sun.sun_path, c), 0);
+    snprintf(ud, sizeof ud, "unix://%s", c);
+    ck_assert_int_eq(PARSE("-r", ua, "-r", ub, "job", "true"), -1);
+    ck_assert_int_eq(PARSE("-r", uc, "-r", ud, "job", "true"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "/other.sock are the same Redis server"));
+    /* Another socket in the same directory is another server. */
+    snprintf(d, sizeof d, "unix://%s/real/s.sock", dir);
+    PARSE_OK("-r", ua, "-r", d, "job", "true");
+    ck_assert_int_eq(cfg.n_endpoints, 2);
+
+    close(fd);
+    unlink(sun.sun_path);
+    unlink(c);
+    unlink(b);
+    rmdir(a);
+    rmdir(dir);
 }
 END_TEST
 
@@ -935,6 +999,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, help_and_version_win);
     tcase_add_test(tc, once_and_stale);
     tcase_add_test(tc, endpoints);
+    tcase_add_test(tc, same_socket_spellings);
     tcase_add_test(tc, environment);
     tcase_add_test(tc, reparse_many_times);
     tcase_add_test(tc, argv_left_untouched);
