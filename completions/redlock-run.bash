@@ -17,8 +17,8 @@ _redlock_run() {
         --connect-timeout --redis-timeout --password-file --sentinel-password-file
         --sync-replicas --tls-ca --tls-ca-dir --tls-cert
         --tls-key --tls-sni --log-format --metrics-file --resolve --max-age --contain --fence
-        --slot'
-    local no_arg='--foreground --tls-insecure -q --quiet -v --verbose --syslog
+        --slot -c --command'
+    local no_arg='-n --nonblock --foreground --tls-insecure -q --quiet -v --verbose --syslog
         --status --json --release --force --all-slots --list -h --help -V --version'
 
     # Readline splits words at = and : (COMP_WORDBREAKS), so "--ttl=30s" and
@@ -80,7 +80,8 @@ _redlock_run() {
             return ;;
         -r | --redis | -t | --ttl | --renew | -w | --wait | -E | \
         --conflict-exit-code | --min-hold | --limit | --prefix | --once | --state-ttl | \
-        --max-runtime | --kill-after | --connect-timeout | --redis-timeout | --tls-sni)
+        --max-runtime | --kill-after | --connect-timeout | --redis-timeout | --tls-sni | \
+        -c | --command)
             # A URL, a duration, a number or free text: nothing to offer.
             COMPREPLY=()
             return ;;
@@ -124,14 +125,18 @@ _redlock_run() {
     fi
     ((operator)) && return    # --status/--release/--resolve: NAME is last
 
-    # After NAME: an optional "--", then COMMAND and its arguments.
+    # After NAME: an optional "--", then COMMAND and its arguments; or
+    # flock's "-c CMD", a string to type, after which nothing more goes.
     local cmd_at=$((name_at + 1))
+    case ${W[cmd_at]} in
+        -c | --command | --command=*) ((cmd_at < cw)) && return ;;
+    esac
     if [[ ${W[cmd_at]} == -- ]] && ((cmd_at < cw)); then
         cmd_at=$((cmd_at + 1))
     fi
     if ((cmd_at == cw)); then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '--' -- "$cur"))
+            COMPREPLY=($(compgen -W '-- -c --command' -- "$cur"))
         else
             COMPREPLY=($(compgen -c -- "$cur"))
         fi

@@ -12,7 +12,8 @@ function __redlock_run_name_at
     set -e args[1]
     set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold limit prefix once \
         on-stale state-ttl max-runtime kill-after connect-timeout redis-timeout \
-        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age contain
+        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age contain \
+        command c
     set -l skip 0
     set -l op
     set -l i 0
@@ -78,7 +79,9 @@ $c -s r -l redis -x -d 'Redis master URL; repeat for a Redlock quorum'
 $c -s t -l ttl -x -d 'Lock lease, renewed while the command runs'
 $c -l renew -x -d 'Renewal interval'
 $c -s w -l wait -x -d 'Wait for a busy lock (inf = forever)'
-$c -s E -l conflict-exit-code -x -d 'Exit status when busy'
+$c -s n -l nonblock -d "Do not wait: the default (flock's -n)"
+$c -s E -l conflict-exit-code -x -d "Exit status when busy (flock's is 1)"
+$c -s c -l command -x -d 'The command is sh -c CMD'
 $c -l min-hold -x -d 'Keep the lock this long after acquiring'
 $c -l limit -x -d 'Up to N holders at once (REDLOCK_SLOT 1..N)'
 $c -l prefix -x -d 'Redis key prefix'

@@ -23,24 +23,27 @@ const struct rr_cli_opt rr_cli_opts[] = {
     { .name = "redis", .letter = 'r', .kind = RR_CLI_URL },
     { .name = "ttl", .letter = 't', .kind = RR_CLI_DURATION, CFG(ttl_ms) },
     { .name = "renew", .kind = RR_CLI_DURATION, CFG(renew_ms), .mark = RR_GIVEN_RENEW },
-    { .name = "wait", .letter = 'w', .kind = RR_CLI_DURATION, CFG(wait_ms) },
+    { .name = "wait", .letter = 'w', .kind = RR_CLI_DURATION, CFG(wait_ms), .mark = RR_GIVEN_WAIT },
     { .name = "conflict-exit-code", .letter = 'E', .kind = RR_CLI_NUMBER, CFG(conflict_exit_code), .lo = 0, .hi = 255, .noun = "" },
     { .name = "max-runtime", .kind = RR_CLI_DURATION, CFG(timeout_ms), .mark = RR_GIVEN_TIMEOUT },
     /* Not an option: flock(1) and consul use it for the wait. */
     { .name = "timeout", .kind = RR_CLI_REFUSED,
       .refusal = "--timeout is not an option: to wait for the lock use --wait DUR, "
                  "to limit the run use --max-runtime DUR" },
-    /* flock(1)'s "do not wait" is already what we do. Refused rather than
-     * ignored: "-n -w 1m" would otherwise mean whatever the last one says. */
-    { .name = "nonblock", .letter = 'n', .kind = RR_CLI_REFUSED_BARE,
-      .refusal = "-n/--nonblock is not needed: a busy lock exits at once (75, see -E) "
-                 "unless --wait DUR (-w, as in flock) asks to wait" },
+    /* flock(1)'s "do not wait" is already what we do, so it is taken as it
+     * is; next to -w it is refused (cli_check.c), so "-n -w 1m" never means
+     * whichever of the two came last. */
+    { .name = "nonblock", .letter = 'n', .kind = RR_CLI_MARK, .mark = RR_GIVEN_NONBLOCK },
+    /* flock(1)'s -c: COMMAND is sh -c CMD. flock takes it only after the
+     * file (NAME -c CMD, cli_check.c); before NAME it is an option. */
+    { .name = "command", .letter = 'c', .kind = RR_CLI_STRING, CFG(shell_command) },
     { .name = "kill-after", .kind = RR_CLI_DURATION, CFG(kill_after_ms) },
     /* timeout(1)'s stop signal: the lease's end is enforced by the guard
      * process as well as here, and both send TERM, then KILL. */
     { .name = "signal", .letter = 's', .kind = RR_CLI_REFUSED,
       .refusal = "-s/--signal is not an option: COMMAND is always stopped with SIGTERM, then "
-                 "SIGKILL after --kill-after DUR; trap TERM in COMMAND to stop another way" },
+                 "SIGKILL after --kill-after DUR; trap TERM in COMMAND to stop another way "
+                 "(flock's -s: there are no shared locks)" },
     { .name = "once", .kind = RR_CLI_STRING, CFG(once_raw), .mark = RR_GIVEN_ONCE },
     { .name = "on-stale", .kind = RR_CLI_CHOICE, CFG(on_stale),
       .choices = { { "run", RR_STALE_RUN }, { "refuse", RR_STALE_REFUSE } } },
@@ -227,6 +230,23 @@ static int take_option(const struct rr_cli_opt *o, const char *arg, struct rr_co
     return -1;
 }
 
+/* Short options of timeout(1) and flock(1) that have no row: what to write
+ * instead. */
+static const struct {
+    char letter;
+    const char *hint;
+} habits[] = {
+    /* timeout(1)'s -k; ours has no short form, as -k could be misread as
+     * flock's or curl's. */
+    { 'k', "the grace from SIGTERM to SIGKILL is --kill-after DUR (timeout's -k)" },
+    { 'x', "the lock is always exclusive (flock's -x, -e): leave it out" },
+    { 'e', "the lock is always exclusive (flock's -x, -e): leave it out" },
+    { 'o', "not needed: COMMAND never holds the lock (flock's -o); leave it out" },
+    { 'u', "there is no descriptor to unlock (flock's -u): the lock is released when "
+           "COMMAND ends, or by hand with --release NAME" },
+    { 'F', "COMMAND always runs as a child (flock's -F): leave it out" },
+};
+
 /* Explain a '?' or ':' from getopt_long in one line. The offending word is
  * cut at '=' because a mistyped "--redis-url=redis://:secret@host" must not
  * echo the secret. */
@@ -252,12 +272,11 @@ static void bad_option(int c, int argc, char **argv, char *err, size_t errlen)
         snprintf(err, errlen, "option --%s does not take a value", o->name);
         return;
     }
-    if (optopt == 'k') {
-        /* timeout(1)'s -k; ours has no short form, as -k could be misread
-         * as flock's or curl's. */
-        snprintf(err, errlen, "unknown option '-k': the grace from SIGTERM to SIGKILL is "
-                              "--kill-after DUR (timeout's -k)");
-        return;
+    for (size_t i = 0; i < sizeof habits / sizeof habits[0]; i++) {
+        if (optopt == habits[i].letter) {
+            snprintf(err, errlen, "unknown option '-%c': %s", optopt, habits[i].hint);
+            return;
+        }
     }
     if (optopt > 0x20 && optopt < 0x7f && !o) {
         snprintf(err, errlen, "unknown option '-%c'", optopt);

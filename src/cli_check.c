@@ -5,10 +5,12 @@
  * depend on the order of the options. Never prints or exits. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -232,13 +234,52 @@ size_t rr_cli_url_len(const char *s)
     return (size_t)(p - s);
 }
 
+/* The real path of the directory of path (absolute: url.c), whose name
+ * starts at base. */
+static bool real_dir(const char *path, const char *base, char out[PATH_MAX])
+{
+    char dir[sizeof ((struct rr_endpoint *)0)->path];
+
+    snprintf(dir, sizeof dir, "%.*s", (int)(base - path), path);
+    return realpath(dir, out) != NULL;
+}
+
+/* Do two unix socket paths reach one server, as far as can be told without
+ * asking it? The same socket inode, whatever "/./", ".." or symlink led to
+ * it; where neither socket is there yet, one name in one real directory. */
+static bool same_socket(const char *a, const char *b)
+{
+    const char *ba = strrchr(a, '/') + 1, *bb = strrchr(b, '/') + 1;
+    char da[PATH_MAX], db[PATH_MAX];
+    struct stat x, y;
+    bool xa = stat(a, &x) == 0, yb = stat(b, &y) == 0;
+
+    if (xa || yb)
+        return xa && yb && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    return strcmp(ba, bb) == 0 && real_dir(a, ba, da) && real_dir(b, bb, db) &&
+           strcmp(da, db) == 0;
+}
+
+/* Would a and b vote twice from one server? Only what can be told here,
+ * without connecting (rr_url_same_host says which hosts are one). */
+static bool same_server(const struct rr_endpoint *a, const struct rr_endpoint *b)
+{
+    if (a->transport != b->transport)
+        return false;
+    if (a->transport == RR_TRANSPORT_UNIX)
+        return strcmp(a->path, b->path) == 0 || same_socket(a->path, b->path);
+    if (a->kind == RR_EP_DIRECT && b->kind == RR_EP_DIRECT)
+        return a->port == b->port && rr_url_same_host(a->host, b->host);
+    return strcasecmp(a->display, b->display) == 0;
+}
+
 /* Add each URL of one --redis value (or $REDLOCK_URL) to cfg. */
 static int add_urls(struct rr_config *cfg, const char *value, const char *what,
                     char *err, size_t errlen)
 {
     char url[2048];
     char why[RR_CLI_INNER_ERRLEN];
-    char q[72];
+    char q[72], q2[72];
     const char *p = value;
     size_t n;
     int i;
@@ -273,15 +314,18 @@ static int add_urls(struct rr_config *cfg, const char *value, const char *what,
         /* The same server listed twice would vote twice in the quorum. */
         for (i = 0; i < cfg->n_endpoints; i++) {
             const struct rr_endpoint *o = &cfg->endpoints[i];
-            if (o->transport == ep->transport &&
-                (ep->transport == RR_TRANSPORT_UNIX ? strcmp(o->path, ep->path) == 0
-                                                    : strcasecmp(o->display, ep->display) == 0)) {
-                /* A socket path may hold any byte, "%0a" too: quote it so
-                 * the message stays one line. */
-                snprintf(err, errlen, "%s: Redis server %s is given twice; each Redlock master must be a separate server",
-                         what, quote(ep->display, q, sizeof q));
-                goto fail;
-            }
+            if (!same_server(o, ep))
+                continue;
+            /* A socket path may hold any byte, "%0a" too: quote it so
+             * the message stays one line. */
+            if (strcasecmp(o->display, ep->display) == 0)
+                snprintf(err, errlen, "%s: Redis server %s is given twice; each Redlock master "
+                         "must be a separate server", what, quote(ep->display, q, sizeof q));
+            else
+                snprintf(err, errlen, "%s: %s and %s are the same Redis server; each Redlock "
+                         "master must be a separate server, so give it once", what,
+                         quote(o->display, q, sizeof q), quote(ep->display, q2, sizeof q2));
+            goto fail;
         }
         cfg->n_endpoints++;
         p += n;
@@ -528,6 +572,61 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
     return 0;
 }
 
+/* flock(1)'s -c, where flock takes it: right after NAME. */
+static bool is_command_flag(const char *a)
+{
+    return strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 ||
+           strncmp(a, "--command=", 10) == 0;
+}
+
+/* NAME -c CMD: flock's rule, exactly one word after -c, and it is CMD. */
+static int take_flock_command(struct rr_config *cfg, int argc, char **argv, int at,
+                              char *err, size_t errlen)
+{
+    const char *flag = argv[at], *eq = strchr(flag, '=');
+    int cmd_at = eq ? at : at + 1;
+
+    if (cfg->shell_command) {
+        snprintf(err, errlen, "-c/--command is given twice (before and after NAME); give it once");
+        return -1;
+    }
+    if (cmd_at >= argc) {
+        snprintf(err, errlen, "-c needs a command string: redlock-run [OPTIONS] NAME -c 'CMD'");
+        return -1;
+    }
+    if (cmd_at + 1 < argc) {
+        snprintf(err, errlen, "-c takes exactly one command string, as in flock: quote CMD whole, "
+                 "or for arguments write NAME -- sh -c 'CMD' sh ARG1 ARG2");
+        return -1;
+    }
+    cfg->shell_command = eq ? eq + 1 : argv[cmd_at];
+    return 0;
+}
+
+/* -c CMD, before or after NAME: COMMAND is sh -c CMD, and nothing else. */
+static int shell_command(struct rr_config *cfg, const char *modeopt, char *err, size_t errlen)
+{
+    if (cfg->mode != RR_MODE_RUN) {
+        snprintf(err, errlen, "-c/--command works only when running a COMMAND, not with %s",
+                 modeopt);
+        return -1;
+    }
+    if (cfg->command_argc > 0) {
+        snprintf(err, errlen, "-c CMD and a COMMAND after NAME: give only one "
+                 "(-c 'CMD' is the same as NAME -- sh -c 'CMD')");
+        return -1;
+    }
+    if (*cfg->shell_command == '\0') {
+        snprintf(err, errlen, "-c needs a command, not an empty string: NAME -c 'CMD'");
+        return -1;
+    }
+    char *sh[] = { (char *)"sh", (char *)"-c", (char *)cfg->shell_command, NULL };
+    memcpy(cfg->shell_argv, sh, sizeof sh);
+    cfg->command = cfg->shell_argv;
+    cfg->command_argc = 3;
+    return 0;
+}
+
 /* NAME and COMMAND from argv[next]. getopt_long already stepped over a
  * "--" that came before NAME; one right after NAME is skipped here. */
 static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn, const char *modeopt,
@@ -542,6 +641,8 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
                      quote(argv[next], q, sizeof q));
             return -1;
         }
+        if (cfg->shell_command)
+            return shell_command(cfg, "--list", err, errlen);
         if (given(sn, RR_GIVEN_ONCE)) {
             snprintf(err, errlen, "--list takes no --once: it shows each job's last run; for one "
                      "ID use --status --once ID NAME");
@@ -561,7 +662,11 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
     cfg->name = argv[next++];
     if (rr_cli_check_name(cfg->name, err, errlen) < 0)
         return -1;
-    if (next < argc && strcmp(argv[next], "--") == 0) {
+    if (next < argc && is_command_flag(argv[next])) {
+        if (take_flock_command(cfg, argc, argv, next, err, errlen) < 0)
+            return -1;
+        next = argc;
+    } else if (next < argc && strcmp(argv[next], "--") == 0) {
         next++;
     } else if (next < argc && argv[next][0] == '-' && argv[next][1] != '\0') {
         /* A command never starts with '-' in practice; this is an option
@@ -576,6 +681,8 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
     }
     cfg->command = argv + next;
     cfg->command_argc = argc - next;
+    if (cfg->shell_command && shell_command(cfg, modeopt, err, errlen) < 0)
+        return -1;
     if (cfg->mode == RR_MODE_RUN && cfg->command_argc == 0) {
         snprintf(err, errlen, "missing COMMAND: " RR_CLI_USAGE_RUN);
         return -1;
@@ -596,6 +703,14 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
 static int check_times(struct rr_config *cfg, const struct rr_cli_seen *sn, char *err, size_t errlen)
 {
     char d1[48], d2[48];
+
+    if (given(sn, RR_GIVEN_NONBLOCK) && given(sn, RR_GIVEN_WAIT)) {
+        /* flock lets -n win silently; a migrated "-n -w 1m" more likely
+         * meant to wait, so neither is guessed. */
+        snprintf(err, errlen, "-n/--nonblock and -w/--wait cannot be used together: -n gives up "
+                 "at once (the default), -w DUR waits; give only one");
+        return -1;
+    }
 
     if (cfg->ttl_ms == RR_INF) {
         snprintf(err, errlen, "--ttl must be finite (got inf): the lock is a lease that must expire if we die");

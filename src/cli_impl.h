@@ -29,6 +29,8 @@ enum rr_cli_given {
     RR_GIVEN_MAX_AGE = 1 << 10,
     RR_GIVEN_LIST = 1 << 11,
     RR_GIVEN_CONTAIN = 1 << 12,
+    RR_GIVEN_WAIT = 1 << 13,
+    RR_GIVEN_NONBLOCK = 1 << 14,  /* flock's -n */
 };
 
 /* What the loop saw, judged after it. */

@@ -41,6 +41,8 @@ struct rr_config {
     const char *name;             /* job / lock name (points into argv) */
     char *const *command;         /* NULL-terminated, points into argv */
     int command_argc;
+    const char *shell_command;    /* -c CMD (flock's): COMMAND is sh -c CMD */
+    char *shell_argv[4];          /* then { "sh", "-c", CMD, NULL }: command points here */
 
     struct rr_endpoint endpoints[RR_MAX_ENDPOINTS];
     int n_endpoints;

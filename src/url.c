@@ -1,5 +1,6 @@
 /* url.c — Redis endpoint URLs (redis://, rediss://, unix://,
- * redis-sentinel://, redis-cluster://) to struct rr_endpoint. Pure; never connects.
+ * redis-sentinel://, redis-cluster://) to struct rr_endpoint, and which two
+ * hosts are one. Pure; never connects, never looks a name up.
  *
  * Credentials are found the same way here and in rr_url_scrub: the userinfo
  * is everything between "//" and the LAST '@' of the URL, and the password
@@ -469,6 +470,59 @@ fail:
     /* Leave no half-parsed secret behind in the caller's struct. */
     memset(ep, 0, sizeof *ep);
     return -1;
+}
+
+/* The address a numeric host is, as IPv6 (an IPv4 one mapped: ::ffff:a.b.c.d),
+ * or false for a name. inet_aton, as getaddrinfo, takes "127.1" and
+ * "2130706433" too. */
+static bool host_addr(const char *host, unsigned char out[16])
+{
+    struct in_addr a4;
+
+    if (inet_pton(AF_INET6, host, out) == 1)
+        return true;
+    if (inet_aton(host, &a4) == 0)
+        return false;
+    memset(out, 0, 10);
+    out[10] = out[11] = 0xff;
+    memcpy(out + 12, &a4, 4);
+    return true;
+}
+
+/* The length of a host name without its one trailing dot ("h." is "h"). */
+static size_t name_len(const char *host)
+{
+    size_t n = strlen(host);
+
+    return n > 1 && host[n - 1] == '.' ? n - 1 : n;
+}
+
+static bool is_localhost(const char *host)
+{
+    return name_len(host) == 9 && strncasecmp(host, "localhost", 9) == 0;
+}
+
+/* 127.0.0.1 or ::1: what /etc/hosts gives localhost. */
+static bool is_loopback_of_localhost(const unsigned char a[16])
+{
+    static const unsigned char v4[16] = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 };
+    static const unsigned char v6[16] = { [15] = 1 };
+
+    return memcmp(a, v4, 16) == 0 || memcmp(a, v6, 16) == 0;
+}
+
+bool rr_url_same_host(const char *a, const char *b)
+{
+    unsigned char x[16], y[16];
+    bool ax = host_addr(a, x), by = host_addr(b, y);
+
+    if (ax && by)
+        return memcmp(x, y, 16) == 0;
+    if (is_localhost(a) && by)
+        return is_loopback_of_localhost(y);
+    if (is_localhost(b) && ax)
+        return is_loopback_of_localhost(x);
+    return !ax && !by && name_len(a) == name_len(b) && strncasecmp(a, b, name_len(a)) == 0;
 }
 
 bool rr_url_scrub(char *url)

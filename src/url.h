@@ -55,6 +55,16 @@ struct rr_endpoint {
  * never contains the password. */
 int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errlen);
 
+/* Do two TCP hosts, at the same port, reach the same server, as far as can
+ * be told without a lookup? The same name in any case, with or without a
+ * trailing dot; the same address however written ("127.1", "::ffff:127.0.0.1"
+ * and "127.0.0.1" are one); "localhost" beside 127.0.0.1 or ::1 (it may
+ * resolve to either, and the connection tries each address it gets).
+ * Never the same: 127.0.0.1 beside ::1 (one server listening on both, or
+ * two), or a name beside an address other than localhost's: only the
+ * servers can tell. Pure. */
+bool rr_url_same_host(const char *a, const char *b);
+
 /* Overwrite, in place, the password part of a URL string (argv scrubbing),
  * replacing each of its bytes with '*'. Returns true if something was hidden. */
 bool rr_url_scrub(char *url);

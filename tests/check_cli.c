@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,10 +158,32 @@ static const struct bad bads[] = {
     { ARGS("--release", "--limit", "2", "--slot", "3", "job"), "--slot 3 is beyond --limit 2" },
     { ARGS("--timeout", "5m", "job", "true"), "--timeout is not an option: to wait for the lock use --wait DUR, to limit the run use --max-runtime DUR" },
     { ARGS("--timeout"), "--timeout is not an option: to wait" },
-    { ARGS("-n", "job", "true"), "-n/--nonblock is not needed: a busy lock exits at once (75, see -E) unless --wait DUR (-w, as in flock) asks to wait" },
-    { ARGS("--nonblock", "job", "true"), "-n/--nonblock is not needed" },
-    { ARGS("--nonblock=1", "job", "true"), "-n/--nonblock is not needed" },
-    { ARGS("-qn", "job", "true"), "-n/--nonblock is not needed" },
+    /* flock(1)'s habits: -n is taken, but never beside -w, in either order. */
+    { ARGS("-n", "-w", "1m", "job", "true"), "-n/--nonblock and -w/--wait cannot be used together: -n gives up at once (the default), -w DUR waits; give only one" },
+    { ARGS("-w", "1m", "-n", "job", "true"), "-n/--nonblock and -w/--wait cannot be used together" },
+    { ARGS("--nonblock", "--wait=0", "job", "true"), "-n/--nonblock and -w/--wait cannot" },
+    { ARGS("-qnw5", "job", "true"), "-n/--nonblock and -w/--wait cannot" },
+    { ARGS("--nonblock=1", "job", "true"), "option --nonblock does not take a value" },
+    { ARGS("job", "-c"), "-c needs a command string: redlock-run [OPTIONS] NAME -c 'CMD'" },
+    { ARGS("job", "-c", "echo $1", "x"), "-c takes exactly one command string, as in flock: quote CMD whole, or for arguments write NAME -- sh -c 'CMD' sh ARG1 ARG2" },
+    { ARGS("job", "--command", "a", "b"), "-c takes exactly one command string" },
+    { ARGS("job", "--command=a", "b"), "-c takes exactly one command string" },
+    { ARGS("job", "-c", ""), "-c needs a command, not an empty string" },
+    { ARGS("--command=", "job"), "-c needs a command, not an empty string" },
+    { ARGS("-c", "true", "job", "true"), "-c CMD and a COMMAND after NAME: give only one (-c 'CMD' is the same as NAME -- sh -c 'CMD')" },
+    { ARGS("-c", "true", "job", "-c", "true"), "-c/--command is given twice" },
+    { ARGS("-c", "true"), "missing NAME" },
+    { ARGS("--status", "job", "-c", "true"), "-c/--command works only when running a COMMAND, not with --status" },
+    { ARGS("-c", "true", "--release", "job"), "-c/--command works only when running a COMMAND, not with --release" },
+    { ARGS("-c", "true", "--list"), "-c/--command works only when running a COMMAND, not with --list" },
+    { ARGS("-xn", "job", "true"), "unknown option '-x': the lock is always exclusive (flock's -x, -e): leave it out" },
+    { ARGS("-e", "job", "true"), "unknown option '-e': the lock is always exclusive" },
+    { ARGS("-o", "job", "true"), "unknown option '-o': not needed: COMMAND never holds the lock" },
+    { ARGS("-u", "job"), "unknown option '-u': there is no descriptor to unlock" },
+    { ARGS("-F", "job", "true"), "unknown option '-F': COMMAND always runs as a child" },
+    { ARGS("-s", "job", "true"), "(flock's -s: there are no shared locks)" },
+    /* After -- the words are the command as they are: "-c" is not ours. */
+    { ARGS("job", "--", "-c", "true"), NULL },
     { ARGS("-k", "5s", "--max-runtime", "1m", "job", "true"), "unknown option '-k': the grace from SIGTERM to SIGKILL is --kill-after DUR (timeout's -k)" },
     { ARGS("-s", "KILL", "--max-runtime", "1m", "job", "true"), "-s/--signal is not an option: COMMAND is always stopped with SIGTERM, then SIGKILL after --kill-after DUR" },
     { ARGS("--signal=9", "job", "true"), "-s/--signal is not an option" },
@@ -221,6 +246,19 @@ static const struct bad bads[] = {
     { ARGS("-r", URLS15 ",redis://h16", "job", "true"), "too many Redis URLs: at most 15" },
     { ARGS("-r", "redis://h", "-r", "redis://H:6379/1", "job", "true"), "Redis server H:6379 is given twice" },
     { ARGS("-r", "unix:///a.sock,unix:/a.sock?db=2", "job", "true"), "is given twice" },
+    /* One server under two spellings (issue 28, 6): one vote each would be two. */
+    { ARGS("-r", "redis://127.0.0.1:7001", "-r", "redis://localhost:7001", "-r", "redis://127.0.0.1:7002", "job", "true"),
+      "--redis: 127.0.0.1:7001 and localhost:7001 are the same Redis server; each Redlock master must be a separate server, so give it once" },
+    { ARGS("-r", "redis://[::1]:7001,redis://h:1,redis://LOCALHOST.:7001/2", "job", "true"), "[::1]:7001 and LOCALHOST.:7001 are the same Redis server" },
+    { ARGS("-r", "redis://127.1,redis://[::ffff:127.0.0.1]:6379", "job", "true"), "127.1:6379 and [::ffff:127.0.0.1]:6379 are the same" },
+    { ARGS("-r", "rediss://Redis.Example.com.:6380,redis://redis.example.com:6380", "job", "true"), "are the same Redis server" },
+    { ARGS("-r", "unix:///tmp/a.sock", "-r", "unix:///tmp/./a.sock", "job", "true"), "/tmp/a.sock and /tmp/./a.sock are the same Redis server" },
+    { ARGS("-r", "unix:///tmp/a.sock", "-r", "unix:///tmp//a.sock", "job", "true"), "are the same Redis server" },
+    { ARGS("-r", "unix:///tmp/a.sock", "-r", "unix:///tmp/../tmp/a.sock", "job", "true"), "are the same Redis server" },
+    /* What only the servers can tell is left to them. */
+    { ARGS("-r", "redis://127.0.0.1:7001,redis://[::1]:7001,redis://127.0.0.2:7001", "job", "true"), NULL },
+    { ARGS("-r", "redis://localhost:7001,redis://localhost:7002,redis://127.0.0.2:7001", "job", "true"), NULL },
+    { ARGS("-r", "unix:///tmp/a.sock,unix:///tmp/b.sock,unix:///no/such/dir/../a.sock", "job", "true"), NULL },
     { ARGS("--bogus", "job", "true"), "unknown or ambiguous option '--bogus'" },
     { ARGS("--rediss-url=redis://:" SECRET "@h", "job", "true"), "unknown or ambiguous option '--rediss-url'" },
     { ARGS("--re", "x", "job", "true"), "unknown or ambiguous option '--re'" },
@@ -409,6 +447,45 @@ START_TEST(name_and_command)
 }
 END_TEST
 
+/* flock(1)'s habits that are taken: -n, -c CMD after NAME (flock's place)
+ * or before it (an option like the others), -E 1. */
+START_TEST(flock_habits)
+{
+    PARSE_OK("-n", "job", "true");
+    ck_assert(cfg.wait_ms == 0);
+    ck_assert_str_eq(cfg.command[0], "true");
+    PARSE_OK("-qn", "-E", "1", "/var/lock/x", "true");
+    ck_assert_int_eq(cfg.verbosity, -1);
+    ck_assert_int_eq(cfg.conflict_exit_code, 1);
+    ck_assert_str_eq(cfg.name, "/var/lock/x");
+    PARSE_OK("--nonblock", "-w", "0", "--help");
+
+    const char *const *const forms[] = {
+        ARGS("-n", "job", "-c", "echo \"$1\"; exit 3"),
+        ARGS("-n", "job", "--command", "echo \"$1\"; exit 3"),
+        ARGS("-n", "job", "--command=echo \"$1\"; exit 3"),
+        ARGS("-n", "-c", "echo \"$1\"; exit 3", "job"),
+        ARGS("-nc", "echo \"$1\"; exit 3", "job", "--"),
+        ARGS("--command=echo \"$1\"; exit 3", "--", "job"),
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        ck_assert_msg(parse_args(forms[i]) == 0, "form %zu rejected: %s", i, err);
+        ck_assert_str_eq(cfg.name, "job");
+        ck_assert_int_eq(cfg.command_argc, 3);
+        ck_assert_str_eq(cfg.command[0], "sh");
+        ck_assert_str_eq(cfg.command[1], "-c");
+        ck_assert_str_eq(cfg.command[2], "echo \"$1\"; exit 3");
+        ck_assert_ptr_null(cfg.command[3]);
+    }
+    /* A word that merely starts like -c is the command's. */
+    PARSE_OK("job", "--", "-c", "x");
+    ck_assert_str_eq(cfg.command[0], "-c");
+    ck_assert_int_eq(cfg.command_argc, 2);
+    PARSE_OK("job", "sh", "-c", "x");
+    ck_assert_str_eq(cfg.command[0], "sh");
+}
+END_TEST
+
 START_TEST(wants_check)
 {
     const char *a[] = { "redlock-run", "--status", "--max-age=1x", "job", NULL };
@@ -515,6 +592,54 @@ START_TEST(endpoints)
     ck_assert_str_eq(cfg.endpoints[0].password, "a,b");
     ck_assert_str_eq(cfg.endpoints[1].password, SECRET);
     ck_assert(!cfg.has_password);
+}
+END_TEST
+
+/* One socket under two paths: a symlinked directory, a symlink to the
+ * socket itself, "." and ".." — once the socket is there, and before. */
+START_TEST(same_socket_spellings)
+{
+    char dir[] = "/tmp/check_cli_sock_XXXXXX", a[160], b[160], c[160], d[160];
+    char ua[200], ub[200], uc[200], ud[200];
+    struct sockaddr_un sun = { .sun_family = AF_UNIX };
+    int fd;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/real", dir);
+    ck_assert_int_eq(mkdir(a, 0700), 0);
+    snprintf(b, sizeof b, "%s/link", dir);
+    ck_assert_int_eq(symlink("real", b), 0);
+    snprintf(ua, sizeof ua, "unix://%s/real/r.sock", dir);
+    snprintf(ub, sizeof ub, "unix://%s/link/r.sock", dir);
+    snprintf(uc, sizeof uc, "unix://%s/real/../real/./r.sock", dir);
+
+    /* No socket yet: the real directory and the name. */
+    ck_assert_int_eq(PARSE("-r", ua, "-r", ub, "job", "true"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "are the same Redis server"));
+    ck_assert_int_eq(PARSE("-r", ua, "-r", uc, "job", "true"), -1);
+
+    /* A socket bound there, and a symlink to it under another name. */
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%s/real/r.sock", dir);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+    snprintf(c, sizeof c, "%s/other.sock", dir);
+    ck_assert_int_eq(symlink(sun.sun_path, c), 0);
+    snprintf(ud, sizeof ud, "unix://%s", c);
+    ck_assert_int_eq(PARSE("-r", ua, "-r", ub, "job", "true"), -1);
+    ck_assert_int_eq(PARSE("-r", uc, "-r", ud, "job", "true"), -1);
+    ck_assert_ptr_nonnull(strstr(err, "/other.sock are the same Redis server"));
+    /* Another socket in the same directory is another server. */
+    snprintf(d, sizeof d, "unix://%s/real/s.sock", dir);
+    PARSE_OK("-r", ua, "-r", d, "job", "true");
+    ck_assert_int_eq(cfg.n_endpoints, 2);
+
+    close(fd);
+    unlink(sun.sun_path);
+    unlink(c);
+    unlink(b);
+    rmdir(a);
+    rmdir(dir);
 }
 END_TEST
 
@@ -750,6 +875,7 @@ static const char *const long_options[] = {
     "redis-timeout", "password-file", "tls-ca", "tls-cert", "tls-key", "tls-sni",
     "tls-insecure", "quiet", "verbose", "log-format", "syslog", "metrics-file",
     "foreground", "contain", "status", "json", "release", "resolve", "help", "version",
+    "nonblock", "command",
 };
 
 static char *help_text(void)
@@ -780,7 +906,7 @@ START_TEST(usage_shape)
         lines++;
         line = nl + 1;
     }
-    ck_assert_int_le(lines, 80);
+    ck_assert_int_le(lines, 82);
     ck_assert_ptr_nonnull(strstr(h, "usage: redlock-run [OPTIONS] NAME [--] COMMAND [ARG...]"));
     ck_assert_ptr_nonnull(strstr(h, "redlock-run --status"));
     ck_assert_ptr_nonnull(strstr(h, "redlock-run --release"));
@@ -826,7 +952,7 @@ END_TEST
 
 /* --help is written by hand: each row of the option table must have its
  * line, with the short form where the row has one, and the refused
- * habits (--timeout, --nonblock, --signal) none. */
+ * habits (--timeout, --signal) none. */
 START_TEST(usage_matches_table)
 {
     const char *h = help_text();
@@ -867,11 +993,13 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, every_long_option);
     tcase_add_test(tc, short_options_and_clusters);
     tcase_add_test(tc, name_and_command);
+    tcase_add_test(tc, flock_habits);
     tcase_add_test(tc, operator_modes);
     tcase_add_test(tc, wants_check);
     tcase_add_test(tc, help_and_version_win);
     tcase_add_test(tc, once_and_stale);
     tcase_add_test(tc, endpoints);
+    tcase_add_test(tc, same_socket_spellings);
     tcase_add_test(tc, environment);
     tcase_add_test(tc, reparse_many_times);
     tcase_add_test(tc, argv_left_untouched);

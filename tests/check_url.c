@@ -1,4 +1,5 @@
-/* check_url.c — unit tests for rr_url_parse and rr_url_scrub. */
+/* check_url.c — unit tests for rr_url_parse, rr_url_scrub and
+ * rr_url_same_host. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,50 @@ START_TEST(scrub_matches_parse)
 }
 END_TEST
 
+/* Which two hosts are one server, decided without a lookup. */
+static const struct {
+    const char *a, *b;
+    bool same;
+} hosts[] = {
+    { "127.0.0.1", "127.0.0.1", true },
+    { "127.0.0.1", "localhost", true },
+    { "localhost", "127.0.0.1", true },
+    { "LocalHost.", "127.0.0.1", true },
+    { "localhost", "::1", true },
+    { "::1", "localhost", true },
+    { "localhost", "LOCALHOST", true },
+    { "localhost", "localhost.", true },
+    { "127.1", "127.0.0.1", true },
+    { "2130706433", "127.0.0.1", true },
+    { "0x7f.0.0.1", "127.0.0.1", true },
+    { "::ffff:127.0.0.1", "127.0.0.1", true },
+    { "::ffff:127.0.0.1", "localhost", true },
+    { "0:0::1", "::1", true },
+    { "::FFFF:10.0.0.5", "10.0.0.5", true },
+    { "redis.example.com", "REDIS.example.com.", true },
+    /* Only the servers can tell these. */
+    { "127.0.0.1", "::1", false },
+    { "127.0.0.2", "localhost", false },
+    { "127.0.0.2", "127.0.0.1", false },
+    { "10.0.0.5", "localhost", false },
+    { "localhost", "localhost.localdomain", false },
+    { "myhost", "127.0.1.1", false },
+    { "redis.example.com", "10.0.0.5", false },
+    { "a.example", "b.example", false },
+    { "a.example", "a.example..", false },
+    { "localhostx", "127.0.0.1", false },
+    { ".", "", false },
+};
+
+START_TEST(same_host)
+{
+    ck_assert_msg(rr_url_same_host(hosts[_i].a, hosts[_i].b) == hosts[_i].same,
+                  "'%s' and '%s': want %s", hosts[_i].a, hosts[_i].b,
+                  hosts[_i].same ? "the same" : "not the same");
+    ck_assert(rr_url_same_host(hosts[_i].b, hosts[_i].a) == hosts[_i].same);
+}
+END_TEST
+
 static Suite *url_suite(void)
 {
     Suite *s = suite_create("url");
@@ -350,6 +395,7 @@ static Suite *url_suite(void)
     tcase_add_test(tc, specific_messages);
     tcase_add_test(tc, node_lists);
     tcase_add_test(tc, long_fields);
+    tcase_add_loop_test(tc, same_host, 0, N(hosts));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("scrub");

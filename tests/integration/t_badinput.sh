@@ -88,6 +88,13 @@ case_ 64 -r "redis://u:secretpw@[::1" job "${RUN[@]}"
 case_ 64 -r "redis://127.0.0.1:$B_PORT/x" job "${RUN[@]}"
 case_ 64 -r "$NONUTF8_URL" job "${RUN[@]}"
 case_ 64 -r "$U,$U" job "${RUN[@]}"
+# One server under two spellings would cast two votes (issue 28, 6).
+start_redis Q
+ln -s "$(dirname "$B_SOCK")" "$TMP/socklink"
+case_ 64 -r "$U" -r "redis://localhost:$B_PORT" -r "$Q_URL" job "${RUN[@]}"
+case_ 64 -r "redis://127.1:$B_PORT,$Q_URL,redis://[::ffff:127.0.0.1]:$B_PORT" job "${RUN[@]}"
+case_ 64 -r "$B_SOCKURL" -r "unix://$(dirname "$B_SOCK")/./$(basename "$B_SOCK")" -r "$Q_SOCKURL" job "${RUN[@]}"
+case_ 64 -r "$B_SOCKURL" -r "$Q_SOCKURL" -r "unix://$TMP/socklink/$(basename "$B_SOCK")" job "${RUN[@]}"
 case_ 64 -r "$U" --tls-ca /nonexistent job "${RUN[@]}"
 case_ 64 -r "$U" --tls-insecure job "${RUN[@]}"
 case_ 64 -r "rediss://127.0.0.1:$B_PORT" --tls-cert /nonexistent job "${RUN[@]}"
@@ -145,9 +152,16 @@ hint_() {
     case_ 64 "$@"
     grep -qF -- "$want" "$ERR" || fail "redlock-run $*: no hint '$want': $(head -c 200 "$ERR")"
 }
-hint_ "a busy lock exits at once (75, see -E) unless --wait DUR (-w, as in flock)" -r "$U" -n job "${RUN[@]}"
-hint_ "-n/--nonblock is not needed" -r "$U" --nonblock job "${RUN[@]}"
-hint_ "-n/--nonblock is not needed" -r "$U" -qn job "${RUN[@]}"
+# -n is taken (t_flock.sh), but never beside -w.
+hint_ "-n/--nonblock and -w/--wait cannot be used together" -r "$U" -n -w 1m job "${RUN[@]}"
+hint_ "-n/--nonblock and -w/--wait cannot be used together" -r "$U" -w 5s --nonblock job "${RUN[@]}"
+# shellcheck disable=SC2016  # $1 is the command's
+hint_ "-c takes exactly one command string, as in flock" -r "$U" job -c 'touch "$1"' "$MK"
+hint_ "-c needs a command string" -r "$U" job -c
+hint_ "-c CMD and a COMMAND after NAME" -r "$U" -c "touch $MK" job "${RUN[@]}"
+hint_ "the lock is always exclusive (flock's -x, -e)" -r "$U" -xn job "${RUN[@]}"
+hint_ "there is no descriptor to unlock (flock's -u)" -r "$U" -u 9
+hint_ "(flock's -s: there are no shared locks)" -r "$U" -s job "${RUN[@]}"
 hint_ "is --kill-after DUR (timeout's -k)" -r "$U" -k 5s --max-runtime 1m job "${RUN[@]}"
 hint_ "COMMAND is always stopped with SIGTERM, then SIGKILL after --kill-after DUR" -r "$U" -s KILL --max-runtime 1m job "${RUN[@]}"
 hint_ "-s/--signal is not an option" -r "$U" --signal=9 job "${RUN[@]}"
@@ -168,6 +182,16 @@ hint_ "cannot read --tls-ca '$TMP/no-such-ca.pem': No such file or directory" \
     -r rediss://127.0.0.1:1 --tls-ca "$TMP/no-such-ca.pem" job "${RUN[@]}"
 hint_ "cannot read --tls-cert '$TMP/no-such.crt': No such file or directory" \
     -r rediss://127.0.0.1:1 --tls-cert "$TMP/no-such.crt" --tls-key "$TMP/pw" job "${RUN[@]}"
+end_test
+
+t "one server under two spellings: 64, naming both (issue 28, 6)"
+R B FLUSHALL >/dev/null
+hint_ "127.0.0.1:$B_PORT and localhost:$B_PORT are the same Redis server" \
+    -r "$U" -r "redis://localhost:$B_PORT" -r "$Q_URL" job "${RUN[@]}"
+hint_ "$B_SOCK and $TMP/socklink/$(basename "$B_SOCK") are the same Redis server" \
+    -r "$B_SOCKURL" -r "$Q_SOCKURL" -r "unix://$TMP/socklink/$(basename "$B_SOCK")" job "${RUN[@]}"
+# (A unix socket beside a TCP port of the same server cannot be told
+# without asking it: that is for a run_id check per connection.)
 end_test
 
 t "unix://user:pass@/path: accepted as redis-cli and redis-py take it, the password never shown"

@@ -91,6 +91,12 @@ bash_checks() {
     assert_eq "" "$(complete_bash redlock-run --status nightly '')" "nothing after NAME in --status"
     assert_eq "" "$(complete_bash redlock-run --resolve clear nightly '')" "nothing after NAME in --resolve"
     end_test
+
+    t "bash completion ($how): flock's NAME -c CMD"
+    assert_eq "--command" "$(complete_bash redlock-run -n nightly --com)" "-c's long form after NAME"
+    assert_eq "" "$(complete_bash redlock-run -n nightly -c ech)" "CMD is a string to type"
+    assert_eq "" "$(complete_bash redlock-run -c ech)" "-c's value before NAME"
+    end_test
 }
 
 if ! command -v bash >/dev/null; then
