@@ -88,4 +88,31 @@ assert_hash S "$(k_state stubborn)" status timeout
 assert_key_gone S "$(k_lock stubborn)"
 end_test
 
+t "the guard killed while it stops what a successful command left: still a success, and nothing is left"
+# The command exits 0 and leaves a helper that ignores TERM; the guard is
+# SIGKILLed during the helper's grace. Issue 28: the run said "lock lost ...
+# the command was stopped", exited 79 and recorded 'lost' (exit_code 0), so
+# the next --once run of the ID ran again (8 of 8).
+bg "$TMP/gd" "$RR_BIN" -r "$U" -t 40s --kill-after 8s gdone -- \
+    sh -c '(trap "" TERM; exec sleep 61) & echo $! > "$1"; exit 0' sh "$TMP/gd.h"
+w=$BG
+wait_for 10 test -s "$TMP/gd.h" || fail "the command did not start its helper"
+h=$(cat "$TMP/gd.h" 2>/dev/null)
+# The helper's parent is the guard once the command is gone.
+wait_for 5 sh -c '[ "$(cut -d" " -f4 "/proc/$1/stat" 2>/dev/null)" != "" ] &&
+    [ "$(cat "/proc/$(cut -d" " -f4 "/proc/$1/stat")/comm")" = redlock-guard ]' sh "$h" ||
+    fail "the helper $h was not re-parented to the guard"
+wait_for 5 grep -q 'left .*running' "$TMP/gd.err" || fail "the guard did not say what was left"
+g=$(cut -d" " -f4 "/proc/$h/stat" 2>/dev/null)
+[ -n "$g" ] && kill -KILL "$g"
+wait_pid "$w" 20
+assert_eq "$HUNG" 0 "the run hung after its guard died"
+assert_eq "$RC" 0 "the command's own status (0)"
+assert_eq "$(hget S "$(k_state gdone)" status)" succeeded
+assert_not_contains "$(cat "$TMP/gd.err")" "lock lost"
+assert_contains "$(cat "$TMP/gd.err")" "died after the command ended"
+wait_for 3 pid_gone "$h" || fail "the helper $h outlived the run"
+kill -KILL "$h" 2>/dev/null
+end_test
+
 done_testing
