@@ -370,6 +370,23 @@ static void scrub_value(char *v)
     }
 }
 
+void rr_cli_scrub_env(void)
+{
+    extern char **environ;
+    static const char *const secret[] = { "REDLOCK_PASSWORD=", "REDLOCK_SENTINEL_PASSWORD=",
+                                          "REDISCLI_AUTH=" };
+
+    for (char **e = environ; e && *e; e++) {
+        for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++) {
+            size_t n = strlen(secret[i]);
+            if (strncmp(*e, secret[i], n) == 0)
+                explicit_bzero(*e + n, strlen(*e + n));
+        }
+        if (strncmp(*e, "REDLOCK_URL=", 12) == 0)
+            scrub_value(*e + 12);
+    }
+}
+
 static const struct rr_cli_opt *find_letter(char letter)
 {
     for (size_t i = 0; i < N_OPTS; i++)

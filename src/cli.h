@@ -24,6 +24,14 @@ int rr_cli_parse_zeroed(int argc, char **argv, struct rr_config *cfg, char *err,
  * show in /proc/PID/cmdline or ps(1). Call after rr_cli_parse. */
 void rr_cli_scrub_argv(int argc, char **argv);
 
+/* The same for the environment, in the memory /proc/PID/environ shows: the
+ * values of $REDLOCK_PASSWORD, $REDLOCK_SENTINEL_PASSWORD and
+ * $REDISCLI_AUTH are zeroed (they read as empty from then on), a password
+ * in $REDLOCK_URL's URLs is hidden as in argv. Call after rr_cli_parse,
+ * which copied what it needs; the guard, forked later, inherits the
+ * scrubbed memory. */
+void rr_cli_scrub_env(void);
+
 /* Whether argv (before any "--") asks for --status --max-age, a monitoring
  * check, whose usage errors must read as UNKNOWN (3) to its caller even when
  * rr_cli_parse refused it. Pure. */

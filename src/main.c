@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <uv.h>
 
 #include "cli.h"
@@ -24,6 +25,10 @@ int main(int argc, char **argv)
     /* A blocked signal mask is inherited across exec (a parent that blocked
      * SIGCHLD and SIGTERM, then exec'd us): we would never see the command
      * end, renew its lock forever, and not even timeout(1) could stop us. */
+    /* Not dumpable: our /proc/PID/environ, mem and ptrace are closed to
+     * the command (and to every user but root), the guard's too (a fork
+     * keeps it); the command's exec makes it dumpable again. */
+    prctl(PR_SET_DUMPABLE, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -43,6 +48,7 @@ int main(int argc, char **argv)
         return RR_EXIT_USAGE;
     }
     rr_cli_scrub_argv(argc, argv);
+    rr_cli_scrub_env();
     rr_title_init(argc, argv);
     if (cfg.mode == RR_MODE_HELP) {
         rr_cli_usage(stdout);
