@@ -31,6 +31,8 @@
 /* Signals forwarded to the child's process group while it runs. */
 static const int fwd_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 #define N_SIGNALS (sizeof(fwd_signals) / sizeof(fwd_signals[0]))
+/* Events an action may feed back within one step (feed). */
+#define RUN_QUEUE_MAX 8
 
 struct run {
     uv_loop_t *loop;
@@ -54,6 +56,15 @@ struct run {
 
     uv_timer_t renew_timer, lost_timer, timeout_timer, release_timer;
     struct rr_sigwatch sigs;      /* fwd_signals, SIGTSTP, SIGCONT */
+
+    /* Events fed back while a step's actions run (feed). */
+    bool feeding;
+    int queued;
+    struct queued_ev {
+        struct rr_run_ev ev;
+        const struct rr_acquire_result *res;
+        char text[RR_ERRLEN];
+    } queue[RUN_QUEUE_MAX];
 };
 
 static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acquire_result *res);
@@ -439,13 +450,46 @@ static void execute(struct run *r, const struct rr_run_action *a,
     }
 }
 
+/* Step the machine with ev and carry out its actions. An action that
+ * feeds an event back (one that could not start, a spawn's outcome) is
+ * queued, not stepped inside the step that asked for it: the events are
+ * stepped one after the other, each after all the actions of the one
+ * before. Its text is copied, since it may live on the feeder's stack. */
 static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acquire_result *res)
 {
     struct rr_run_actions out;
 
+    if (r->feeding) {
+        if (r->queued >= RUN_QUEUE_MAX) {
+            /* A machine that feeds back more than this in one step is a
+             * bug; say so rather than lose an event silently. */
+            rr_log(RR_LOG_ERROR, "internal", NULL, "run: event queue full (event %d lost)",
+                   (int)ev->kind);
+            return;
+        }
+        struct queued_ev *q = &r->queue[r->queued++];
+        q->ev = *ev;
+        q->res = res;
+        if (ev->text) {
+            snprintf(q->text, sizeof q->text, "%s", ev->text);
+            q->ev.text = q->text;
+        }
+        return;
+    }
+    r->feeding = true;
     rr_run_step(&r->sm, ev, &out);
     for (int i = 0; i < out.n; i++)
         execute(r, &out.a[i], res);
+    for (int k = 0; k < r->queued; k++) {
+        struct queued_ev q = r->queue[k];
+        if (q.ev.text)
+            q.ev.text = q.text;
+        rr_run_step(&r->sm, &q.ev, &out);
+        for (int i = 0; i < out.n; i++)
+            execute(r, &out.a[i], q.res);
+    }
+    r->queued = 0;
+    r->feeding = false;
 }
 
 /* ---- setup ---- */
@@ -592,23 +636,25 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     rr_run_sm_init(&r.sm, &p, rr_now_ms());
     srandom((unsigned)(getpid() ^ (unsigned)uv_hrtime()));
 
-    if (contain(&r, cfg, err, sizeof(err)) != 0) {
-        rr_log(RR_LOG_ERROR, "contain", NULL, "%s", err);
-        return RR_EXIT_OSERR;
-    }
+    /* What fails before the lock is asked for ends the run through the
+     * machine too (its message, the audit trail, the metrics): a cgroup
+     * that --contain cgroup cannot have, a guard that cannot be forked
+     * (71), a setup that fails (70). */
+    int failed = 0;
+    if (contain(&r, cfg, err, sizeof(err)) != 0)
+        failed = RR_EXIT_OSERR;
     r.au.contain = r.cgroup ? "cgroup" : "tree";
     r.au.cgroup = r.cgroup_path;
     /* The guard is forked now, while we are one thread with no connection
      * (child.h); it waits for the command until we have the lock. */
     const struct rr_child_opts co = { .foreground = cfg->foreground, .cgroup = r.cgroup };
-    if (rr_child_prepare(&r.child, &co, err, sizeof(err)) != 0) {
-        rr_log(RR_LOG_ERROR, "guard", NULL, "%s", err);
-        free_cgroup(&r);
-        return RR_EXIT_OSERR;
-    }
-    if (setup(&r, cfg, err, sizeof(err)) != 0)
-        feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err },
-             NULL);
+    if (!failed && rr_child_prepare(&r.child, &co, err, sizeof(err)) != 0)
+        failed = RR_EXIT_OSERR;
+    if (!failed && setup(&r, cfg, err, sizeof(err)) != 0)
+        failed = RR_EXIT_SOFTWARE;
+    if (failed)
+        feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err,
+                                      .code = failed }, NULL);
     else
         feed_kind(&r, RR_EV_START);
     uv_run(loop, UV_RUN_DEFAULT);

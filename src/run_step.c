@@ -88,6 +88,15 @@ static void finish(struct rr_run_sm *sm, struct rr_run_actions *out, int code)
     push(out, RR_ACT_FINISH)->code = code;
 }
 
+/* After a failed renewal, the next try: a quarter of --renew, 20..250 ms.
+ * The one policy, while the command runs and while a release is retried. */
+static int64_t renew_retry_ms(const struct rr_run_sm *sm)
+{
+    int64_t retry = sm->renew_ms / 4;
+
+    return retry > 250 ? 250 : retry < 20 ? 20 : retry;
+}
+
 /* End a run that did not get the lock: a waiter leaves the queue first, at
  * once, so that nobody behind it waits for it (RR_EV_LEFT then finishes). */
 static void give_up(struct rr_run_sm *sm, struct rr_run_actions *out, int code)
@@ -406,15 +415,10 @@ static void on_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
     } else if (ev->kind == RR_EV_RENEW_LOST) {
         lose(sm, out, ev->now, true, RR_LOSS_TAKEN, ev->text);
     } else {
-        /* Retry soon, until the lost timer says the lease may be over. */
-        int64_t retry = sm->renew_ms / 4;
-        if (retry > 250)
-            retry = 250;
-        if (retry < 20)
-            retry = 20;
-        /* One warning per outage, not one per retry. */
+        /* Retry soon, until the lost timer says the lease may be over.
+         * One warning per outage, not one per retry. */
         say(out, RR_MSG_RENEW_FAILED, sm->renew_failures++ == 0, ev->text);
-        push_ms(out, RR_ACT_ARM_RENEW, retry);
+        push_ms(out, RR_ACT_ARM_RENEW, renew_retry_ms(sm));
     }
 }
 
@@ -620,7 +624,7 @@ static void on_retry_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
         break;
     case RR_EV_RENEW_FAILED:
         say(out, RR_MSG_RENEW_FAILED, sm->renew_failures++ == 0, ev->text);
-        push_ms(out, RR_ACT_ARM_RENEW, sm->renew_ms / 4 > 20 ? sm->renew_ms / 4 : 20);
+        push_ms(out, RR_ACT_ARM_RENEW, renew_retry_ms(sm));
         break;
     default:   /* RR_EV_RENEW_LOST, _NOT_SENT, RR_EV_MAX_RUNTIME: no more renewals */
         break;
@@ -636,7 +640,7 @@ void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run
         break;
     case RR_EV_SETUP_FAILED:
         say(out, RR_MSG_SETUP, 0, ev->text);
-        finish(sm, out, RR_EXIT_SOFTWARE);
+        finish(sm, out, ev->code ? ev->code : RR_EXIT_SOFTWARE);
         break;
     case RR_EV_ACQ_NOT_SENT:
         say(out, RR_MSG_ACQUIRE_NOT_SENT, 0, NULL);

@@ -32,7 +32,7 @@ enum rr_run_state {
 
 enum rr_run_event {
     RR_EV_START,            /* set up: take the lock */
-    RR_EV_SETUP_FAILED,     /* text: why */
+    RR_EV_SETUP_FAILED,     /* text: why; code: the exit status (0: 70) */
     RR_EV_ACQ_OK,           /* slot, fence, validity_ms, abandoned */
     RR_EV_ACQ_BUSY,         /* rank, pttl */
     RR_EV_ACQ_DONE,         /* --once ID already succeeded */
