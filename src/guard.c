@@ -121,12 +121,16 @@ static int request(struct rr_guard *g, const struct req *q)
     return send_all(g->ctl, q, sizeof *q) ? 0 : -EPIPE;
 }
 
-/* The spawn request: header, then argv and envp, NUL-separated. */
-static int send_spawn(struct rr_guard *g, const struct rr_guard_spawn *s)
+
+/* The spawn request: the header with the exec pipe's write end
+ * (SCM_RIGHTS), then argv and envp, NUL-separated. */
+static int send_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, int errfd)
 {
     struct req q = { .op = REQ_SPAWN, .arg = s->tty };
     size_t len = 0;
 
+    if (!g || g->ctl < 0)
+        return -EPIPE;
     for (char *const *a = s->argv; *a; a++, q.argc++)
         len += strlen(*a) + 1;
     for (char *const *e = s->envp; *e; e++, q.envc++)
@@ -141,7 +145,22 @@ static int send_spawn(struct rr_guard *g, const struct rr_guard_spawn *s)
     for (char *const *e = s->envp; *e; e++)
         p = stpcpy(p, *e) + 1;
     q.ms = (int64_t)len;
-    int rc = request(g, &q);
+
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec iov = { .iov_base = &q, .iov_len = sizeof q };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                        .msg_controllen = sizeof cbuf };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &errfd, sizeof errfd);
+    ssize_t w;
+    do {
+        w = sendmsg(g->ctl, &m, MSG_NOSIGNAL);
+    } while (w < 0 && errno == EINTR);
+    int rc = w == (ssize_t)sizeof q ? 0 : -EPIPE;
     if (rc == 0 && !send_all(g->ctl, blob, len))
         rc = -EPIPE;
     free(blob);
@@ -150,27 +169,35 @@ static int send_spawn(struct rr_guard *g, const struct rr_guard_spawn *s)
 
 int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err, size_t errlen)
 {
-    struct rr_guard_report r;
+    int ep[2], code = 0;
+    ssize_t n = 0;
 
     __atomic_store_n(&g->sh->deadline_ms, s->deadline_ms, __ATOMIC_SEQ_CST);
     g->sh->grace_ms = s->grace_ms < 0 ? 0 : s->grace_ms;
-    int rc = send_spawn(g, s);
-    if (rc == -E2BIG || rc == -ENOMEM)
+    if (pipe2(ep, O_CLOEXEC) < 0)
+        return rr_exec_error(RR_EXEC_FORK - errno, s->argv[0], err, errlen);
+    int rc = send_spawn(g, s, ep[1]);
+    close(ep[1]);
+    if (rc == -E2BIG || rc == -ENOMEM) {
+        close(ep[0]);
         return rr_exec_error(RR_EXEC_FORK + rc, s->argv[0], err, errlen);
-    /* The outcome is the first report; a slow exec (NFS) is waited for,
-     * as the guard keeps the lease meanwhile. */
-    for (;;) {
-        int got = rc == 0 ? rr_guard_read_report(g, &r) : -1;
-        if (got < 0) {
-            snprintf(err, errlen, "cannot run '%s': the guard process died", s->argv[0]);
-            return -1;
-        }
-        if (got == 1 && r.kind == RR_GUARD_EXEC)
-            return r.value == 0 ? 0 : rr_exec_error(r.value, s->argv[0], err, errlen);
-        struct pollfd p = { .fd = g->rep, .events = POLLIN };
-        if (got == 0)
-            poll(&p, 1, -1);
     }
+    /* EOF once C has exec'd and the guard has closed its copy (after
+     * writing C's pid to the page), or once the guard died; an int is
+     * exec.h's code. A slow exec (NFS) is waited for: the guard keeps the
+     * lease meanwhile. */
+    if (rc == 0)
+        do {
+            n = read(ep[0], &code, sizeof code);
+        } while (n < 0 && errno == EINTR);
+    close(ep[0]);
+    if (rc == 0 && n == (ssize_t)sizeof code)
+        return rr_exec_error(code, s->argv[0], err, errlen);
+    if (rc != 0 || n != 0 || rr_guard_child(g) <= 0) {
+        snprintf(err, errlen, "cannot run '%s': the guard process died", s->argv[0]);
+        return -1;
+    }
+    return 0;
 }
 
 pid_t rr_guard_child(const struct rr_guard *g)

@@ -88,7 +88,6 @@ enum rr_guard_report_kind {
     RR_GUARD_LEFT,            /* n, pids: C left these running; being stopped */
     RR_GUARD_STUCK,           /* n, pids: these survive SIGKILL; the lock stays */
     RR_GUARD_GONE,            /* C and everything it started are gone */
-    RR_GUARD_EXEC,            /* value: 0, C exec'd; else exec.h's code (rr_guard_spawn) */
 };
 #define RR_GUARD_REPORT_PIDS 8
 struct rr_guard_report {

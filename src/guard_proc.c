@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -151,24 +152,20 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
     return n;
 }
 
-/* C exec'd or failed to (its exec pipe said EOF or a code): R is told. */
-static void exec_outcome(struct gstate *s)
+/* Has C yet to exec? gp, a close-on-exec pipe only C holds, reads EOF
+ * once C exec'd or died. Not watched (one more wake-up a run): only the
+ * lease's clock asks (enforce). */
+static bool exec_pending(struct gstate *s)
 {
-    int code = 0;
-    ssize_t n;
+    struct pollfd p = { .fd = s->gp, .events = POLLIN };
 
     if (s->gp < 0)
-        return;
-    do {
-        n = read(s->gp, &code, sizeof code);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0 && errno == EAGAIN)
-        return;   /* not yet */
-    if (n != (ssize_t)sizeof code)
-        code = 0;   /* EOF: it exec'd (or died before: its exit says how) */
+        return false;
+    if (poll(&p, 1, 0) == 0)
+        return true;
     close(s->gp);
     s->gp = -1;
-    report(s, RR_GUARD_EXEC, code, NULL, 0);
+    return false;
 }
 
 /* Reap every child of ours that ended; C's stops, continuations and exit
@@ -190,7 +187,10 @@ static void reap(struct gstate *s)
         } else if (WIFCONTINUED(st)) {
             report(s, RR_GUARD_CONTINUED, 0, NULL, 0);
         } else {
-            exec_outcome(s);   /* told first: it is there, C being dead */
+            if (s->gp >= 0) {   /* it exec'd or died: nothing to wait for */
+                close(s->gp);
+                s->gp = -1;
+            }
             s->c_reaped = true;
             s->cstatus = st;
             s->owe_reaped = true;
@@ -395,25 +395,36 @@ static void close_others(struct gstate *s)
     closedir(d);
 }
 
-/* R's spawn request: read the command, fork it. On failure R is told
- * (RR_EXEC_FORK - errno) and nothing is left to guard. */
-static void spawn(struct gstate *s, const struct req *q)
+/* Tell R through its exec pipe why there is no command (exec.h's codes). */
+static void spawn_failed(int errfd, int code)
+{
+    if (errfd >= 0) {
+        write_all(errfd, &code, sizeof code);
+        close(errfd);
+    }
+}
+
+/* R's spawn request: read the command, fork it. errfd is R's exec pipe
+ * (it came with the request): C's exec closes its copy, ours is closed
+ * once C's pid is in the shared page, so R's EOF means both. On failure R
+ * is told there (RR_EXEC_FORK - errno) and nothing is left to guard. */
+static void spawn(struct gstate *s, const struct req *q, int errfd)
 {
     char *blob = NULL, **argv = NULL, **envp = NULL;
+    int gpipe[2] = { -1, -1 };
     int code = RR_EXEC_FORK - EINVAL;
 
-    if (q->ms <= 0 || q->ms > SPAWN_MAX || q->argc < 1 || q->envc < 0 ||
+    if (errfd < 0 || q->ms <= 0 || q->ms > SPAWN_MAX || q->argc < 1 || q->envc < 0 ||
         !(blob = malloc((size_t)q->ms)) || !read_all(s->ctl, blob, (size_t)q->ms) ||
         split_strings(blob, (size_t)q->ms, q->argc, q->envc, &argv, &envp) != 0)
         goto fail;
-    int gpipe[2];
     if (pipe2(gpipe, O_CLOEXEC) < 0) {
         code = RR_EXEC_FORK - errno;
         goto fail;
     }
     struct rr_exec_spawn sp = {
         .argv = argv, .envp = envp, .own_group = !s->foreground, .pgid = s->own_pgid,
-        .tty = q->arg != 0, .parent = s->self, .errfd = gpipe[1], .cgroup = s->cgroup,
+        .tty = q->arg != 0, .parent = s->self, .errfd = errfd, .cgroup = s->cgroup,
         .lease_ok = lease_ok_fn, .lease_arg = s->sh,
     };
     pid_t pid = fork_command(s, &sp);
@@ -424,7 +435,6 @@ static void spawn(struct gstate *s, const struct req *q)
         goto fail;
     }
     s->gp = gpipe[0];
-    fcntl(s->gp, F_SETFL, O_NONBLOCK);
     s->cpid = pid;
     s->phase = G_RUN;
     store32(&s->sh->child_pid, (int)pid);
@@ -432,6 +442,7 @@ static void spawn(struct gstate *s, const struct req *q)
      * EACCES once it has exec'd: then it did setpgid itself. */
     if (!s->foreground)
         setpgid(pid, pid);
+    close(errfd);
     int64_t soonest = rr_now_ms() + 100;
     s->exec_until = load64(&s->sh->deadline_ms);
     if (s->exec_until < soonest)
@@ -444,7 +455,7 @@ static void spawn(struct gstate *s, const struct req *q)
 fail:
     free(argv);
     free(blob);
-    report(s, RR_GUARD_EXEC, code, NULL, 0);
+    spawn_failed(errfd, code);
     s->phase = G_DONE;
 }
 
@@ -462,7 +473,7 @@ static int64_t enforce(struct gstate *s, int64_t now)
      * which fails as RR_EXEC_LATE, not a lost lease; or in execve), and no
      * KILL before exec_until (the lease's end, >= 100 ms after the spawn):
      * then an exec still running dies before its first instruction. */
-    if (a != RR_GUARD_WAIT && s->gp >= 0) {
+    if (a != RR_GUARD_WAIT && exec_pending(s)) {
         int64_t until = a == RR_GUARD_TERM ? load64(&s->sh->deadline_ms) : s->exec_until;
         if (now < until)
             return until - now;
@@ -521,25 +532,53 @@ static int64_t next_wait(struct gstate *s, int64_t now)
     return wait;
 }
 
+/* One request's header, with the descriptor that came with it (a spawn's
+ * exec pipe), if any, in *fd. False at EOF (R is gone) or on error. */
+static bool recv_req(int ctl, struct req *q, int *fd)
+{
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { .iov_base = q, .iov_len = sizeof *q };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                        .msg_controllen = sizeof cbuf };
+    ssize_t n;
+
+    do {
+        n = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        return false;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy(fd, CMSG_DATA(c), sizeof *fd);
+    /* The rest of a header split by the stream (it never is, at 24 bytes). */
+    return (size_t)n == sizeof *q || read_all(ctl, (char *)q + n, sizeof *q - (size_t)n);
+}
+
 /* One request from R. Returns false once the guard is to exit. */
 static bool handle_request(struct gstate *s)
 {
     struct req q;
-    bool gone = !read_all(s->ctl, &q, sizeof q);
+    int fd = -1;
+    bool gone = !recv_req(s->ctl, &q, &fd);
 
     if (gone || q.op == REQ_EXIT) {
+        if (fd >= 0)
+            close(fd);
         kill_everything(s);
         /* R is gone: the cgroup is ours to remove. */
         if (gone && s->cgroup)
             rr_cgroup_remove(s->cgroup);
         return false;
     }
-    if (q.op == REQ_SPAWN && s->phase == G_IDLE)
-        spawn(s, &q);
-    else if (q.op == REQ_SIGNAL)
+    if (q.op == REQ_SPAWN && s->phase == G_IDLE) {
+        spawn(s, &q, fd);
+        fd = -1;
+    } else if (q.op == REQ_SIGNAL)
         signal_command(s, q.arg);
     else if (q.op == REQ_STOP)
         stop_command(s, q.ms);
+    if (fd >= 0)
+        close(fd);   /* a descriptor with a request that takes none */
     return true;   /* REQ_WAKE: the loop looks at the deadline again */
 }
 
@@ -548,19 +587,16 @@ static void guard_loop(struct gstate *s)
     for (;;) {
         int64_t wait = next_wait(s, rr_now_ms());
         int efd = s->phase == G_SWEEP && s->cgroup ? rr_cgroup_events_fd(s->cgroup) : -1;
-        struct pollfd p[4] = { { .fd = s->ctl, .events = POLLIN },
+        struct pollfd p[3] = { { .fd = s->ctl, .events = POLLIN },
                                { .fd = s->sfd, .events = POLLIN },
-                               { .fd = s->gp, .events = POLLIN },
                                { .fd = efd, .events = POLLPRI } };
         struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
         /* No mask of ppoll's own: every signal stays blocked, so SIGCHLD
          * is queued for the signalfd (an empty one would let the kernel
          * discard it, its default action being to ignore it). */
-        int r = ppoll(p, 4, wait < 0 ? NULL : &ts, NULL);
+        int r = ppoll(p, 3, wait < 0 ? NULL : &ts, NULL);
         if (r > 0 && (p[1].revents & POLLIN))
             drain_signals(s);
-        if (r > 0 && p[2].revents)
-            exec_outcome(s);
         reap(s);
         report_owed(s);
         if (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) && !handle_request(s))
