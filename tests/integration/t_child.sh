@@ -94,7 +94,8 @@ t "the guard killed while it stops what a successful command left: still a succe
 # the command was stopped", exited 79 and recorded 'lost' (exit_code 0), so
 # the next --once run of the ID ran again (8 of 8).
 bg "$TMP/gd" "$RR_BIN" -r "$U" -t 40s --kill-after 8s gdone -- \
-    sh -c '(trap "" TERM; exec sleep 61) & echo $! > "$1"; exit 0' sh "$TMP/gd.h"
+    sh -c 'sh -c "trap \"\" TERM; echo \$\$ > \"\$1.tmp\"; exec sleep 61" sh "$1" &
+           while [ ! -s "$1.tmp" ]; do sleep 0.01; done; mv "$1.tmp" "$1"; exit 0' sh "$TMP/gd.h"
 w=$BG
 wait_for 10 test -s "$TMP/gd.h" || fail "the command did not start its helper"
 h=$(cat "$TMP/gd.h" 2>/dev/null)
