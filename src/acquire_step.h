@@ -7,12 +7,11 @@
  * connections) queues it: it is stepped after the actions of the step
  * that caused it, never inside it.
  *
- *   VOTING ---------------------------+-----------+
- *     |  \                            |           |
- *     |   +--> FENCING ---+           |           |
- *     |          |        |           |           |
- *     v          v        v           v           v
- *   GIVING_BACK ------> MARKING ---> REPORTED --> OVER
+ *   VOTING --quorum, fences equal----------------------------+
+ *     |   \--quorum, fences differ--> FENCING --raised-------+
+ *     |                                  | too few, too late  |
+ *     | no lock, something taken         v                    v
+ *     +--------------------------> GIVING_BACK --> (MARKING) --> REPORTED --> OVER
  *
  * VOTING: the acquire script is out to every master. The round is decided
  * when every master answered, or as soon as a quorum said OK where no
