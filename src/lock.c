@@ -1,4 +1,8 @@
-/* lock.c — acquire, extend and release over 1..N masters (Redlock). */
+/* lock.c — a lock over 1..N masters (Redlock), and its acquisition: the
+ * round's machine (acquire_step.c) decides, lock.c talks to the masters.
+ * The renewal is in lock_extend.c, the release and the give-back in
+ * lock_release.c. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +10,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "acquire_step.h"
 #include "diag.h"
 #include "lock.h"
 #include "lock_impl.h"
@@ -30,8 +35,13 @@ static int new_token(struct rr_lock *lk)
 struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_opts *o,
                             char *err, size_t errlen)
 {
-    struct rr_lock *lk = calloc(1, sizeof(*lk));
+    struct rr_lock *lk = NULL;
 
+    if (n < 1 || n > RR_MAX_ENDPOINTS) {
+        snprintf(err, errlen, "%d masters: there must be 1 to %d", n, RR_MAX_ENDPOINTS);
+        return NULL;
+    }
+    lk = calloc(1, sizeof(*lk));
     if (!lk || !(lk->started_ms = calloc((size_t)n, sizeof(*lk->started_ms))) ||
         !(lk->unsure = calloc((size_t)n, sizeof(*lk->unsure))) ||
         !(lk->unsent = calloc((size_t)n, sizeof(*lk->unsent)))) {
@@ -114,248 +124,32 @@ int rr_lock_classify_renew(int status, const redisReply *r)
     return rr_vote_renew(status == RR_REPLY_OK ? r : NULL);
 }
 
-struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg)
-{
-    struct op *op = calloc(1, sizeof(*op));
+/* ---- acquire: lock.c executes what the round's machine decides
+ * (acquire_step.c) ---- */
 
-    if (!op)
-        return NULL;
-    op->slots = calloc((size_t)lk->n, sizeof(*op->slots));
-    op->votes = calloc((size_t)lk->n, sizeof(*op->votes));
-    if (!op->slots || !op->votes) {
-        free(op->slots);
-        free(op->votes);
-        free(op);
-        return NULL;
-    }
-    op->lk = lk;
-    op->kind = kind;
-    op->cb = cb;
-    op->arg = arg;
-    op->t0 = rr_now_ms();
-    for (int i = 0; i < lk->n; i++) {
-        op->slots[i].op = op;
-        op->slots[i].idx = i;
-        /* A master whose request could not even be queued votes ERR. */
-        op->votes[i].kind = RR_VOTE_ERR;
-        snprintf(op->votes[i].detail, sizeof(op->votes[i].detail), "not sent");
-    }
-    return op;
-}
+/* An event an action caused waits in the round's queue until the actions
+ * of its step are done: at most one per master's acquire, fence and mark,
+ * and the give-back. */
+#define QUEUE_LEN (3 * RR_MAX_ENDPOINTS + 2)
 
-void op_free(struct op *op)
-{
-    free(op->slots);
-    free(op->votes);
-    free(op);
-}
+struct queued {
+    struct rr_acq_ev ev;
+    char text[RR_ERRLEN];
+};
 
-/* Keep the first error of an operation: the connection's own words when
- * the request failed on the wire, else the master's name and what was wrong. */
-void note_error(struct op *op, int idx, int status, const char *what)
-{
-    const char *cerr = rr_svc_error(op->lk->conns[idx]);
+struct round {
+    struct op op;                 /* first: the slots point at it */
+    struct rr_acq_sm sm;
+    rr_acquire_fn cb;
+    struct rr_vote votes[RR_MAX_ENDPOINTS];
+    struct rr_acquire_result res;
+    struct queued queue[QUEUE_LEN];
+    int head, len;
+    bool stepping;                /* feed() is executing a step's actions */
+    bool over;                    /* RR_AQ_ACT_FREE: freed once they are done */
+};
 
-    if (op->errmsg[0])
-        return;
-    if (status != RR_REPLY_OK && cerr && *cerr)
-        snprintf(op->errmsg, sizeof(op->errmsg), "%s", cerr);
-    else
-        snprintf(op->errmsg, sizeof(op->errmsg), "%s: %s",
-                 rr_svc_name(op->lk->conns[idx]), what);
-}
-
-/* Inside a write's callback on c, which WAIT did not confirm enough. */
-void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len)
-{
-    if (*rr_svc_wait_error(c)) {
-        /* WAIT itself was refused: a permission, not a replica's link. */
-        snprintf(buf, len, "%s: WAIT after the %s was refused: %s", rr_svc_name(c), what,
-                 rr_svc_wait_error(c));
-        return;
-    }
-    snprintf(buf, len, "only %lld of %d replicas confirmed the %s on %s",
-             rr_svc_replicas(c) < 0 ? 0 : rr_svc_replicas(c), rr_svc_sync_replicas(c), what,
-             rr_svc_name(c));
-}
-
-/* Send one script to every master; returns how many sends were accepted.
- * sharded_arg: the script's argument that says SPUBLISH, or -1. */
-int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb,
-                    int nkeys, const char *const *keys, int nargs,
-                    const char **args, int sharded_arg)
-{
-    int sent = 0;
-
-    op->pending = op->lk->n;
-    for (int i = 0; i < op->lk->n; i++) {
-        if (sharded_arg >= 0)
-            args[sharded_arg] = rr_script_sharded(op->lk->conns[i]);
-        if (rr_script_call(op->lk->conns[i], s, nkeys, keys, nargs, args, cb,
-                           &op->slots[i]) == 0) {
-            sent++;
-        } else {
-            op->pending--;
-            if (op->kind == OP_ACQUIRE) {
-                op->acq_left--;
-                op->votes[i].kind = RR_VOTE_ERR;   /* "not sent" */
-            }
-        }
-    }
-    return sent;
-}
-
-/* ---- acquire ---- */
-
-static void finish_acquire(struct op *op);
-
-static void on_abandon_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
-{
-    struct slot *sl = arg;
-    struct op *op = sl->op;
-
-    (void)c;
-    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
-        op->res.abandoned = true;
-    if (--op->pending == 0)
-        finish_acquire(op);
-}
-
-/* acquire.lua writes nothing about a 'running' record with no lock unless
- * it takes the lock, because one master cannot tell a dead run from a live
- * one whose key it lost. After a round that refused (STALE) or skipped
- * (DONE) with no master answering BUSY, nobody holds the lock: the records
- * the masters reported are marked abandoned now (after any give-back).
- * Returns true when abandon.lua was sent. */
-static bool mark_abandoned(struct op *op)
-{
-    struct rr_lock *lk = op->lk;
-    /* Slot 1's keys: with --limit the script looks at every slot. */
-    const char *keys[RR_ABANDON_NKEYS] = {
-        [RR_ABANDON_KEY_LOCK] = lk->base_lock, [RR_ABANDON_KEY_STATE] = lk->base_state,
-        [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_ONCE] = lk->keys.once,
-    };
-    const char *args[RR_ABANDON_NARGS] = { [RR_ABANDON_ARG_LIMIT] = lk->limit };
-    int nkeys = lk->keys.once[0] ? RR_ABANDON_NKEYS : RR_ABANDON_KEY_ONCE;
-
-    op->marked = true;
-    if ((op->res.result != RR_ACQ_STALE && op->res.result != RR_ACQ_DONE) || op->res.n_busy)
-        return false;
-    op->pending = 0;
-    for (int i = 0; i < lk->n; i++) {
-        const struct rr_vote *v = &op->votes[i];
-        if (!v->stale && !(v->kind == RR_VOTE_OK && v->abandoned))
-            continue;
-        op->pending++;
-        if (rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON, nkeys, keys, RR_ABANDON_NARGS,
-                           args, on_abandon_reply, &op->slots[i]) != 0)
-            op->pending--;
-    }
-    return op->pending > 0;
-}
-
-/* The final counts of a round decided early, into res. */
-static void fold_late(const struct op *op, struct rr_acquire_result *res)
-{
-    res->n_ok = res->n_err = 0;
-    for (int i = 0; i < op->lk->n; i++) {
-        res->n_ok += op->votes[i].kind == RR_VOTE_OK;
-        res->n_err += op->votes[i].kind == RR_VOTE_ERR;
-    }
-    snprintf(res->failed, sizeof res->failed, "%s", op->lk->failed);
-}
-
-static void finish_acquire(struct op *op)
-{
-    if (!op->marked && mark_abandoned(op))
-        return;   /* back here when the masters have answered */
-    if (op->late_err && op->res.result == RR_ACQ_OK) {
-        /* Masters that failed after an early decision, before the
-         * callback: the result says so itself. */
-        fold_late(op, &op->res);
-        op->late_err = false;
-    }
-    ((rr_acquire_fn)op->cb)(op->lk, &op->res, op->arg);
-    /* Replies of masters the round did not wait for still point here. */
-    op->finished = true;
-    if (op->acq_left == 0)
-        op_free(op);
-}
-
-static void give_back(struct op *op);
-static void explain_error(struct op *op);
-
-/* Masters hand out fences independently, so the maximum over our quorum may
- * come from a master that the next holder's quorum does not include. Raising
- * every master of our quorum to that maximum before the child starts makes
- * the next holder's quorum, which shares at least one master with ours, draw
- * a larger fence: the fence then strictly increases across holders. */
-static void on_fence_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
-{
-    struct slot *sl = arg;
-    struct op *op = sl->op;
-    struct rr_acquire_result *res = &op->res;
-
-    (void)c;
-    if (status == RR_REPLY_OK && r->type == REDIS_REPLY_INTEGER && r->integer == 1)
-        op->ok++;
-    else
-        note_error(op, sl->idx, status, "cannot raise the fencing counter");
-    if (--op->pending > 0)
-        return;
-    res->elapsed_ms = rr_now_ms() - op->t0;
-    res->validity_ms = rr_lock_validity(op->lk->o.ttl_ms, res->elapsed_ms);
-    if (op->ok >= rr_lock_quorum(op->lk->n) && res->validity_ms > 0) {
-        finish_acquire(op);
-        return;
-    }
-    res->result = RR_ACQ_ERROR;
-    snprintf(res->err, sizeof(res->err), "%s", op->errmsg[0] ? op->errmsg
-             : "the lock's validity ran out while synchronising the fencing counter");
-    give_back(op);
-}
-
-static int sync_fences(struct op *op)
-{
-    struct rr_lock *lk = op->lk;
-    char fence[24];
-    const char *keys[RR_FENCE_NKEYS] = { [RR_FENCE_KEY_FENCE] = lk->keys.fence };
-    const char *args[RR_FENCE_NARGS] = { [RR_FENCE_ARG_FENCE] = fence };
-    int lagging = 0;
-
-    snprintf(fence, sizeof(fence), "%lld", lk->fence);
-    op->ok = 0;
-    op->pending = 0;
-    op->errmsg[0] = '\0';
-    for (int i = 0; i < lk->n; i++) {
-        if (op->votes[i].kind != RR_VOTE_OK)
-            continue;
-        if (op->votes[i].fence >= lk->fence) {
-            op->ok++;
-            continue;
-        }
-        lagging++;
-    }
-    if (lagging == 0)
-        return -1;
-    for (int i = 0; i < lk->n; i++) {
-        if (op->votes[i].kind != RR_VOTE_OK || op->votes[i].fence >= lk->fence)
-            continue;
-        op->pending++;
-        if (rr_script_call(lk->conns[i], RR_SCRIPT_FENCE, RR_FENCE_NKEYS, keys, RR_FENCE_NARGS,
-                           args, on_fence_reply, &op->slots[i]) != 0)
-            op->pending--;
-    }
-    if (op->pending > 0)
-        return 0;
-    /* Nothing could be sent: decide with what we have. */
-    if (op->ok >= rr_lock_quorum(lk->n))
-        return -1;
-    op->res.result = RR_ACQ_ERROR;
-    snprintf(op->res.err, sizeof(op->res.err), "cannot raise the fencing counter");
-    give_back(op);
-    return 0;
-}
+static void feed(struct round *rd, const struct rr_acq_ev *ev);
 
 /* Renew and release act on the slot's keys: lock, lock:2 ... lock:N. */
 static void take_slot(struct rr_lock *lk, int slot)
@@ -377,71 +171,74 @@ static void take_slot(struct rr_lock *lk, int slot)
 
 /* Every master's error as a sentence that names it, and whether its TLS
  * handshake was refused, for votes.c. */
-static void failures_in(const struct op *op, bool *tls_refused)
+static void failures_in(struct round *rd, bool *tls_refused)
 {
-    for (int i = 0; i < op->lk->n; i++) {
-        struct rr_vote *v = &op->votes[i];
-        const char *cerr = rr_svc_error(op->lk->conns[i]);
-        tls_refused[i] = rr_svc_refused(op->lk->conns[i]);
+    struct rr_lock *lk = rd->op.lk;
+
+    for (int i = 0; i < lk->n; i++) {
+        struct rr_vote *v = &rd->votes[i];
+        const char *cerr = rr_svc_error(lk->conns[i]);
+        tls_refused[i] = rr_svc_refused(lk->conns[i]);
         if (v->kind == RR_VOTE_ERR && strcmp(v->detail, "not sent") == 0)
             snprintf(v->detail, sizeof v->detail, "%.*s", (int)sizeof v->detail - 1,
-                     cerr && *cerr ? cerr : rr_svc_name(op->lk->conns[i]));
+                     cerr && *cerr ? cerr : rr_svc_name(lk->conns[i]));
     }
 }
 
-/* A round that failed on errors: every master that failed and why
- * (votes.c); a refusal of our configuration when those that refused leave
- * no quorum; a quorum that took too long says so. */
-static void explain_error(struct op *op)
+/* The result's why: a round that failed on errors names every master that
+ * failed and why (votes.c), and is a refusal of our configuration when
+ * those that refused leave no quorum; a quorum that took too long says so.
+ * A degraded quorum lists the masters that failed. */
+static void explain(struct round *rd)
 {
-    struct rr_lock *lk = op->lk;
-    struct rr_acquire_result *res = &op->res;
-    bool *tls_refused = calloc((size_t)lk->n, sizeof *tls_refused);
+    struct rr_lock *lk = rd->op.lk;
+    struct rr_acquire_result *res = &rd->res;
+    bool tls_refused[RR_MAX_ENDPOINTS];
+    bool slow = res->n_ok >= rr_lock_quorum(lk->n);
+    char took[RR_ERRLEN];
 
-    if (!tls_refused)
-        return;
-    failures_in(op, tls_refused);
-    res->refused = rr_votes_explain(op->votes, lk->n, tls_refused, lk->o.gave_password,
-                                    res->err, sizeof res->err, res->failed,
-                                    sizeof res->failed, &res->n_refused);
-    if (!res->refused && res->n_ok >= rr_lock_quorum(lk->n))
-        snprintf(res->err, sizeof(res->err),
-                 "the lock took %lldms to acquire, longer than its %lldms lease",
-                 (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
-    free(tls_refused);
+    snprintf(took, sizeof took, "the lock took %lldms to acquire, longer than its %lldms lease",
+             (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
+    if (res->result == RR_ACQ_OK && res->n_err > 0) {
+        failures_in(rd, tls_refused);
+        res->n_refused = rr_votes_failures(rd->votes, lk->n, tls_refused, lk->o.gave_password,
+                                           res->failed, sizeof res->failed, NULL);
+    } else if (res->result == RR_ACQ_ERROR && !res->err[0]) {
+        snprintf(res->err, sizeof res->err, "%s", slow ? took : "no quorum");
+    } else if (res->result == RR_ACQ_ERROR) {
+        failures_in(rd, tls_refused);
+        res->refused = rr_votes_explain(rd->votes, lk->n, tls_refused, lk->o.gave_password,
+                                        res->err, sizeof res->err, res->failed,
+                                        sizeof res->failed, &res->n_refused);
+        if (!res->refused && slow)
+            snprintf(res->err, sizeof res->err, "%s", took);
+    }
 }
 
-/* A degraded quorum: the masters that failed, and why. */
-static void list_failures(struct op *op)
+/* RR_AQ_ACT_DECIDE: the result from the votes, as the machine counted them. */
+static void tally(struct round *rd, const struct rr_acq_action *a)
 {
-    bool *tls_refused = calloc((size_t)op->lk->n, sizeof *tls_refused);
-
-    if (!tls_refused)
-        return;
-    failures_in(op, tls_refused);
-    op->res.n_refused = rr_votes_failures(op->votes, op->lk->n, tls_refused,
-                                          op->lk->o.gave_password, op->res.failed,
-                                          sizeof op->res.failed, NULL);
-    free(tls_refused);
-}
-
-static void decide(struct op *op)
-{
-    struct rr_lock *lk = op->lk;
-    struct rr_acquire_result *res = &op->res;
+    struct rr_lock *lk = rd->op.lk;
+    struct rr_acquire_result *res = &rd->res;
     const struct rr_vote *rep = NULL;
 
-    res->elapsed_ms = rr_now_ms() - op->t0;
-    res->validity_ms = rr_lock_validity(lk->o.ttl_ms, res->elapsed_ms);
+    res->result = a->result;
+    res->elapsed_ms = a->elapsed_ms;
+    res->validity_ms = a->validity_ms;
+    res->n_ok = a->n_ok;
+    res->n_busy = a->n_busy;
+    res->n_done = a->n_done;
+    res->n_stale = a->n_stale;
+    res->n_err = a->n_err;
+    res->fence = a->fence;
     res->retry_ms = -1;
     res->rank = -1;
+    if (a->n_err > 0)
+        snprintf(res->err, sizeof res->err, "%s", a->text);
     for (int i = 0; i < lk->n; i++) {
-        const struct rr_vote *v = &op->votes[i];
+        const struct rr_vote *v = &rd->votes[i];
         switch (v->kind) {
         case RR_VOTE_OK:
-            res->n_ok++;
-            if (v->fence > res->fence)
-                res->fence = v->fence;
             /* --limit N > 1 runs on one master only (cli_check.c): one slot. */
             if (!res->slot)
                 take_slot(lk, res->slot = v->slot);
@@ -449,7 +246,6 @@ static void decide(struct op *op)
             lk->started_ms[i] = v->started_ms;
             break;
         case RR_VOTE_BUSY:
-            res->n_busy++;
             if (v->rank >= 0 && (res->rank < 0 || v->rank < res->rank))
                 res->rank = v->rank;
             if (v->ticket > lk->ticket)
@@ -462,128 +258,216 @@ static void decide(struct op *op)
                 rep = v;
             break;
         case RR_VOTE_DONE:
-            res->n_done++;
             rep = v;
             break;
         case RR_VOTE_STALE:
-            res->n_stale++;
             if (!rep || rep->kind != RR_VOTE_DONE)
                 rep = v;
             break;
         case RR_VOTE_ERR:
-            res->n_err++;
-            if (!res->err[0])
-                snprintf(res->err, sizeof(res->err), "%s", op->errmsg);
+        case RR_VOTE_PENDING:   /* decided without it (certain) */
             break;
-        case RR_VOTE_PENDING:
-            break;   /* decided without it (certain) */
         }
     }
     if (rep)
         res->holder = *rep;
-    res->result = rr_lock_decide(lk->n, res->n_ok, res->n_busy, res->n_done,
-                                 res->n_stale, res->n_err, res->validity_ms);
+    explain(rd);
     if (res->result == RR_ACQ_OK) {
-        if (res->n_err > 0)
-            list_failures(op);   /* a degraded quorum: say who and why */
         /* The release records it for --status, in the HSET it does anyway. */
         snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", res->n_ok);
         snprintf(lk->failed, sizeof lk->failed, "%s", res->failed);
-        op->decided_ok = true;
         lk->fence = res->fence;
-        if (sync_fences(op) == 0)
-            return;   /* finish_acquire runs when the masters have answered */
-        finish_acquire(op);
-        return;
     }
-    if (res->result == RR_ACQ_ERROR && !res->err[0]) {
-        if (res->n_ok >= rr_lock_quorum(lk->n))
-            snprintf(res->err, sizeof(res->err),
-                     "the lock took %lldms to acquire, longer than its %lldms lease",
-                     (long long)res->elapsed_ms, (long long)lk->o.ttl_ms);
-        else
-            snprintf(res->err, sizeof(res->err), "no quorum");
-    } else if (res->result == RR_ACQ_ERROR) {
-        explain_error(op);
-    }
-    if (res->n_ok + res->n_err == 0) {
-        finish_acquire(op);
-        return;
-    }
-    give_back(op);
 }
 
-/* Give back whatever we took. A master that failed may still have applied
- * the script before its reply was lost, so every master is asked. */
-static void give_back(struct op *op)
+/* The final counts of a round decided early, into res. */
+static void fold_late(const struct round *rd, struct rr_acquire_result *res)
 {
-    struct rr_release_info ri = { .status = "", .exit_code = -1 };
-
-    op->res.fence = 0;
-    op->after_release = finish_acquire;
-    if (start_release(op->lk, op, &ri) != 0)
-        finish_acquire(op);
+    res->n_ok = res->n_err = 0;
+    for (int i = 0; i < rd->op.lk->n; i++) {
+        res->n_ok += rd->votes[i].kind == RR_VOTE_OK;
+        res->n_err += rd->votes[i].kind == RR_VOTE_ERR;
+    }
+    snprintf(res->failed, sizeof res->failed, "%s", rd->op.lk->failed);
 }
 
-/* Can the round be decided before every master answered? Only where the
- * answers still to come cannot change the outcome: a quorum of OK already,
- * and no --once and no refusal of stale records, so no master can yet say
- * DONE or STALE, which would outrank it (rr_lock_decide). Then the run
- * starts after the quorum's replies, not the slowest master's. */
-static bool certain(const struct op *op)
+static void on_fence_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
-    const struct rr_lock *lk = op->lk;
+    struct slot *sl = arg;
+    char why[RR_ERRLEN];
+    struct rr_acq_ev ev = { .kind = RR_AQ_EV_FENCE, .now = rr_now_ms(), .idx = sl->idx,
+                            .ok = status == RR_REPLY_OK && r->type == REDIS_REPLY_INTEGER &&
+                                  r->integer == 1 };
+
+    (void)c;
+    if (!ev.ok) {
+        rr_lock_error_text(sl->op->lk, sl->idx, status, "cannot raise the fencing counter",
+                           why, sizeof why);
+        ev.text = why;
+    }
+    feed((struct round *)sl->op, &ev);
+}
+
+static void on_abandon_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct slot *sl = arg;
+
+    (void)c;
+    feed((struct round *)sl->op,
+         &(struct rr_acq_ev){ .kind = RR_AQ_EV_MARKED, .now = rr_now_ms(), .idx = sl->idx,
+                              .abandoned = status == RR_REPLY_OK &&
+                                           r->type == REDIS_REPLY_INTEGER && r->integer > 0 });
+}
+
+static void on_gave_back(struct rr_lock *lk, int released, int written, int errors,
+                         const char *err, void *arg)
+{
+    (void)lk, (void)released, (void)written, (void)errors, (void)err;
+    feed(arg, &(struct rr_acq_ev){ .kind = RR_AQ_EV_GAVE_BACK, .now = rr_now_ms() });
+}
+
+static int send_fence(struct round *rd, int i, long long fence)
+{
+    struct rr_lock *lk = rd->op.lk;
+    char f[24];
+    const char *keys[RR_FENCE_NKEYS] = { [RR_FENCE_KEY_FENCE] = lk->keys.fence };
+    const char *args[RR_FENCE_NARGS] = { [RR_FENCE_ARG_FENCE] = f };
+
+    snprintf(f, sizeof f, "%lld", fence);
+    return rr_script_call(lk->conns[i], RR_SCRIPT_FENCE, RR_FENCE_NKEYS, keys, RR_FENCE_NARGS,
+                          args, on_fence_reply, &rd->op.slots[i]);
+}
+
+/* abandon.lua, with slot 1's keys: with --limit the script looks at every
+ * slot. */
+static int send_mark(struct round *rd, int i)
+{
+    struct rr_lock *lk = rd->op.lk;
+    const char *keys[RR_ABANDON_NKEYS] = {
+        [RR_ABANDON_KEY_LOCK] = lk->base_lock, [RR_ABANDON_KEY_STATE] = lk->base_state,
+        [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_ONCE] = lk->keys.once,
+    };
+    const char *args[RR_ABANDON_NARGS] = { [RR_ABANDON_ARG_LIMIT] = lk->limit };
+
+    return rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON,
+                          lk->keys.once[0] ? RR_ABANDON_NKEYS : RR_ABANDON_KEY_ONCE, keys,
+                          RR_ABANDON_NARGS, args, on_abandon_reply, &rd->op.slots[i]);
+}
+
+/* A master's answer after the round was decided, kept for the release: how
+ * many masters took the lock, and who failed (from the votes' own words:
+ * the connections may be closing now). */
+static void late(struct round *rd, const struct rr_acq_action *a)
+{
+    struct rr_lock *lk = rd->op.lk;
+    bool none[RR_MAX_ENDPOINTS] = { false };
     int ok = 0;
 
-    if (lk->keys.once[0] || lk->o.refuse_stale)
-        return false;
-    for (int i = 0; i < lk->n; i++)
-        ok += op->votes[i].kind == RR_VOTE_OK;
-    return ok >= rr_lock_quorum(lk->n);
-}
-
-/* Was the round decided, and does it hold the lock? Then it owns the
- * per-master marks still; a round decided otherwise (given back, perhaps
- * retried by a new round on the same lock) owns them no more. */
-static bool holds(const struct op *op)
-{
-    return op->decided && op->res.result == RR_ACQ_OK;
-}
-
-/* A reply after the round was decided (certain): the lock is ours on that
- * master too (OK), or it is not (BUSY, an error); either way the renewals
- * and the release go to every master as they do. What it says is kept for
- * the release: how many masters took the lock, whether ours was answered.
- * The last one frees the op if its callback ran. */
-static void late_reply(struct op *op, int idx, int status)
-{
-    struct rr_lock *lk = op->lk;
-    const struct rr_vote *v = &op->votes[idx];
-
-    if (v->kind == RR_VOTE_OK && holds(op)) {
-        int ok = 0;
+    if (a->kind == RR_AQ_ACT_LATE_OK) {
         for (int i = 0; i < lk->n; i++)
-            ok += op->votes[i].kind == RR_VOTE_OK;
+            ok += rd->votes[i].kind == RR_VOTE_OK;
         snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", ok);
-        lk->started_ms[idx] = v->started_ms;
-    } else if (v->kind == RR_VOTE_ERR && holds(op) && status != RR_REPLY_CLOSED) {
-        /* For --status, with the release: from the votes' own words (the
-         * connections may be closing now). */
-        bool *none = calloc((size_t)lk->n, sizeof *none);
-        if (none)
-            rr_votes_failures(op->votes, lk->n, none, lk->o.gave_password, lk->failed,
-                              sizeof lk->failed, NULL);
-        free(none);
-        op->late_err = true;
+        lk->started_ms[a->idx] = rd->votes[a->idx].started_ms;
+        return;
     }
-    if (--op->acq_left > 0 || !op->finished)
-        return;   /* before the callback, finish_acquire folds them in */
-    if (op->late_err && holds(op) && lk->degraded_fn) {
-        struct rr_acquire_result res = op->res;
-        fold_late(op, &res);
+    rr_votes_failures(rd->votes, lk->n, none, lk->o.gave_password, lk->failed,
+                      sizeof lk->failed, NULL);
+}
+
+static void execute(struct round *rd, const struct rr_acq_action *a)
+{
+    struct rr_lock *lk = rd->op.lk;
+    struct rr_acquire_result res;
+
+    switch (a->kind) {
+    case RR_AQ_ACT_ENTER:
+        break;
+    case RR_AQ_ACT_MARK:
+        lk->unsure[a->idx] = a->mark != RR_AQ_ANSWERED;
+        lk->unsent[a->idx] = a->mark == RR_AQ_UNSENT;
+        break;
+    case RR_AQ_ACT_DECIDE:
+        tally(rd, a);
+        break;
+    case RR_AQ_ACT_SEND_FENCE:
+        if (send_fence(rd, a->idx, a->fence) != 0)
+            feed(rd, &(struct rr_acq_ev){ .kind = RR_AQ_EV_FENCE_NOT_SENT, .idx = a->idx,
+                                          .now = rr_now_ms() });
+        break;
+    case RR_AQ_ACT_TIMED:
+        rd->res.elapsed_ms = a->elapsed_ms;
+        rd->res.validity_ms = a->validity_ms;
+        break;
+    case RR_AQ_ACT_FAIL:
+        rd->res.result = RR_ACQ_ERROR;
+        snprintf(rd->res.err, sizeof rd->res.err, "%s", a->text);
+        break;
+    case RR_AQ_ACT_GIVE_BACK:
+        rd->res.fence = 0;
+        if (rr_lock_give_back(lk, rd->votes, a->stands, on_gave_back, rd) != 0)
+            feed(rd, &(struct rr_acq_ev){ .kind = RR_AQ_EV_GIVE_BACK_NOT_SENT,
+                                          .now = rr_now_ms() });
+        break;
+    case RR_AQ_ACT_SEND_MARK:
+        if (send_mark(rd, a->idx) != 0)
+            feed(rd, &(struct rr_acq_ev){ .kind = RR_AQ_EV_MARK_NOT_SENT, .idx = a->idx,
+                                          .now = rr_now_ms() });
+        break;
+    case RR_AQ_ACT_ABANDONED:
+        rd->res.abandoned = true;
+        break;
+    case RR_AQ_ACT_LATE_OK:
+    case RR_AQ_ACT_LATE_ERR:
+        late(rd, a);
+        break;
+    case RR_AQ_ACT_FOLD_LATE:
+        fold_late(rd, &rd->res);
+        break;
+    case RR_AQ_ACT_REPORT:
+        rd->cb(lk, &rd->res, rd->op.arg);
+        break;
+    case RR_AQ_ACT_DEGRADED:
+        if (!lk->degraded_fn)
+            break;
+        res = rd->res;
+        fold_late(rd, &res);
         lk->degraded_fn(lk, &res, lk->degraded_arg);
+        break;
+    case RR_AQ_ACT_FREE:
+        rd->over = true;
+        break;
     }
-    op_free(op);
+}
+
+/* Step the machine on ev and execute its actions. An event that they
+ * cause (a send that failed, an answer of a connection that a callback
+ * closed) is queued, and stepped when they are done: the machine never
+ * decides in the middle of executing a decision. */
+static void feed(struct round *rd, const struct rr_acq_ev *ev)
+{
+    struct queued *q;
+    struct rr_acq_actions out;
+
+    assert(rd->len < QUEUE_LEN);
+    q = &rd->queue[(rd->head + rd->len++) % QUEUE_LEN];
+    q->ev = *ev;
+    snprintf(q->text, sizeof q->text, "%s", ev->text ? ev->text : "");
+    if (rd->stepping)
+        return;
+    rd->stepping = true;
+    while (rd->len > 0) {
+        struct queued cur = rd->queue[rd->head];
+        rd->head = (rd->head + 1) % QUEUE_LEN;
+        rd->len--;
+        if (cur.ev.text)
+            cur.ev.text = cur.text;
+        rr_acq_step(&rd->sm, &cur.ev, &out);
+        for (int i = 0; i < out.n; i++)
+            execute(rd, &out.a[i]);
+    }
+    rd->stepping = false;
+    if (rd->over)
+        rr_op_free(&rd->op);
 }
 
 void rr_lock_on_degraded(struct rr_lock *lk, rr_acquire_fn fn, void *arg)
@@ -595,30 +479,27 @@ void rr_lock_on_degraded(struct rr_lock *lk, rr_acquire_fn fn, void *arg)
 static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
-    struct op *op = sl->op;
-    struct rr_vote *v = &op->votes[sl->idx];
+    struct round *rd = (struct round *)sl->op;
+    struct rr_vote *v = &rd->votes[sl->idx];
+    char first[RR_ERRLEN] = "";
+    struct rr_acq_ev ev = { .kind = status == RR_REPLY_OK ? RR_AQ_EV_ANSWER : RR_AQ_EV_NO_ANSWER,
+                            .now = rr_now_ms(), .idx = sl->idx, .text = first,
+                            .unsent = status != RR_REPLY_OK && rr_svc_unsent(c),
+                            .closed = status == RR_REPLY_CLOSED };
 
-    /* Without an answer we cannot know whether the script ran, or will.
-     * After the decision, only a round that holds the lock still owns
-     * these marks (one given back was marked when it was decided). */
-    if (!op->decided || holds(op)) {
-        op->lk->unsure[sl->idx] = status != RR_REPLY_OK;
-        op->lk->unsent[sl->idx] = status != RR_REPLY_OK && rr_svc_unsent(c);
-    }
     rr_lock_classify_acquire(status, r, v);
     if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
         /* Taken, but a failover could promote a replica that never saw it:
-         * it does not count, and give_back or the release takes it back. */
+         * it does not count, and the give-back or the release takes it back. */
         v->kind = RR_VOTE_ERR;
-        not_synced(c, "lock", v->detail, sizeof v->detail);
-        if (!op->errmsg[0] && !op->decided)
-            snprintf(op->errmsg, sizeof op->errmsg, "%s", v->detail);
+        rr_lock_not_synced(c, "lock", v->detail, sizeof v->detail);
+        snprintf(first, sizeof first, "%s", v->detail);
     }
     if (v->kind == RR_VOTE_ERR) {
         const char *cerr = rr_svc_error(c);
         char full[RR_ERRLEN + 160];
-        if (!op->decided)   /* later, op->errmsg is a later step's */
-            note_error(op, sl->idx, status, v->detail);
+        if (!first[0])
+            rr_lock_error_text(rd->op.lk, sl->idx, status, v->detail, first, sizeof first);
         /* The vote keeps its error as a sentence that names the master. */
         if (status != RR_REPLY_OK && cerr && *cerr)
             snprintf(full, sizeof full, "%s", cerr);
@@ -630,25 +511,16 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
         memcpy(v->detail, full, fl);
         v->detail[fl] = '\0';
     }
-    if (op->decided) {
-        late_reply(op, sl->idx, status);
-        return;
-    }
-    if (--op->acq_left == 0 || certain(op)) {
-        /* A master still to answer may run our acquire after our release
-         * (a re-send, a paused server): it gets a tombstone, as one that
-         * never answered does. */
-        for (int i = 0; i < op->lk->n; i++)
-            if (op->votes[i].kind == RR_VOTE_PENDING)
-                op->lk->unsure[i] = true;
-        op->decided = true;
-        decide(op);
-    }
+    ev.vote = v->kind;
+    ev.fence = v->fence;
+    ev.stale = v->stale;
+    ev.abandoned = v->abandoned;
+    feed(rd, &ev);
 }
 
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 {
-    struct op *op = op_new(lk, OP_ACQUIRE, (void *)cb, arg);
+    struct round *rd = (struct round *)rr_op_new(lk, sizeof(struct round), arg);
     const char *keys[RR_ACQUIRE_NKEYS] = {
         [RR_ACQUIRE_KEY_LOCK] = lk->base_lock, [RR_ACQUIRE_KEY_FENCE] = lk->keys.fence,
         [RR_ACQUIRE_KEY_STATE] = lk->base_state, [RR_ACQUIRE_KEY_HISTORY] = lk->keys.history,
@@ -674,13 +546,21 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         [RR_ACQUIRE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix, [RR_ACQUIRE_ARG_SHARDED] = "0",
         [RR_ACQUIRE_ARG_CONTAIN] = lk->contain,
     };
+    /* DONE and STALE outrank a quorum of OK: with --once or a refusal of
+     * stale records, every master's answer counts. */
+    struct rr_acq_params p = { .n = lk->n, .ttl_ms = lk->o.ttl_ms,
+                               .early = !lk->keys.once[0] && !lk->o.refuse_stale };
+    bool failed[RR_MAX_ENDPOINTS] = { false };
+    int sent = 0;
 
-    if (!op)
+    if (!rd)
         return -1;
     if (new_token(lk) != 0) {
-        op_free(op);
+        rr_op_free(&rd->op);
         return -1;
     }
+    rd->cb = cb;
+    rr_acq_init(&rd->sm, &p, rd->op.t0);
     memset(lk->started_ms, 0, sizeof(*lk->started_ms) * (size_t)lk->n);
     memset(lk->unsure, 0, sizeof(*lk->unsure) * (size_t)lk->n);
     memset(lk->unsent, 0, sizeof(*lk->unsent) * (size_t)lk->n);
@@ -688,17 +568,27 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     snprintf(lk->keys.state, sizeof(lk->keys.state), "%s", lk->base_state);
     lk->slot = 0;
     snprintf(lk->ticket_s, sizeof(lk->ticket_s), "%lld", lk->ticket);
-    /* The replies are counted apart: decide's later steps (the fences, a
-     * give-back) count theirs in op->pending, on the same op. A send that
-     * fails makes its vote ERR again (send_all). */
-    op->acq_left = lk->n;
-    for (int i = 0; i < lk->n; i++)
-        op->votes[i].kind = RR_VOTE_PENDING;
-    if (send_all(op, RR_SCRIPT_ACQUIRE, on_acquire_reply,
-                 lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
-                 RR_ACQUIRE_NARGS, args, RR_ACQUIRE_ARG_SHARDED) == 0) {
-        op_free(op);
+    for (int i = 0; i < lk->n; i++) {
+        /* A master whose request could not even be queued votes ERR. */
+        rd->votes[i].kind = RR_VOTE_PENDING;
+        snprintf(rd->votes[i].detail, sizeof(rd->votes[i].detail), "not sent");
+        args[RR_ACQUIRE_ARG_SHARDED] = rr_script_sharded(lk->conns[i]);
+        if (rr_script_call(lk->conns[i], RR_SCRIPT_ACQUIRE,
+                           lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
+                           RR_ACQUIRE_NARGS, args, on_acquire_reply, &rd->op.slots[i]) == 0)
+            sent++;
+        else
+            failed[i] = true;
+    }
+    if (sent == 0) {
+        rr_op_free(&rd->op);
         return -1;
     }
+    for (int i = 0; i < lk->n; i++)
+        if (failed[i]) {
+            rd->votes[i].kind = RR_VOTE_ERR;
+            feed(rd, &(struct rr_acq_ev){ .kind = RR_AQ_EV_NOT_SENT, .idx = i,
+                                          .now = rr_now_ms() });
+        }
     return 0;
 }

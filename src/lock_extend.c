@@ -4,6 +4,23 @@
 
 #include "lock_impl.h"
 
+/* Send the renewal to every master; returns how many sends were accepted. */
+static int send_all(struct op *op, rr_svc_reply_fn cb, int nkeys, const char *const *keys,
+                    int nargs, const char **args)
+{
+    int sent = 0;
+
+    op->pending = op->lk->n;
+    for (int i = 0; i < op->lk->n; i++) {
+        if (rr_script_call(op->lk->conns[i], RR_SCRIPT_RENEW, nkeys, keys, nargs, args, cb,
+                           &op->slots[i]) == 0)
+            sent++;
+        else
+            op->pending--;
+    }
+    return sent;
+}
+
 static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
@@ -16,7 +33,7 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
             /* Extended here, but not where a failover would look: do not
              * vouch for the longer lease. */
             char why[RR_ERRLEN];
-            not_synced(c, "renewal", why, sizeof why);
+            rr_lock_not_synced(c, "renewal", why, sizeof why);
             op->err++;
             if (!op->errmsg[0])
                 snprintf(op->errmsg, sizeof op->errmsg, "%s", why);
@@ -29,9 +46,9 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
         break;
     default:
         op->err++;
-        note_error(op, sl->idx, status,
-                   status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
-                       ? r->str : "unexpected reply to the renewal");
+        rr_op_note_error(op, sl->idx, status,
+                         status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
+                             ? r->str : "unexpected reply to the renewal");
         break;
     }
     op->pending--;
@@ -55,16 +72,16 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
                 snprintf(op->errmsg, sizeof(op->errmsg),
                          "the lock was taken over or deleted on %d of %d master%s",
                          op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");
-            ((rr_extend_fn)op->cb)(op->lk, res, op->t0, op->errmsg, op->arg);
+            op->extend_cb(op->lk, res, op->t0, op->errmsg, op->arg);
         }
     }
     if (op->pending == 0)
-        op_free(op);
+        rr_op_free(op);
 }
 
 int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
 {
-    struct op *op = op_new(lk, OP_EXTEND, (void *)cb, arg);
+    struct op *op = rr_op_new(lk, sizeof(struct op), arg);
     const char *keys[RR_RENEW_NKEYS] = {
         [RR_RENEW_KEY_LOCK] = lk->keys.lock, [RR_RENEW_KEY_STATE] = lk->keys.state,
         [RR_RENEW_KEY_ONCE] = lk->keys.once,
@@ -76,10 +93,10 @@ int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
 
     if (!op)
         return -1;
-    if (send_all(op, RR_SCRIPT_RENEW, on_extend_reply,
-                 lk->keys.once[0] ? RR_RENEW_NKEYS : RR_RENEW_KEY_ONCE, keys,
-                 RR_RENEW_NARGS, args, -1) == 0) {
-        op_free(op);
+    op->extend_cb = cb;
+    if (send_all(op, on_extend_reply, lk->keys.once[0] ? RR_RENEW_NKEYS : RR_RENEW_KEY_ONCE,
+                 keys, RR_RENEW_NARGS, args) == 0) {
+        rr_op_free(op);
         return -1;
     }
     return 0;

@@ -1,5 +1,7 @@
-/* lock_impl.h — what lock.c and lock_extend.c share: the lock's state and
- * one operation over the masters. Private to those two files. */
+/* lock_impl.h — what the files of the lock share: the lock's state and one
+ * operation over the masters. Private to lock.c (the acquisition),
+ * lock_extend.c, lock_release.c and lock_op.c. lock.c builds on
+ * lock_release.c, and all three on lock_op.c, never the other way. */
 #ifndef RR_LOCK_IMPL_H
 #define RR_LOCK_IMPL_H
 
@@ -32,8 +34,6 @@ struct rr_lock {
     void *degraded_arg;
 };
 
-enum op_kind { OP_ACQUIRE, OP_EXTEND, OP_RELEASE };
-
 struct op;
 
 /* The per-master callback argument of one operation. */
@@ -42,43 +42,40 @@ struct slot {
     int idx;
 };
 
+/* One operation over the masters: a renewal, a release, a give-back, or
+ * the first member of an acquisition round (lock.c). */
 struct op {
     struct rr_lock *lk;
-    enum op_kind kind;
-    int pending;
+    int pending;                  /* answers still to come */
     int64_t t0;
-    void *cb;
+    rr_extend_fn extend_cb;       /* a renewal's */
+    rr_release_fn release_cb;     /* a release's, a give-back's */
     void *arg;
     struct slot *slots;
-    struct rr_vote *votes;        /* OP_ACQUIRE */
     int ok, mismatch, err, released, written;
-    bool reported;                /* OP_EXTEND: the callback has run */
-    bool decided_ok;              /* OP_ACQUIRE: the round had a quorum */
-    bool decided;                 /* OP_ACQUIRE: decide() ran */
-    bool finished;                /* OP_ACQUIRE: its callback ran; freed once acq_left is 0 */
-    int acq_left;                 /* OP_ACQUIRE: acquire replies still to come */
-    bool late_err;                /* OP_ACQUIRE: a master failed after the decision */
-    void (*after_release)(struct op *op);   /* a give-back's next step */
-    bool marked;                  /* OP_ACQUIRE: abandon.lua was sent */
-    char errmsg[RR_ERRLEN];
-    /* After a failed acquisition, the result waits for the clean-up. */
-    struct rr_acquire_result res;
+    bool reported;                /* a renewal: its callback has run */
+    char errmsg[RR_ERRLEN];       /* the first error */
 };
 
-struct op *op_new(struct rr_lock *lk, enum op_kind kind, void *cb, void *arg);
-void op_free(struct op *op);
-/* Keep the first error of an operation (see lock.c). */
-void note_error(struct op *op, int idx, int status, const char *what);
+/* lock_op.c: an operation of size bytes (at least sizeof(struct op), the
+ * op first), its slots set up; NULL out of memory. */
+struct op *rr_op_new(struct rr_lock *lk, size_t size, void *arg);
+void rr_op_free(struct op *op);
+/* The error of master idx's request as a sentence for the user: the
+ * connection's own words when it failed on the wire, else the master's
+ * name and what. */
+void rr_lock_error_text(const struct rr_lock *lk, int idx, int status, const char *what,
+                        char *buf, size_t len);
+/* Keep the first error of an operation (rr_lock_error_text). */
+void rr_op_note_error(struct op *op, int idx, int status, const char *what);
 /* Inside a write's callback on c, which WAIT did not confirm enough. */
-void not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len);
-/* Send one script to every master; returns how many sends were accepted. */
-/* Send release.lua to every master for op (a run's release, or an
- * acquisition's give-back); when all answered, op->after_release if set
- * (lock.c's end of an acquisition), else op's rr_release_fn. -1 if none
- * could be sent (lock_release.c). */
-int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri);
+void rr_lock_not_synced(const struct rr_svc *c, const char *what, char *buf, size_t len);
 
-int send_all(struct op *op, enum rr_script s, rr_svc_reply_fn cb, int nkeys,
-             const char *const *keys, int nargs, const char **args, int sharded_arg);
+/* lock_release.c: give back what an acquisition round may have taken:
+ * release.lua to every master its acquire reached (lk->unsent), with
+ * votes' history entries to undo unless stands; cb when all answered. -1
+ * if none could be sent. */
+int rr_lock_give_back(struct rr_lock *lk, const struct rr_vote *votes, bool stands,
+                      rr_release_fn cb, void *arg);
 
 #endif

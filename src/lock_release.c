@@ -1,7 +1,7 @@
 /* lock_release.c — giving the lock back over 1..N services: the release
- * of a run, and the give-back of an acquisition that failed (lock.c), one
- * release.lua call per master (src/lock_impl.h: what it shares with
- * lock.c). */
+ * of a run, and the give-back of an acquisition that failed (lock.c calls
+ * rr_lock_give_back; nothing here calls lock.c), one release.lua call per
+ * master (src/lock_impl.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,8 +11,13 @@
 
 static void on_release_reply(struct rr_svc *c, int status, redisReply *r, void *arg);
 
-int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_info *ri)
+/* Send release.lua to every master for op; votes: a give-back's (NULL for
+ * a run's release), whose history entries are undone unless stands. -1 if
+ * none could be sent. */
+static int start_release(struct op *op, const struct rr_release_info *ri,
+                         const struct rr_vote *votes, bool stands)
 {
+    struct rr_lock *lk = op->lk;
     char code[16], sig[16], hold[24], wait[24], fence[24], started[24], slot[12];
     /* Slot 1's keys and the slot: release.lua names slot K's keys. */
     const char *keys[RR_RELEASE_NKEYS] = {
@@ -35,7 +40,7 @@ int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_inf
     /* A give-back cannot know which slot its acquire took: a reply that
      * was lost or turned into an error may hide any slot. 0 makes the
      * script find the slot that carries our token. */
-    snprintf(slot, sizeof(slot), "%d", op->kind == OP_ACQUIRE ? 0 : lk->slot);
+    snprintf(slot, sizeof(slot), "%d", votes ? 0 : lk->slot);
     /* Each master recorded its own start time; the script prefers the one in
      * its own state record and falls back to this. */
     for (int i = 0; i < lk->n; i++)
@@ -43,11 +48,8 @@ int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_inf
             snprintf(started, sizeof(started), "%lld", lk->started_ms[i]);
             break;
         }
-    /* A round without a quorum may have met a live run that this master
-     * lost the key of: the 'abandoned' entries it added do not stand. */
-    bool stands = op->kind != OP_ACQUIRE || op->decided_ok;
     /* The fixed arguments, then a vote's history entries to undo. */
-    const char *args[RR_RELEASE_NARGS + sizeof op->votes[0].undo / sizeof op->votes[0].undo[0]] = {
+    const char *args[RR_RELEASE_NARGS + sizeof votes->undo / sizeof votes->undo[0]] = {
         [RR_RELEASE_ARG_TOKEN] = lk->token, [RR_RELEASE_ARG_STATUS] = ri->status,
         [RR_RELEASE_ARG_EXIT_CODE] = code, [RR_RELEASE_ARG_SIGNAL] = sig,
         [RR_RELEASE_ARG_HOLD_MS] = hold, [RR_RELEASE_ARG_WAIT_MS] = wait,
@@ -67,12 +69,11 @@ int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_inf
 
     op->pending = lk->n;
     for (int i = 0; i < lk->n; i++) {
-        const struct rr_vote *v = &op->votes[i];
         int nargs = RR_RELEASE_NARGS;
         /* A give-back to a master our acquire never reached (its connection
          * never came up) has nothing to take back, and would only wait for
          * another --connect-timeout. */
-        if (op->kind == OP_ACQUIRE && lk->unsent[i]) {
+        if (votes && lk->unsent[i]) {
             op->pending--;
             continue;
         }
@@ -80,8 +81,8 @@ int start_release(struct rr_lock *lk, struct op *op, const struct rr_release_inf
          * this release: that master also gets a tombstone for our token. */
         args[RR_RELEASE_ARG_VOID_MS] = lk->unsure[i] ? lk->void_ms : "0";
         args[RR_RELEASE_ARG_SHARDED] = rr_script_sharded(lk->conns[i]);
-        for (int u = 0; !stands && u < v->n_undo; u++)
-            args[nargs++] = v->undo[u];
+        for (int u = 0; votes && !stands && u < votes[i].n_undo; u++)
+            args[nargs++] = votes[i].undo[u];
         if (rr_script_call(lk->conns[i], RR_SCRIPT_RELEASE, nkeys, keys, nargs, args,
                            on_release_reply, &op->slots[i]) == 0)
             sent++;
@@ -104,32 +105,43 @@ static void on_release_reply(struct rr_svc *c, int status, redisReply *r, void *
         op->written += r->element[1]->integer == 1;
     } else {
         op->err++;
-        note_error(op, sl->idx, status,
-                   status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
-                       ? r->str : "unexpected reply to the release script");
+        rr_op_note_error(op, sl->idx, status,
+                         status == RR_REPLY_OK && r->type == REDIS_REPLY_ERROR
+                             ? r->str : "unexpected reply to the release script");
     }
     if (--op->pending > 0)
         return;
-    if (op->after_release) {
-        op->after_release(op);   /* a give-back: the acquisition ends */
-        return;
-    }
-    ((rr_release_fn)op->cb)(op->lk, op->released, op->written, op->err,
-                            op->errmsg, op->arg);
-    op_free(op);
+    op->release_cb(op->lk, op->released, op->written, op->err, op->errmsg, op->arg);
+    rr_op_free(op);
 }
 
-int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
-                    rr_release_fn cb, void *arg)
+static int release(struct rr_lock *lk, const struct rr_release_info *ri,
+                   const struct rr_vote *votes, bool stands, rr_release_fn cb, void *arg)
 {
-    struct op *op = op_new(lk, OP_RELEASE, (void *)cb, arg);
+    struct op *op = rr_op_new(lk, sizeof(struct op), arg);
 
     if (!op)
         return -1;
-    if (start_release(lk, op, ri) != 0) {
-        op_free(op);
+    op->release_cb = cb;
+    if (start_release(op, ri, votes, stands) != 0) {
+        rr_op_free(op);
         return -1;
     }
     return 0;
 }
 
+int rr_lock_release(struct rr_lock *lk, const struct rr_release_info *ri,
+                    rr_release_fn cb, void *arg)
+{
+    return release(lk, ri, NULL, true, cb, arg);
+}
+
+/* A round without a quorum may have met a live run that this master lost
+ * the key of: the 'abandoned' entries it added do not stand. */
+int rr_lock_give_back(struct rr_lock *lk, const struct rr_vote *votes, bool stands,
+                      rr_release_fn cb, void *arg)
+{
+    const struct rr_release_info ri = { .status = "", .exit_code = -1 };
+
+    return release(lk, &ri, votes, stands, cb, arg);
+}

@@ -93,6 +93,32 @@ else
 fi
 end_test
 
+t "check-layers sees a cycle of calls through a private header"
+# lock.c and lock_release.c called each other through lock_impl.h, which
+# the include graph cannot see (both include it): a tree of two such files.
+if command -v python3 >/dev/null 2>&1; then
+    mkdir -p "$TMP/cyc/src/lua" "$TMP/cyc/docs"
+    printf '## Layers\n\n| layer | files | may include | holds |\n|---|---|---|---|\n| 0 base | `a.h` `a_impl.h` `a.c` `a_more.c` | 0 | x |\n' \
+        >"$TMP/cyc/docs/ARCHITECTURE.md"
+    printf 'void a_pub(void);\n' >"$TMP/cyc/src/a.h"
+    printf 'int a_helper(int x);\nint a_more(int x);\n' >"$TMP/cyc/src/a_impl.h"
+    printf '#include "a.h"\n#include "a_impl.h"\nint a_helper(int x)\n{\n    return x;\n}\nvoid a_pub(void)\n{\n    a_more(1);\n}\n' \
+        >"$TMP/cyc/src/a.c"
+    printf '#include "a_impl.h"\nint a_more(int x)\n{\n    return a_helper(x);\n}\n' \
+        >"$TMP/cyc/src/a_more.c"
+    out=$("$TOP/scripts/check-layers" "$TMP/cyc" 2>&1) && fail "a cycle passed: $out"
+    case $out in
+    *"a cycle of calls between src/a.c -> src/a_more.c"*) ;;
+    *) fail "not the cycle: $out" ;;
+    esac
+    # One way only passes.
+    printf '#include "a_impl.h"\nint a_more(int x)\n{\n    return x + 1;\n}\n' >"$TMP/cyc/src/a_more.c"
+    out=$("$TOP/scripts/check-layers" "$TMP/cyc" 2>&1) || fail "one way failed: $out"
+else
+    note "python3 not installed; skipped the layer check"
+fi
+end_test
+
 t "every file in src/ is in the README's source map"
 # A header goes with its .c; a header without one, and each Lua script, is
 # named itself.
