@@ -113,11 +113,11 @@ static int node_for(struct rr_svc *s, const char *host, int port)
     if (i >= 0)
         return i;
     if (strlen(host) >= sizeof k->nodes[0].host) {
-        svc_error(s, "%s: a node's address is too long", s->ep.display);
+        rr_svc_set_error(s, "%s: a node's address is too long", s->ep.display);
         return -1;
     }
     if (k->n == CL_MAX_NODES) {
-        svc_error(s, "%s: more than %d nodes to keep a connection to", s->ep.display,
+        rr_svc_set_error(s, "%s: more than %d nodes to keep a connection to", s->ep.display,
                   CL_MAX_NODES);
         return -1;
     }
@@ -125,8 +125,8 @@ static int node_for(struct rr_svc *s, const char *host, int port)
     snprintf(k->nodes[i].host, sizeof k->nodes[i].host, "%s", host);
     k->nodes[i].port = port;
     k->nodes[i].failed_at = 0;
-    if (!(k->nodes[i].c = svc_node_conn(s, host, port))) {
-        svc_error(s, "out of memory");
+    if (!(k->nodes[i].c = rr_svc_node_conn(s, host, port))) {
+        rr_svc_set_error(s, "out of memory");
         return -1;
     }
     k->n++;
@@ -229,8 +229,8 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
     int from = index_of(k, q->on), to;
 
     if (rr_parse_redirect(r->str, r->len, &rd) != 0) {
-        svc_error(s, "%s: a redirection that is not SLOT HOST:PORT: %.*s",
-                  rr_conn_name(q->on), svc_excerpt(r), r->str);
+        rr_svc_set_error(s, "%s: a redirection that is not SLOT HOST:PORT: %.*s",
+                  rr_conn_name(q->on), rr_svc_excerpt(r), r->str);
         return SVC_DELIVER;
     }
     /* An empty host: the node does not know its own address; it is the
@@ -240,11 +240,11 @@ static enum svc_verdict follow(struct rr_svc *s, struct svc_req *q, const redisR
     if ((to = node_for(s, rd.host, rd.port)) < 0)
         return SVC_DELIVER;
     if (to == from) {
-        svc_error(s, "%s: redirected to itself: %.*s", rr_conn_name(q->on),
-                  svc_excerpt(r), r->str);
+        rr_svc_set_error(s, "%s: redirected to itself: %.*s", rr_conn_name(q->on),
+                  rr_svc_excerpt(r), r->str);
         return SVC_DELIVER;
     }
-    svc_error(s, "%s: %s %d %s:%d", rr_conn_name(q->on), rd.ask ? "ASK" : "MOVED", rd.slot,
+    rr_svc_set_error(s, "%s: %s %d %s:%d", rr_conn_name(q->on), rd.ask ? "ASK" : "MOVED", rd.slot,
               rd.host, rd.port);
     if (rd.ask) {
         set_tag_node(q, TAG_ASK, to);
@@ -277,11 +277,11 @@ static enum svc_verdict cl_judge(struct rr_svc *s, struct svc_req *q)
         k->why[0] = '\0';
         if (on >= 0)
             k->nodes[on].failed_at = 0;
-        if (svc_is_error(r, "MOVED") || svc_is_error(r, "ASK"))
+        if (rr_svc_is_error(r, "MOVED") || rr_svc_is_error(r, "ASK"))
             return follow(s, q, r);
-        if (svc_is_error(r, "TRYAGAIN") || svc_is_error(r, "CLUSTERDOWN") ||
-            svc_is_error(r, "LOADING")) {
-            svc_error_reply(s, q);
+        if (rr_svc_is_error(r, "TRYAGAIN") || rr_svc_is_error(r, "CLUSTERDOWN") ||
+            rr_svc_is_error(r, "LOADING")) {
+            rr_svc_error_reply(s, q);
             backoff(s, q);
             return SVC_RESEND;
         }
@@ -298,12 +298,12 @@ static enum svc_verdict cl_judge(struct rr_svc *s, struct svc_req *q)
         k->nodes[on].failed_at = now_ms(s);
     add_why(k, rr_conn_error(q->on));
     if (++k->failed >= k->n) {
-        svc_error(s, "no node of %s answered: %s", s->ep.display, k->why);
+        rr_svc_set_error(s, "no node of %s answered: %s", s->ep.display, k->why);
         k->failed = 0;
         k->why[0] = '\0';
         return SVC_DELIVER;
     }
-    svc_error(s, "%s: %s", s->ep.display, k->why);
+    rr_svc_set_error(s, "%s: %s", s->ep.display, k->why);
     /* Never written, so it never ran: one fresh timeout for the next node,
      * so a dead (or silent) first seed costs at most one. */
     if (!(q->tag & TAG_EXTENDED)) {
@@ -336,7 +336,7 @@ static void cl_close(struct rr_svc *s)
     s->impl = NULL;
 }
 
-const struct rr_svc_backend svc_cluster = {
+const struct rr_svc_backend rr_svc_cluster = {
     .kind = "cluster",
     .ep_kind = RR_EP_CLUSTER,
     .sharded = true,

@@ -8,7 +8,7 @@ static int direct_init(struct rr_svc *s)
     /* One fixed server: no other node to ask, so a request waits for the
      * whole --connect-timeout (a slow TLS handshake) before its own. */
     s->o.conn.wait_connect = true;
-    s->impl = svc_node_conn(s, NULL, 0);
+    s->impl = rr_svc_node_conn(s, NULL, 0);
     return s->impl ? 0 : -1;
 }
 
@@ -33,7 +33,7 @@ static void direct_close(struct rr_svc *s)
     s->impl = NULL;
 }
 
-const struct rr_svc_backend svc_direct = {
+const struct rr_svc_backend rr_svc_direct = {
     .kind = "redis",
     .ep_kind = RR_EP_DIRECT,
     .init = direct_init,

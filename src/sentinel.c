@@ -187,7 +187,7 @@ static void on_role(struct rr_conn *c, int status, redisReply *r, void *arg)
         return;
     }
     t->not_master = c;
-    svc_error(s, "%s is not the master of '%s' (ROLE says %s); asking the sentinels again",
+    rr_svc_set_error(s, "%s is not the master of '%s' (ROLE says %s); asking the sentinels again",
               rr_conn_name(c), s->ep.master,
               r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
                       r->element[0]->type == REDIS_REPLY_STRING
@@ -242,7 +242,7 @@ static void on_hint(struct rr_conn *c, redisReply *msg, void *arg)
     /* Our subscriptions stay on the old master, which may go on as a master
      * for a while: the new master's messages (a holder's release waking a
      * waiter) would never reach us. Subscribe again there. */
-    svc_resubscribe(s);
+    rr_svc_resubscribe(s);
 }
 
 /* A connection to a sentinel. It has no databases and credentials of its
@@ -254,7 +254,7 @@ static struct rr_conn *sentinel_conn(struct rr_svc *s, const char *host, int por
     struct rr_conn_opts o = s->o.conn;
     struct rr_conn *c;
 
-    svc_endpoint(s, host, port, &ep);
+    rr_svc_endpoint(s, host, port, &ep);
     ep.db = 0;
     ep.has_user = ep.has_password = false;
     o.user = s->o.sentinel_user;
@@ -329,9 +329,9 @@ static void adopt(struct rr_svc *s, const char *host, int port, long long epoch)
         snprintf(t->host, sizeof t->host, "%s", host);
         t->port = port;
         t->epoch = epoch;
-        t->master = svc_node_conn(s, host, port);
+        t->master = rr_svc_node_conn(s, host, port);
         if (!t->master) {
-            svc_error(s, "out of memory");
+            rr_svc_set_error(s, "out of memory");
             t->fail_now = true;
             t->state = S_UNKNOWN;
             return;
@@ -368,7 +368,7 @@ static void on_answer(struct rr_conn *c, int status, redisReply *r, void *arg)
         /* A certificate that does not verify is a refusal (78), not an outage. */
         t->cert_refused |= rr_conn_refused(c);
         note(t, "%s%s", rr_conn_error(c), "");
-    } else if (r->type == REDIS_REPLY_ERROR && (svc_is_error(r, "NOAUTH") || svc_is_error(r, "WRONGPASS"))) {
+    } else if (r->type == REDIS_REPLY_ERROR && (rr_svc_is_error(r, "NOAUTH") || rr_svc_is_error(r, "WRONGPASS"))) {
         note(t, "%s requires a password: set --sentinel-password-file or "
              "$REDLOCK_SENTINEL_PASSWORD%s", rr_conn_name(c), "");
     } else if (r->type == REDIS_REPLY_ERROR && strstr(r->str, "unknown command")) {
@@ -433,25 +433,25 @@ static void decide(struct rr_svc *s)
     learn_demoted_epoch(s);
     if ((best = rr_sentinel_pick(t->views, t->n_views, &t->demoted)) >= 0) {
         adopt(s, t->views[best].host, t->views[best].port, t->views[best].epoch);
-        svc_kick(s);
+        rr_svc_kick(s);
         return;
     }
     if (t->n_views > 0) {
         /* Only sentinels that have not seen the failover yet answered:
          * they name the master it demoted. Ask again in a moment. */
-        svc_error(s, "the sentinels still name %s:%d, the master of '%s' that a failover "
+        rr_svc_set_error(s, "the sentinels still name %s:%d, the master of '%s' that a failover "
                   "demoted", t->demoted.host, t->demoted.port, s->ep.master);
         t->state = S_UNKNOWN;
         uv_update_time(s->loop);
         t->ask_after = uv_now(s->loop) + ASK_PAUSE_MS;
-        svc_kick(s);
+        rr_svc_kick(s);
         return;
     }
-    svc_error(s, "no sentinel named the master of '%s': %s", s->ep.master, t->why);
+    rr_svc_set_error(s, "no sentinel named the master of '%s': %s", s->ep.master, t->why);
     s->refused = t->cert_refused;
     t->state = S_UNKNOWN;
     t->fail_now = true;
-    svc_kick(s);
+    rr_svc_kick(s);
     /* A callback may have closed s: its state is gone then. */
     if ((t = s->impl) != NULL)
         t->fail_now = false;
@@ -491,7 +491,7 @@ static void start_round(struct rr_svc *s)
         t->asked++;
     }
     if (t->asked == 0) {
-        svc_error(s, "cannot ask the sentinels of '%s': out of memory", s->ep.master);
+        rr_svc_set_error(s, "cannot ask the sentinels of '%s': out of memory", s->ep.master);
         t->state = S_UNKNOWN;
         t->fail_now = true;
     }
@@ -547,11 +547,11 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
     const redisReply *r = q->reply;
 
     if (q->status == RR_REPLY_OK) {
-        if (svc_is_error(r, "READONLY") || svc_is_error(r, "LOADING") ||
-            svc_is_error(r, "MASTERDOWN")) {
+        if (rr_svc_is_error(r, "READONLY") || rr_svc_is_error(r, "LOADING") ||
+            rr_svc_is_error(r, "MASTERDOWN")) {
             /* Refused unrun: a replica, a restarting node, a master that
              * lost its own master. Find the master again. */
-            svc_error_reply(s, q);
+            rr_svc_error_reply(s, q);
             forget_master(s, q->on, ASK_PAUSE_MS);
             uv_update_time(s->loop);
             q->not_before = uv_now(s->loop) + ASK_PAUSE_MS;
@@ -566,7 +566,7 @@ static enum svc_verdict sent_judge(struct rr_svc *s, struct svc_req *q)
         }
         if (q->on == t->not_master && r->type != REDIS_REPLY_ERROR) {
             /* A writable replica ran it: that lock is not on the master. */
-            svc_error(s, "%s is not the master of '%s' (it ran the request as a replica)",
+            rr_svc_set_error(s, "%s is not the master of '%s' (it ran the request as a replica)",
                       rr_conn_name(q->on), s->ep.master);
             q->status = RR_REPLY_IOERR;
         }
@@ -608,7 +608,7 @@ static void sent_close(struct rr_svc *s)
     uv_close((uv_handle_t *)&t->grace, free_sent);
 }
 
-const struct rr_svc_backend svc_sentinel = {
+const struct rr_svc_backend rr_svc_sentinel = {
     .kind = "sentinel",
     .ep_kind = RR_EP_SENTINEL,
     .init = sent_init,

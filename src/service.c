@@ -11,7 +11,7 @@
 
 /* ---- helpers for backends ---- */
 
-void svc_error(struct rr_svc *s, const char *fmt, ...)
+void rr_svc_set_error(struct rr_svc *s, const char *fmt, ...)
 {
     va_list ap;
 
@@ -20,17 +20,17 @@ void svc_error(struct rr_svc *s, const char *fmt, ...)
     va_end(ap);
 }
 
-int svc_excerpt(const redisReply *r)
+int rr_svc_excerpt(const redisReply *r)
 {
     return (int)(r->len > 200 ? 200 : r->len);
 }
 
-void svc_error_reply(struct rr_svc *s, const struct svc_req *q)
+void rr_svc_error_reply(struct rr_svc *s, const struct svc_req *q)
 {
-    svc_error(s, "%s: %.*s", rr_conn_name(q->on), svc_excerpt(q->reply), q->reply->str);
+    rr_svc_set_error(s, "%s: %.*s", rr_conn_name(q->on), rr_svc_excerpt(q->reply), q->reply->str);
 }
 
-bool svc_is_error(const redisReply *r, const char *word)
+bool rr_svc_is_error(const redisReply *r, const char *word)
 {
     size_t n = strlen(word);
 
@@ -63,7 +63,7 @@ static void on_node_down(struct rr_conn *c, void *arg)
     }
 }
 
-void svc_endpoint(const struct rr_svc *s, const char *host, int port, struct rr_endpoint *out)
+void rr_svc_endpoint(const struct rr_svc *s, const char *host, int port, struct rr_endpoint *out)
 {
     *out = s->ep;
     if (host) {
@@ -78,12 +78,12 @@ void svc_endpoint(const struct rr_svc *s, const char *host, int port, struct rr_
     out->kind = RR_EP_DIRECT;
 }
 
-struct rr_conn *svc_node_conn(struct rr_svc *s, const char *host, int port)
+struct rr_conn *rr_svc_node_conn(struct rr_svc *s, const char *host, int port)
 {
     struct rr_endpoint ep;
     struct rr_conn *c;
 
-    svc_endpoint(s, host, port, &ep);
+    rr_svc_endpoint(s, host, port, &ep);
     c = rr_conn_new(s->loop, &ep, &s->o.conn);
     explicit_bzero(&ep, sizeof ep);
     if (c) {
@@ -155,7 +155,7 @@ static void send_done(struct svc_req *q)
 
     snprintf(s->node, sizeof s->node, "%s", rr_conn_name(q->on));
     if (q->status != RR_REPLY_OK && q->status != RR_REPLY_CLOSED)
-        svc_error(s, "%s", rr_conn_error(q->on));
+        rr_svc_set_error(s, "%s", rr_conn_error(q->on));
     s->refused = q->status != RR_REPLY_OK && rr_conn_refused(q->on);
     if (s->closing || q->status == RR_REPLY_CLOSED) {
         deliver(q, RR_REPLY_CLOSED);
@@ -307,7 +307,7 @@ static void on_timer(uv_timer_t *t)
 {
     struct rr_svc *s = t->data;
 
-    svc_kick(s);
+    rr_svc_kick(s);
 }
 
 static void arm_timer(struct rr_svc *s)
@@ -329,7 +329,7 @@ static void arm_timer(struct rr_svc *s)
         uv_timer_start(&s->timer, on_timer, due > now ? due - now : 0, 0);
 }
 
-void svc_kick(struct rr_svc *s)
+void rr_svc_kick(struct rr_svc *s)
 {
     struct svc_req *q, **tail = &s->kicking;
     uint64_t now;
@@ -352,7 +352,7 @@ void svc_kick(struct rr_svc *s)
             deliver(q, q->fail_status);
         } else if (now >= q->deadline) {
             if (!s->err[0])
-                svc_error(s, "%s: no answer within %lldms", s->ep.display,
+                rr_svc_set_error(s, "%s: no answer within %lldms", s->ep.display,
                           (long long)s->o.conn.request_timeout_ms);
             deliver(q, RR_REPLY_TIMEOUT);
         } else if (q->not_before > now) {
@@ -416,7 +416,7 @@ static void on_resub_timer(uv_timer_t *t)
     }
 }
 
-void svc_resubscribe(struct rr_svc *s)
+void rr_svc_resubscribe(struct rr_svc *s)
 {
     if (s->n_subs > 0 && s->sub_conn) {
         s->sub_conn = NULL;
@@ -469,7 +469,7 @@ fail:
 
 /* ---- the API ---- */
 
-static const struct rr_svc_backend *const backends[] = { &svc_direct, &svc_sentinel, &svc_cluster };
+static const struct rr_svc_backend *const backends[] = { &rr_svc_direct, &rr_svc_sentinel, &rr_svc_cluster };
 
 struct rr_svc *rr_svc_new(uv_loop_t *loop, const struct rr_endpoint *ep,
                           const struct rr_svc_opts *o)
@@ -564,7 +564,7 @@ void rr_svc_close(struct rr_svc *s)
     /* Pending sends are answered CLOSED by the connections, parked ones here. */
     if (s->impl)
         s->be->close(s);
-    svc_kick(s);
+    rr_svc_kick(s);
     for (int i = 0; i < s->n_subs; i++) {
         for (int j = 0; j < s->subs[i].argc; j++)
             free(s->subs[i].argv[j]);

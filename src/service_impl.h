@@ -4,9 +4,9 @@
  * number of sends, the WAIT behind a write. A backend owns how a node is
  * found: it picks the connection for a request (route), and judges each
  * answer (judge): deliver it, or send the request again because it surely
- * did not run. Backends call svc_node_conn for their connections, so every
+ * did not run. Backends call rr_svc_node_conn for their connections, so every
  * connection gets the service's options and pub/sub handler, and
- * svc_kick when a route they were looking up is known (or has failed).
+ * rr_svc_kick when a route they were looking up is known (or has failed).
  * service.c knows no kind: what is particular to one (a cluster's ASKING,
  * a sentinel's credentials) stays in its backend, behind these hooks.
  */
@@ -49,7 +49,7 @@ struct rr_svc_backend {
     enum rr_ep_kind ep_kind;         /* the URLs it serves */
     bool sharded;                    /* rr_svc_sharded */
     int (*init)(struct rr_svc *s);
-    /* Pick the connection for q (*c), or park q until svc_kick, or fail it
+    /* Pick the connection for q (*c), or park q until rr_svc_kick, or fail it
      * (s->err set; it is answered RR_REPLY_IOERR). */
     enum svc_route (*route)(struct rr_svc *s, struct svc_req *q, struct rr_conn **c);
     /* q's send ended: q->status, q->reply, q->unsent are set. RESEND only
@@ -83,7 +83,7 @@ struct rr_svc {
     rr_svc_message_fn msg_fn;
     void *msg_arg;
     struct svc_req *parked, *parked_tail;
-    struct svc_req *kicking;         /* the parked requests svc_kick is walking */
+    struct svc_req *kicking;         /* the parked requests rr_svc_kick is walking */
     uv_timer_t timer;                /* parked deadlines and backoffs */
     uv_timer_t resub_timer;          /* subscribe again after the node went down */
     int handles;                     /* timers still open */
@@ -106,33 +106,33 @@ struct rr_svc {
 /* The service's endpoint pointed at host:port (ep itself when host is
  * NULL), as one direct server: TLS and credentials as the URL has them.
  * The caller wipes *out (explicit_bzero) when done with it. */
-void svc_endpoint(const struct rr_svc *s, const char *host, int port, struct rr_endpoint *out);
+void rr_svc_endpoint(const struct rr_svc *s, const char *host, int port, struct rr_endpoint *out);
 
 /* A connection to host:port (or ep itself when host is NULL) with the
  * service's options, TLS and pub/sub handler. NULL when out of memory. */
-struct rr_conn *svc_node_conn(struct rr_svc *s, const char *host, int port);
+struct rr_conn *rr_svc_node_conn(struct rr_svc *s, const char *host, int port);
 
 /* Try again to route every parked request (call when a lookup ended). */
-void svc_kick(struct rr_svc *s);
+void rr_svc_kick(struct rr_svc *s);
 
 /* The master moved (a backend learned it other than by the connection
  * going down): subscribe again where the master is now, and tell the
  * subscriber that messages may have been missed (msg NULL). */
-void svc_resubscribe(struct rr_svc *s);
+void rr_svc_resubscribe(struct rr_svc *s);
 
 /* Set s->err, one line. */
-void svc_error(struct rr_svc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rr_svc_set_error(struct rr_svc *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* How much of r's text our messages quote: at most 200 bytes, so that one
  * server's long error cannot fill the line. */
-int svc_excerpt(const redisReply *r);
+int rr_svc_excerpt(const redisReply *r);
 
 /* Set s->err to "NODE: ERROR TEXT" (the excerpt) for q's reply. */
-void svc_error_reply(struct rr_svc *s, const struct svc_req *q);
+void rr_svc_error_reply(struct rr_svc *s, const struct svc_req *q);
 
 /* Is r an error reply starting with word (e.g. "READONLY")? */
-bool svc_is_error(const redisReply *r, const char *word);
+bool rr_svc_is_error(const redisReply *r, const char *word);
 
-extern const struct rr_svc_backend svc_direct, svc_sentinel, svc_cluster;
+extern const struct rr_svc_backend rr_svc_direct, rr_svc_sentinel, rr_svc_cluster;
 
 #endif
