@@ -172,7 +172,8 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
     wait_for 3 lock_gone slowk || fail "a lock was left behind"
     end_test
 else
-    note "skip: strace with fault injection is not available"
+    t "slow between acquire and exec (strace delays the clone and the exec)"
+    skip "strace with fault injection is not available (scripts/deps.sh test)"
 fi
 
 t "an inherited blocked SIGCHLD/SIGTERM mask: the command's end is seen"
