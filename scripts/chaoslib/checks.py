@@ -125,11 +125,98 @@ def sections_of(starts, ends, runs, scen_end):
     return sections, open_sections, completed
 
 
-def c1_overlaps(sections, runs, spec, releases):
-    """C1: every pair of sections that overlaps (a sorted sweep), with what
-    explains it, if anything."""
+def duration_ms(v, default):
+    """"500ms", "1s", "2m", 700 -> milliseconds (default if unreadable)."""
+    if isinstance(v, (int, float)):
+        return int(v)
+    if not isinstance(v, str):
+        return default
+    for suf, mult in (("ms", 1), ("s", 1000), ("m", 60000)):
+        if v.endswith(suf) and v[: -len(suf)].replace(".", "", 1).isdigit():
+            return int(float(v[: -len(suf)]) * mult)
+    return default
+
+
+def pause_grace_ns(spec):
+    """How long after a whole-holder pause ended its section may still
+    overlap a section that started then: the resumed guard is past its
+    deadline and TERMs the command at once, KILLs it --kill-after later;
+    plus the time the harness takes to see it die."""
+    return (duration_ms(spec.get("kill_after"), 500) + SEEN_SLACK_MS) * MS
+
+
+def pause_covers(run, t_ns, grace_ns):
+    """The whole-holder pause (STOP of wrapper, guard and command) of run
+    that began before t_ns and lasted into it (ended no earlier than
+    t_ns - grace_ns), or None. A run's "pauses": [t0_ns, t1_ns or None,
+    kind]. A run recorded without "pauses" (an older harness) has none:
+    its "signals" say that it was paused, not when."""
+    for p in run.get("pauses") or []:
+        t0, t1, kind = p[0], p[1], p[2] if len(p) > 2 else "whole"
+        if kind == "whole" and t0 < t_ns and (t1 is None or t1 + grace_ns >= t_ns):
+            return p
+    return None
+
+
+def fault_windows(meta):
+    """The network faults (a paused, partitioned, delayed or restarted
+    Redis; a module's: failovers, reshards, blips), as [t0_ns, t1_ns,
+    kind]: from meta "fault_events" (the harness's log, "network": true;
+    a fault without a recorded end lasts one lease; a Sentinel failover
+    lasts from the command until the group settled)."""
+    ttl_ns = ((meta.get("spec") or {}).get("ttl_ms") or 1000) * MS
+    out = []
+    for e in meta.get("fault_events") or []:
+        if e.get("network"):
+            out.append([e["t_ns"], e.get("until_ns") or e["t_ns"] + ttl_ns, e["kind"]])
+    return out
+
+
+# What may explain an overlap. Where a scenario asserts C1: a whole-holder
+# pause that covers it, a --release --force within a renewal. Where it does
+# not (its faults can break the lock by design: a single Redis that
+# restarts empty, a failover without --sync-replicas, pauses of holders),
+# also a kill -9 of one side's wrapper or a network fault within the last
+# lease before the overlap began. Nothing else: every other overlap fails
+# the run, in every scenario. (--limit N scenarios: C8 judges the count.)
+STRICT_EXCUSES = ("pause", "release")
+LOOSE_EXCUSES = ("pause", "release", "kill", "network")
+
+
+def explain_overlap(a, b, runs, meta, excuses):
+    """What explains the overlap of sections a and b (b starts no earlier
+    than a), in time: (kind, detail) or (None, None)."""
+    spec = meta.get("spec") or {}
     ttl_ms = spec.get("ttl_ms") or 1000
     renew_ms = spec.get("renew_ms") or ttl_ms // 3
+    t = b["start"]
+    if "pause" in excuses:
+        grace = pause_grace_ns(spec)
+        for x in (a, b):
+            p = pause_covers(runs.get(x["id"], {}), t, grace)
+            if p:
+                return "pause", {"id": x["id"], "paused_from_ms": round((p[0] - t) / MS, 1),
+                                 "to_ms": None if p[1] is None else round((p[1] - t) / MS, 1)}
+    if "release" in excuses and release_explains(None, a, b, meta.get("releases") or [],
+                                                 ttl_ms, renew_ms, spec.get("masters") or 1):
+        return "release", {}
+    lo = t - ttl_ms * MS
+    if "kill" in excuses:
+        for e in meta.get("fault_events") or []:
+            if e.get("kind") == "kill_wrapper" and e.get("id") in (a["id"], b["id"]) \
+                    and lo <= e["t_ns"] <= t:
+                return "kill", {"id": e["id"], "before_ms": round((t - e["t_ns"]) / MS, 1)}
+    if "network" in excuses:
+        for w0, w1, kind in fault_windows(meta):
+            if w0 <= t and w1 >= lo:
+                return "network", {"kind": kind, "from_ms": round((w0 - t) / MS, 1),
+                                   "to_ms": round((w1 - t) / MS, 1)}
+    return None, None
+
+
+def c1_overlaps(sections, runs, meta, excuses):
+    """C1: every pair of sections that overlaps (a sorted sweep), with what
+    explains it at the moment it began, if anything (explain_overlap)."""
     overlaps = []
     active = []
     for s in sections:
@@ -140,16 +227,12 @@ def c1_overlaps(sections, runs, spec, releases):
                 o = {"a": a["id"], "b": s["id"], "fence_a": a["fence"],
                      "fence_b": s["fence"], "ms": round(ov / MS, 3),
                      "a_end": a["how"], "b_end": s["how"]}
-                # What explains it: a pause of the whole holder on either
-                # side, or an operator's --release --force of one side's
-                # lock (that side runs on until its next renewal, and no
-                # longer).
-                o["paused"] = any("STOP" in runs.get(x, {}).get("signals", [])
-                                  for x in (a["id"], s["id"]))
-                o["released"] = (not o["paused"] and
-                                 release_explains(o, a, s, releases, ttl_ms, renew_ms,
-                                                        spec.get("masters") or 1))
-                o["explained"] = "pause" if o["paused"] else "release" if o["released"] else None
+                kind, detail = explain_overlap(a, s, runs, meta, excuses)
+                o["explained"] = kind
+                if detail:
+                    o["by"] = detail
+                o["paused"] = kind == "pause"
+                o["released"] = kind == "release"
                 overlaps.append(o)
         active.append(s)
     return overlaps
@@ -338,11 +421,20 @@ def c0_evidence(spec, meta, completed):
         c0.append({"completed": completed, "needed": need,
                    "why": "too few completed runs to judge"})
     # A fault that can never be injected (a holder the harness cannot
-    # find, say) would leave a scenario that tests nothing but passes.
-    if spec.get("faults") and not meta.get("faults"):
-        c0.append({"faults": spec["faults"],
-                   "why": "none of the scenario's faults could be injected"})
+    # find, say) would leave a scenario that tests nothing but passes:
+    # every kind the scenario names must have been injected at least once.
+    never = faults_never_injected(spec, meta)
+    if never:
+        c0.append({"faults": never, "why": "faults never injected: %s" % ", ".join(never)})
     return c0
+
+
+def faults_never_injected(spec, meta):
+    """The kinds of spec "faults" that meta "faults" counts no injection of
+    (term_storm: its SIGTERMs, while acquiring or releasing)."""
+    got = {k for k, v in (meta.get("faults") or {}).items() if v}
+    return [k for k in spec.get("faults") or []
+            if not (k in got or (k == "term_storm" and got & {"sigterm_acquire", "sigterm_release"}))]
 
 
 def check(logdir, asserted=None):
@@ -352,11 +444,18 @@ def check(logdir, asserted=None):
         asserted = meta.get("asserted", list(ALL_CHECKS))
     sections, open_sections, completed = sections_of(starts, ends, runs, meta.get("end_ns"))
     spec = meta.get("spec") or {}
-    overlaps = c1_overlaps(sections, runs, spec, meta.get("releases") or [])
+    excuses = STRICT_EXCUSES if "C1" in asserted else LOOSE_EXCUSES
+    limit = spec.get("limit")
+    overlaps = c1_overlaps(sections, runs, meta, excuses)
+    if limit:
+        # --limit N: up to N at once is the point; C8 judges the count.
+        for o in overlaps:
+            if not o["explained"]:
+                o["explained"] = "limit"
     covered2 = covered_twice(sections)
     ov_ms = [o["ms"] for o in overlaps]
-    # An overlap that no whole-holder pause (or forced release) explains
-    # has no excuse.
+    # An overlap that nothing explains fails the run, whatever the
+    # scenario asserts (C1 is always judged; what explains one: excuses).
     unexplained = sum(1 for o in overlaps if not o["explained"])
     without_pause = sum(1 for o in overlaps if not o["paused"])
     start_ids = {s["id"] for s in starts.values()}
@@ -379,6 +478,9 @@ def check(logdir, asserted=None):
     if spec and not spec.get("must_fail"):
         asserted = list(asserted) + ["C0"]
         c0 = c0_evidence(spec, meta, completed)
+    # Every overlap is judged (C1), and, with --limit N, the count (C8).
+    asserted = list(asserted) + [c for c in ["C1"] + (["C8"] if limit else [])
+                                 if c not in asserted]
     violations = {"C0": c0, "C1": overlaps, "C2": c2, "C3": c3, "C4": c4, "C5": c5,
                   "C6": c6, "C7": c7, "C8": c8, "C9": c9}
     # What an asserted check may not have: C1 an overlap nothing explains
@@ -396,12 +498,14 @@ def check(logdir, asserted=None):
         bad = failing[c]
         ids = {id(x) for x in bad}
         details[c] = (bad[:20] + [x for x in v if id(x) not in ids])[:20]
-    # Listed faults that never happened (reported; C0 fails only if none did).
-    got = set(meta.get("faults") or {})
-    never = [k for k in spec.get("faults") or []
-             if not (k in got or (k == "term_storm" and got & {"sigterm_acquire", "sigterm_release"}))]
+    # Listed faults that never happened (C0 fails on them).
+    never = faults_never_injected(spec, meta)
     paused_ms = [o["ms"] for o in overlaps if o["explained"] == "pause"]
     released_ms = [o["ms"] for o in overlaps if o["explained"] == "release"]
+    by = {}
+    for o in overlaps:
+        k = o["explained"] or "nothing"
+        by[k] = by.get(k, 0) + 1
     return {
         "logdir": logdir,
         "runs": len(runs),
@@ -418,6 +522,12 @@ def check(logdir, asserted=None):
                              if c in asserted},
         "details": details,
         "overlaps_without_pause": without_pause,
+        "overlaps": len(overlaps),
+        "overlaps_by": by,
+        "overlap_excuses": list(excuses) + (["limit"] if limit else []),
+        "limit": limit,
+        "limit_exceeded": len(c8),
+        "limit_exceeded_unexplained": len(failing["C8"]),
         "overlaps_unexplained": unexplained,
         "overlaps_explained_by_pause": len(paused_ms),
         "overlaps_explained_by_release": len(released_ms),
@@ -519,8 +629,11 @@ def check_once(sections, runs, meta):
 
 
 def check_limit(sections, runs, meta):
-    """C8: the intervals where more than --limit sections were open."""
+    """C8: the intervals where more than --limit sections were open; one
+    is explained only by a whole-holder pause of one of them that began
+    before the interval and lasted into it (pause_covers)."""
     spec = meta.get("spec") or {}
+    grace = pause_grace_ns(spec)
     n = spec.get("limit")
     if not n:
         return []
@@ -542,7 +655,7 @@ def check_limit(sections, runs, meta):
             cur["ids"] = sorted(set(cur["ids"]) | active)
         elif cur is not None:
             cur["ms"] = round((t - cur["from_ns"]) / MS, 3)
-            paused = any("STOP" in runs.get(x, {}).get("signals", []) for x in cur["ids"])
+            paused = any(pause_covers(runs.get(x, {}), cur["from_ns"], grace) for x in cur["ids"])
             cur["explained"] = "pause" if paused else None
             cur["limit"] = n
             out.append(cur)
