@@ -134,6 +134,8 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
         /bin/sh -c 'trap "" TERM; echo ran > "$1"' sh "$TMP/slowx.a"
     w=$BG
     wait_pid "$w" 10
+    # A hung wrapper (killed after 10 s: RC is then the kill's) is no pass.
+    assert_eq 0 "$HUNG" "the wrapper hung: killed after 10 s"
     assert_ne "$RC" 0 "a command that exec'd past its lease ran to success"
     sleep 0.5
     assert_no_file "$TMP/slowx.a"
@@ -167,6 +169,8 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
             fail "1.5 s past the lease the command has no SIGKILL pending (pending: $pend)"
     fi
     wait_pid "$w" 10
+    # A hung wrapper (killed after 10 s: RC is then the kill's) is no pass.
+    assert_eq 0 "$HUNG" "the wrapper hung: killed after 10 s"
     assert_ne "$RC" 0 "a command whose exec outlasted the lease ran to success"
     assert_no_file "$TMP/slowk.a"
     wait_for 3 lock_gone slowk || fail "a lock was left behind"
