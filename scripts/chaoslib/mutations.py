@@ -1,14 +1,15 @@
-"""mutations — does every planted control matter? Edits checks.py one
-mutation at a time (the audit's: every C2/C3 explained, C0/C9/the C5
-extras removed, a pause that does not cover the overlap, ...), runs
+"""mutations — does every planted control matter? Edits checks.py (or
+explain.py) one mutation at a time (the audit's: every C2/C3 explained,
+C0/C9/the C5 extras removed, a pause that does not cover the overlap, ...), runs
 `scripts/chaos --planted`, and restores the file. Each mutation must turn
 at least one control green (the run then says FAIL): prints, per
 mutation, the controls that noticed it.
 
     python3 scripts/chaoslib/mutations.py       (from the top; ~10 s)
 
-Exit status 1 if a mutation went unnoticed. It rewrites checks.py while
-it runs (restored on exit, also on an error): not while others use it.
+Exit status 1 if a mutation went unnoticed. It rewrites checks.py and
+explain.py while it runs (restored on exit, also on an error): not while
+others use them.
 """
 
 import os
@@ -16,8 +17,8 @@ import subprocess
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-P = os.path.join(TOP, "scripts", "chaoslib", "checks.py")
-# name: (text in checks.py, what it becomes)
+LIB = os.path.join(TOP, "scripts", "chaoslib")
+# name: (text in checks.py or explain.py, what it becomes)
 M = {
  "C2: every lost update explained": ('e["explained"] = "lost_updates" in e and e["lost_updates"] <= explained_pairs', 'e["explained"] = True'),
  "C3: every fence inversion explained": ('"explained": frozenset((prev["id"], s["id"])) in explained_pair}', '"explained": True}'),
@@ -38,19 +39,24 @@ M = {
 
 
 def main():
-    with open(P) as f:
-        orig = f.read()
+    files = {}
+    for name in ("checks.py", "explain.py"):
+        with open(os.path.join(LIB, name)) as f:
+            files[name] = f.read()
     survived = 0
     try:
         for name, (a, b) in M.items():
-            if orig.count(a) != 1:
-                print("%-58s cannot apply: checks.py changed (%d matches)" % (name, orig.count(a)))
+            where = [n for n, text in files.items() if text.count(a) == 1]
+            if len(where) != 1:
+                print("%-58s cannot apply: the text is not in exactly one file" % name)
                 survived += 1
                 continue
-            with open(P, "w") as f:
-                f.write(orig.replace(a, b))
+            with open(os.path.join(LIB, where[0]), "w") as f:
+                f.write(files[where[0]].replace(a, b))
             out = subprocess.run([sys.executable, os.path.join(TOP, "scripts", "chaos"), "--planted"],
                                  capture_output=True, text=True).stdout
+            with open(os.path.join(LIB, where[0]), "w") as f:
+                f.write(files[where[0]])
             green = [ln.split()[1] for ln in out.splitlines()
                      if ln.startswith("  control ") and "red (good)" not in ln]
             verdict = [ln for ln in out.splitlines() if ln.startswith("chaos: ")]
@@ -58,8 +64,9 @@ def main():
             print("%-58s %s; green: %s" % (name, verdict[0] if verdict else "?",
                                            ", ".join(green) or "NONE (the mutation survived)"))
     finally:
-        with open(P, "w") as f:
-            f.write(orig)
+        for name, text in files.items():
+            with open(os.path.join(LIB, name), "w") as f:
+                f.write(text)
     print("mutations: %d noticed, %d survived" % (len(M) - survived, survived))
     return 1 if survived else 0
 
