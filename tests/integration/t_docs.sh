@@ -89,6 +89,11 @@ if command -v python3 >/dev/null 2>&1; then
         fail "$(echo "$out" | grep -v ': note:' | head -5 | tr '\n' ' ')"
     case $out in *": note:"*) note "$(echo "$out" | grep ': note:')" ;; esac
     end_test
+    t "no function in src/ is over 120 lines (scripts/check-layers, with universal-ctags)"
+    case $out in
+        *"universal-ctags not installed"*) skip "universal-ctags not installed (scripts/deps.sh test)" ;;
+        *) end_test ;;
+    esac
 else
     skip "python3 not installed"
 fi
