@@ -466,11 +466,14 @@ def finish(sc):
         print("# %s: sentinel group: %s" % (sc.s["name"], err), flush=True)
     # What counts as injected: a fault whose new master was promoted (C0
     # fails if none was: a group that never failed over tested nothing).
+    # Each with its window, from the command to the group settled (or the
+    # promotion): what may explain an overlap (checks.py, fault_windows).
     for k in FAULT_KINDS:
         sc.faults.pop(k, None)
+    sc.fault_events[:] = [e for e in sc.fault_events if e["kind"] not in FAULT_KINDS]
     for e in g.events:
         if "promoted_ns" in e:
-            sc.count(e["kind"])
+            sc.count(e["kind"], t_ns=e["t0_ns"], until_ns=e.get("settled_ns") or e["promoted_ns"])
     return {"sentinel": {"events": evs, "errors": g.errors, "t0_ns": t0,
                          "failovers_completed": len(done),
                          "master_port": g.master.port if g.master else None,

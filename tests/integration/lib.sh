@@ -7,7 +7,12 @@
 #
 #   ok - NAME
 #   not ok - NAME: reason
-#   # result: N passed, N failed        (the last line; run.sh sums these)
+#   ok - NAME # SKIP reason             (skip: what the case needs is missing)
+#   # result: N passed, N failed, N skipped   (the last line; run.sh sums these)
+#
+# A fail outside a test case (before the first t, after an end_test) is a
+# failed case of its own, "not ok - (outside a test case): reason": it is
+# never dropped.
 #
 # Every wait here has a deadline. Every process started here is killed by its
 # PID at exit, if that PID still names it (its start time is noted: a PID may
@@ -20,6 +25,10 @@
 #                calls use "$RR_BIN" directly and are never wrapped)
 #   RR_LIMIT     seconds before a redlock-run call counts as hung (20)
 #   RR_TEST_TIMES  1 = print each test case's time after its result
+#   RR_NO_SKIP   1 = a skip (what a case needs is missing here) is a failure:
+#                .ci/run sets it, its machine (Debian 12, root, cgroup2,
+#                scripts/deps.sh ci) has everything. skip_asked (a skip the
+#                run asked for: RR_CRON=0, RR_VALGRIND=1) is never one.
 
 LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$LIB_DIR/../.." && pwd)
@@ -51,13 +60,25 @@ PY=python3
 unset REDLOCK_URL REDLOCK_PASSWORD REDLOCK_USER
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rr-${TEST_FILE}.XXXXXX")
+
+# Under valgrind each wrapped process writes its report to a file of its own
+# ($TMP/valgrind/PID.log): valgrind_errors (at each end_test) fails the case
+# when one holds an error, whatever the call's exit status was or whether
+# the test looked at it (a call in the background, one whose status is not
+# checked: valgrind's 99 would pass there).
+if [ "${RR_VALGRIND:-0}" = 1 ]; then
+    mkdir -p "$TMP/valgrind"
+    RR=("${RR[0]}" "--log-file=$TMP/valgrind/%p.log" "${RR[@]:1}")
+fi
 SERVERS=()       # names given to start_redis
 BG_PIDS=()       # background jobs to kill at exit
 
 N_OK=0
 N_FAIL=0
+N_SKIP=0
 CUR_TEST=
 CUR_REASON=
+CUR_SKIP=
 
 # --- cleanup -----------------------------------------------------------------
 
@@ -238,7 +259,14 @@ rc() {
 # rr_direct is the same with the bare binary (for timing-sensitive calls).
 OUT=$TMP/last.out
 ERR=$TMP/last.err
-rr() { run_limited "${RR[@]}" "$@"; }
+rr() {
+    run_limited "${RR[@]}" "$@"
+    # valgrind's --error-exitcode (redlock-run never exits 99)
+    if [ "${RR_VALGRIND:-0}" = 1 ] && [ "$RC" = 99 ]; then
+        fail "valgrind reported errors (exit 99): $*"
+    fi
+    return 0
+}
 rr_direct() { run_limited "$RR_BIN" "$@"; }
 
 run_limited() {
@@ -529,13 +557,18 @@ t() {
     end_test
     CUR_TEST=$1
     CUR_REASON=
+    CUR_SKIP=
     stamp
     CUR_T0=$NOW_MS
 }
 
 end_test() {
     [ -n "$CUR_TEST" ] || return 0
-    if [ -z "$CUR_REASON" ]; then
+    valgrind_errors
+    if [ -z "$CUR_REASON" ] && [ -n "$CUR_SKIP" ]; then
+        echo "ok - $CUR_TEST # SKIP $CUR_SKIP"
+        N_SKIP=$((N_SKIP + 1))
+    elif [ -z "$CUR_REASON" ]; then
         echo "ok - $CUR_TEST"
         N_OK=$((N_OK + 1))
     else
@@ -552,17 +585,70 @@ end_test() {
     fi
     CUR_TEST=
     CUR_REASON=
+    CUR_SKIP=
 }
 
 # fail REASON — mark the current test failed (the first reason is kept,
-# later ones are printed as comments).
+# later ones are printed as comments). Outside a test case it is a failed
+# case of its own.
 fail() {
+    if [ -z "$CUR_TEST" ]; then
+        echo "not ok - (outside a test case): $1"
+        N_FAIL=$((N_FAIL + 1))
+        return 1
+    fi
     if [ -z "$CUR_REASON" ]; then
         CUR_REASON=$1
     else
         echo "#   also: $1"
     fi
     return 1
+}
+
+# valgrind_errors — under RR_VALGRIND=1, fail for every report
+# valgrind wrote since the last look (an error's first line: "==PID== "
+# and a word; its "Warning:" lines are not errors), printing its first lines;
+# each report is read once (done_testing looks again: outside a case).
+valgrind_errors() {
+    local f bad
+    [ "${RR_VALGRIND:-0}" = 1 ] && [ -d "$TMP/valgrind" ] || return 0
+    for f in "$TMP"/valgrind/*.log; do
+        [ -s "$f" ] || continue
+        bad=$(grep -E '^==[0-9]+== [^ ]' "$f" | grep -v '^==[0-9]*== Warning:' | head -1)
+        if [ -n "$bad" ]; then
+            fail "valgrind: $bad (valgrind/${f##*/})"
+            head -c 3000 "$f" | sed 's/^/#     /'
+        fi
+        mv "$f" "$f.read"
+    done
+}
+
+# skip REASON — end the current case as skipped: something it needs is
+# missing here (a program, root, a cgroup). Counted apart from passes; under
+# RR_NO_SKIP=1 (.ci/run) a failure instead. Nothing of the case may run
+# after it (a later assertion would be outside a test case).
+skip() {
+    if [ -z "$CUR_TEST" ]; then
+        fail "skip outside a test case: $1"
+        return 1
+    fi
+    if [ "${RR_NO_SKIP:-0}" = 1 ]; then
+        fail "skipped on a machine that must run it (RR_NO_SKIP=1): $1"
+    else
+        CUR_SKIP=$1
+    fi
+    end_test
+}
+
+# skip_asked REASON — end the current case as skipped because the run asked
+# for it (RR_CRON=0, RR_VALGRIND=1): a skip even under RR_NO_SKIP=1.
+skip_asked() {
+    if [ -z "$CUR_TEST" ]; then
+        fail "skip outside a test case: $1"
+        return 1
+    fi
+    CUR_SKIP="$1 (asked)"
+    end_test
 }
 
 # note TEXT — a comment line in the output.
@@ -638,7 +724,8 @@ assert_hash() {
 # done_testing — print the counts; exit 1 if anything failed.
 done_testing() {
     end_test
-    echo "# result: $N_OK passed, $N_FAIL failed"
+    valgrind_errors
+    echo "# result: $N_OK passed, $N_FAIL failed, $N_SKIP skipped"
     [ "$N_FAIL" = 0 ]
 }
 

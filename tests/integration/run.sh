@@ -5,8 +5,10 @@
 #
 # Each tests/integration/t_*.sh runs under `timeout 300`; a FILTER runs only
 # the files whose name contains it (run.sh t_core). The last line is always
-#   integration: N passed, N failed
-# and the exit status is 1 if any test failed or any file crashed.
+#   integration: N passed, N failed, N skipped
+# (a skipped case, "ok - NAME # SKIP reason", is not a pass: what it needs
+# is missing here; lib.sh's RR_NO_SKIP=1 makes it a failure) and the exit
+# status is 1 if any test failed or any file crashed.
 #
 #   RR_JOBS=N    run up to N files at once (default 1). Most of a file's time
 #                is spent waiting for leases, failovers and timeouts, so two
@@ -36,7 +38,7 @@ fi
 for tool in redis-server redis-cli python3 timeout; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "run.sh: $tool is missing (scripts/deps.sh test installs it)" >&2
-        echo "integration: 0 passed, 1 failed"
+        echo "integration: 0 passed, 1 failed, 0 skipped"
         exit 1
     fi
 done
@@ -72,7 +74,7 @@ together=(${early[@]+"${early[@]}"} ${together[@]+"${together[@]}"})
 
 if [ $((${#together[@]} + ${#alone[@]})) = 0 ]; then
     echo "run.sh: no test file matches: $*" >&2
-    echo "integration: 0 passed, 1 failed"
+    echo "integration: 0 passed, 1 failed, 0 skipped"
     exit 1
 fi
 
@@ -93,14 +95,16 @@ start() {
     echo "$name" >"$out/pid.$!"
 }
 
-passed=0 failed=0 crashed=()
+passed=0 failed=0 skipped=0 crashed=()
+skips=()
 # collect NAME — print a finished file's log and add up its results.
 collect() {
-    local name=$1 status line p q
+    local name=$1 status line p q k re
+    re='^# result: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$'
     status=$(cat "$out/$name.rc")
     echo "# --- $name"
     cat "$out/$name.log"
-    line=$(grep -E '^# result: [0-9]+ passed, [0-9]+ failed$' "$out/$name.log" | tail -1)
+    line=$(grep -E "$re" "$out/$name.log" | tail -1)
     if [ -z "$line" ]; then
         if [ "$status" = 124 ] || [ "$status" = 137 ]; then
             crashed+=("$name (timed out after 300 s)")
@@ -110,15 +114,19 @@ collect() {
         failed=$((failed + 1))
         return
     fi
-    p=$(echo "$line" | sed -E 's/^# result: ([0-9]+) passed, ([0-9]+) failed$/\1/')
-    q=$(echo "$line" | sed -E 's/^# result: ([0-9]+) passed, ([0-9]+) failed$/\2/')
+    [[ $line =~ $re ]]
+    p=${BASH_REMATCH[1]} q=${BASH_REMATCH[2]} k=${BASH_REMATCH[3]}
     passed=$((passed + p))
     failed=$((failed + q))
+    skipped=$((skipped + k))
+    while IFS= read -r line; do
+        skips+=("$name: ${line#ok - }")
+    done < <(grep -E '^ok - .* # SKIP ' "$out/$name.log")
     if [ "$q" = 0 ] && [ "$status" != 0 ]; then
         crashed+=("$name (exit $status after all its tests passed)")
         failed=$((failed + 1))
     fi
-    echo "# $name: $p passed, $q failed ($(cat "$out/$name.secs") s)"
+    echo "# $name: $p passed, $q failed, $k skipped ($(cat "$out/$name.secs") s)"
 }
 
 # run_pool N FILES... — at most N files at once, each collected as it ends.
@@ -153,9 +161,12 @@ t0=$(date +%s)
 [ ${#together[@]} -gt 0 ] && run_pool "$jobs" "${together[@]}"
 [ ${#alone[@]} -gt 0 ] && run_pool 1 "${alone[@]}"
 
+for c in "${skips[@]+"${skips[@]}"}"; do
+    echo "# skipped: $c"
+done
 for c in "${crashed[@]+"${crashed[@]}"}"; do
     echo "# crashed: $c"
 done
 echo "# total time $(($(date +%s) - t0)) s"
-echo "integration: $passed passed, $failed failed"
+echo "integration: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ] && [ ${#crashed[@]} = 0 ]

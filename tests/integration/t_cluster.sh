@@ -307,7 +307,19 @@ p2=$(asking_pttl "$T" "$(k_lock $J)")
 note "lock PTTL on the target after MIGRATE: $p1, 1.5 s later: $p2"
 [ "$p2" -gt 1600 ] 2>/dev/null || fail "no renewal reached the importing node (PTTL $p1 then $p2)"
 cl_migrate_finish "$S" "$O" "$T"
-sleep 1.5     # renewals: MOVED, then the new owner
+# Renewals (every second of the 3 s lease) now get MOVED from the old
+# owner and go to the new one: the lock's PTTL there must go up (a renewal
+# landed) within two renewal intervals, not just the run be alive.
+pttl_t=$(R "$T" PTTL "$(k_lock $J)")
+renewed_on_t() {
+    local p
+    p=$(R "$T" PTTL "$(k_lock $J)")
+    [ "$p" -gt "$pttl_t" ] 2>/dev/null && { pttl_t=$p; return 0; }
+    pttl_t=$p
+    return 1
+}
+wait_for 2.5 renewed_on_t || fail "no renewal reached the new owner after MOVED (its PTTL: $pttl_t)"
+note "lock PTTL on the new owner after a renewal through MOVED: $pttl_t"
 pid_gone "$h" && fail "the run stopped mid-resharding"
 touch "$TMP/rs.stop"
 wait_pid "$h" 15

@@ -100,13 +100,15 @@ bash_checks() {
 }
 
 if ! command -v bash >/dev/null; then
-    note "no bash; skipped running the bash completion"
+    t "bash completion"
+    skip "no bash"
 else
     bash_checks "plain bash"
     if [ -r /usr/share/bash-completion/bash_completion ]; then
         LOAD_BC=1 bash_checks "with bash-completion"
     else
-        note "bash-completion not installed; ran the bash completion without its helpers only"
+        t "bash completion with bash-completion's helpers"
+        skip "bash-completion not installed (scripts/deps.sh test); ran it without its helpers only"
     fi
 fi
 
@@ -117,10 +119,10 @@ if command -v zsh >/dev/null; then
     # compinit, with the directory in fpath, binds it to redlock-run.
     got=$(cd "$TMP" && timeout 20 zsh -f -c 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -D -d "$2"; print -r -- ${_comps[redlock-run]}' zsh "$C" "$TMP/zcompdump" 2>&1)
     assert_eq _redlock-run "$got" "compinit's binding for redlock-run"
+    end_test
 else
-    note "zsh not installed; skipped its syntax check"
+    skip "zsh not installed (scripts/deps.sh ci)"
 fi
-end_test
 
 if command -v fish >/dev/null; then
     complete_fish() {
@@ -141,7 +143,8 @@ if command -v fish >/dev/null; then
     assert_eq "" "$(complete_fish 'redlock-run --status nightly ')" "nothing after NAME in --status"
     end_test
 else
-    note "fish not installed; checked the fish completion's option list only"
+    t "fish completion parses and offers exactly the long options of --help"
+    skip "fish not installed (scripts/deps.sh ci); checked its option list only"
 fi
 
 done_testing

@@ -102,7 +102,8 @@ if [ "$can_cgroup" = 1 ]; then
     [ -e "$CG2/redlock-run.$BG.autoheld" ] && fail "the holder's cgroup is left after the run"
     end_test
 else
-    note "no cgroup can be made here: the cgroup-mode cases are skipped"
+    t "the cgroup-mode cases"
+    skip "no cgroup can be made here"
 fi
 
 # in_ns SETUP ARGS... — run redlock-run ARGS in a mount namespace of its own
@@ -136,7 +137,8 @@ if [ -n "$CG2" ] && [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     key_gone S "$(k_state nocgjob)" || fail "the lock was asked for"
     end_test
 else
-    note "not root, no cgroup2 or no unshare: the refusal cases are skipped"
+    t "the refusal cases"
+    skip "not root, no cgroup2 or no unshare"
 fi
 
 if [ -n "$CG2" ] && [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
@@ -215,7 +217,8 @@ if [ "$can_cgroup" = 1 ] && [ -w "$CG2/cgroup.procs" ] && unshare -C -m true 2>/
     rmdir "$NSCG" || fail "cannot remove $NSCG: a process or a cgroup is left in it"
     end_test
 else
-    note "no cgroup, no unshare -C, or no test cgroup of ours: the cgroup namespace cases are skipped"
+    t "the cgroup namespace cases"
+    skip "no cgroup, no unshare -C, or no test cgroup of ours"
 fi
 
 done_testing

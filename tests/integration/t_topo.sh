@@ -13,7 +13,8 @@
 . "$(dirname "$0")/lib_topo.sh"
 
 if [ "${RR_SKIP_TOPO:-0}" = 1 ]; then
-    note "skipped (RR_SKIP_TOPO=1)"
+    t "the topology library"
+    skip_asked "RR_SKIP_TOPO=1"
     done_testing
     exit 0
 fi

@@ -266,7 +266,8 @@ EOF
     [ -z "$left" ] || fail "a cgroup was left: $left"
     end_test
 else
-    note "no cgroup can be made here: the cgroup-mode cases are skipped"
+    t "the cgroup-mode cases"
+    skip "no cgroup can be made here"
 fi
 
 # ---- without a terminal ----------------------------------------------------
