@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "duration.h"
 #include "list.h"
 #include "record.h"
@@ -56,9 +57,15 @@ int rr_list_name_of(const char *prefix, const char *key, char *name, size_t len)
         return -1;
     memcpy(name, key + pl + 1, nl);
     name[nl] = '\0';
-    /* The keys of NAME are exactly this one's: the name is the job's. */
+    /* Only a NAME the command line would take: a --once record's key
+     * "{NAME}:once:x}:state" (an ID may hold '}') would otherwise read as
+     * the job "NAME}:once:x", and a name another tenant made up with
+     * control bytes would reach the terminal. And the keys of NAME are
+     * exactly this one's: the name is the job's. */
+    char why[RR_ERRLEN];
     struct rr_job_keys k;
-    if (rr_job_keys(&k, prefix, name, NULL) != 0 || strncmp(k.state, key, strlen(k.state)) != 0)
+    if (rr_cli_check_name(name, why, sizeof why) != 0 || rr_job_keys(&k, prefix, name, NULL) != 0 ||
+        strncmp(k.state, key, strlen(k.state)) != 0)
         return -1;
     return 0;
 }
@@ -211,17 +218,20 @@ static void print_line(FILE *f, char c[NCOL][CELL], const int *w)
     fprintf(f, "%.*s\n", (int)o, line);
 }
 
+/* Every string that came from Redis goes through rr_record_text: another
+ * tenant's record must not drive the terminal. */
 static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
 {
     const struct rr_job_record *st = &r->last;
+    char e[CELL - 16];
 
     for (int i = 0; i < NCOL; i++)
         snprintf(c[i], CELL, "-");
-    snprintf(c[C_NAME], CELL, "%s", r->name);
+    rr_record_text(r->name, c[C_NAME], CELL);
     if (!r->read) {
         snprintf(c[C_LOCK], CELL, "?");
         snprintf(c[C_LAST], CELL, "?");
-        snprintf(c[C_NOTE], CELL, "not read: %s", r->err[0] ? r->err : "?");
+        snprintf(c[C_NOTE], CELL, "not read: %s", r->err[0] ? rr_record_text(r->err, e, sizeof e) : "?");
         return;
     }
     if (r->slots_held > 1)
@@ -229,7 +239,8 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     else
         snprintf(c[C_LOCK], CELL, r->held ? "held" : "free");
     if (r->held && r->holder_known) {
-        snprintf(c[C_HOLDER], CELL, "%.250s pid %lld", r->holder_host[0] ? r->holder_host : "?",
+        snprintf(c[C_HOLDER], CELL, "%.250s pid %lld",
+                 r->holder_host[0] ? rr_record_text(r->holder_host, e, sizeof e) : "?",
                  r->holder_pid);
         snprintf(c[C_FENCE], CELL, "%lld", r->holder_fence);
         rr_record_time(r->holder_since_ms, c[C_SINCE], CELL);
@@ -249,14 +260,15 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     }
     if (st->last_success_ms > 0) {
         rr_record_time(st->last_success_ms, c[C_OK], CELL);
-        snprintf(c[C_OKHOST], CELL, "%.250s", st->last_success_host[0] ? st->last_success_host : "?");
+        snprintf(c[C_OKHOST], CELL, "%.250s",
+                 st->last_success_host[0] ? rr_record_text(st->last_success_host, e, sizeof e) : "?");
     } else {
         snprintf(c[C_OK], CELL, "never");
     }
     if (r->err[0])
-        snprintf(c[C_NOTE], CELL, "%s", r->err);
+        rr_record_text(r->err, c[C_NOTE], CELL);
     else if (st->once[0])
-        snprintf(c[C_NOTE], CELL, "--once %s", st->once);
+        snprintf(c[C_NOTE], CELL, "--once %s", rr_record_text(st->once, e, sizeof e));
     else
         c[C_NOTE][0] = '\0';
 }

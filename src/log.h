@@ -34,7 +34,7 @@ void rr_log_secret(const char *secret);
 /* Log one line. Text: "redlock-run: JOB: message". JSON:
  * {"time":"2026-11-30T02:00:00.123Z","level":"info","job":"JOB",
  *  "event":"EVENT","msg":"message",<fields...>}. fields may be NULL.
- * Never longer than 4 KiB; control bytes are escaped. */
+ * Never longer than 4 KiB; escaped as escape.h says for text or JSON. */
 void rr_log(enum rr_log_level level, const char *event,
             const struct rr_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -57,9 +57,5 @@ void rr_log_progress(enum rr_log_level level, const char *event,
 
 /* Would a message at this level be shown anywhere? */
 bool rr_log_enabled(enum rr_log_level level);
-
-/* Escape s as the body of a JSON string (no quotes) into out; always
- * NUL-terminates; returns the length written. Pure. */
-size_t rr_json_escape(const char *s, char *out, size_t outlen);
 
 #endif

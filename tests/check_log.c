@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 #include "unit.h"
 
@@ -377,7 +378,7 @@ START_TEST(test_text_escapes_controls)
     start_capture();
     rr_log(RR_LOG_ERROR, NULL, NULL, "ERR bad\nINJECTED line\r\x1b[31m\ttab\xff ok \xc3\xa9");
     char *out = stop_capture();
-    ck_assert_str_eq(out, "redlock-run: j: ERR bad\\nINJECTED line\\r\\x1b[31m\ttab\\xff ok \xc3\xa9\n");
+    ck_assert_str_eq(out, "redlock-run: j: ERR bad\\nINJECTED line\\r\\x1b[31m\\ttab\\xff ok \xc3\xa9\n");
     free(out);
 }
 END_TEST

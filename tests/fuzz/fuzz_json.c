@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "log.h"
 
 #define FAIL(...) do { fprintf(stderr, "fuzz_json: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
