@@ -135,9 +135,34 @@ static void put_escaped(struct line *l, const char *s, size_t slen, size_t max, 
     l->buf[l->len] = '\0';
 }
 
+/* A byte that continues a word: ASCII letters, digits, '_', and any byte
+ * of a multi-byte character. */
+static bool word_byte(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '_' || c >= 0x80;
+}
+
+/* Does secret k (sl bytes) stand at s + i (of len) where it is redacted?
+ * The rule: a secret of RR_LOG_SECRET_SUBSTR bytes or more wherever it
+ * occurs, even inside a word; a shorter one only as a whole token (no word
+ * byte right before or after it: "redis://:pw@h", "AUTH pw", a field that
+ * is exactly it). A 1-character password redacted inside words would
+ * garble every message ("acquir***d ... f***nc***") and, by the gaps,
+ * show where it occurs. */
+static bool secret_at(const char *s, size_t len, size_t i, const char *secret, size_t sl)
+{
+    if (sl > len - i || memcmp(s + i, secret, sl) != 0)
+        return false;
+    if (sl >= RR_LOG_SECRET_SUBSTR)
+        return true;
+    return (i == 0 || !word_byte((unsigned char)s[i - 1])) &&
+           (i + sl == len || !word_byte((unsigned char)s[i + sl]));
+}
+
 /* A copy of s (len bytes) with every registered secret replaced by "***"
- * (the longest match wins where secrets overlap). Returns NULL when out of
- * memory: the caller must then show nothing of s. */
+ * as secret_at says (the longest match wins where secrets overlap).
+ * Returns NULL when out of memory: the caller must then show nothing of s. */
 static char *redact(const char *s, size_t len, size_t *outlen)
 {
     size_t cap = len + 1, o = 0;
@@ -148,7 +173,7 @@ static char *redact(const char *s, size_t len, size_t *outlen)
         size_t best = 0;
         for (size_t k = 0; k < st.n_secrets; k++) {
             size_t sl = strlen(st.secrets[k]);
-            if (sl > best && sl <= len - i && memcmp(s + i, st.secrets[k], sl) == 0)
+            if (sl > best && secret_at(s, len, i, st.secrets[k], sl))
                 best = sl;
         }
         const char *piece = best ? "***" : s + i;
