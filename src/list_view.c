@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "duration.h"
+#include "escape.h"
 #include "list.h"
 #include "record.h"
 #include "status.h"
@@ -113,6 +114,7 @@ int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
         return -1;
     }
     const redisReply *hs = r->element[0];
+    long long v;
     int n = 0;
     for (size_t i = 0; i < hs->elements; i++) {
         const redisReply *h = hs->element[i];
@@ -127,8 +129,10 @@ int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
         /* The first slot whose holder is known (slot 1 comes first). */
         snprintf(row->holder_host, sizeof row->holder_host, "%s", rr_record_str(h->element[2]));
         row->holder_slot = (int)h->element[0]->integer;
-        row->holder_pid = atoll(rr_record_str(h->element[3]));
-        row->holder_fence = atoll(rr_record_str(h->element[4]));
+        /* Written by whoever can write to the Redis: -1 (shown as null
+         * or "?") when it is not a number. */
+        row->holder_pid = rr_json_int(rr_record_str(h->element[3]), &v) && v >= 0 ? v : -1;
+        row->holder_fence = rr_json_int(rr_record_str(h->element[4]), &v) && v >= 0 ? v : -1;
         row->ttl_ms = h->element[1]->type == REDIS_REPLY_INTEGER ? h->element[1]->integer : -1;
         row->holder_known = true;
     }
@@ -239,10 +243,13 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     else
         snprintf(c[C_LOCK], CELL, r->held ? "held" : "free");
     if (r->held && r->holder_known) {
-        snprintf(c[C_HOLDER], CELL, "%.250s pid %lld",
-                 r->holder_host[0] ? rr_record_text(r->holder_host, e, sizeof e) : "?",
-                 r->holder_pid);
-        snprintf(c[C_FENCE], CELL, "%lld", r->holder_fence);
+        char pid[24] = "?";
+        if (r->holder_pid >= 0)
+            snprintf(pid, sizeof pid, "%lld", r->holder_pid);
+        snprintf(c[C_HOLDER], CELL, "%.250s pid %s",
+                 r->holder_host[0] ? rr_record_text(r->holder_host, e, sizeof e) : "?", pid);
+        if (r->holder_fence >= 0)
+            snprintf(c[C_FENCE], CELL, "%lld", r->holder_fence);
         rr_record_time(r->holder_since_ms, c[C_SINCE], CELL);
     } else if (r->held) {
         snprintf(c[C_HOLDER], CELL, "unknown");
@@ -313,8 +320,12 @@ void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n)
         if (r->held && r->holder_known) {
             fputs(",\"host\":", f);
             rr_record_json_str(f, r->holder_host);
-            fprintf(f, ",\"pid\":%lld,\"fence\":%lld,\"ttl_ms\":%lld", r->holder_pid,
-                    r->holder_fence, r->ttl_ms);
+            char pid[24] = "null", fence[24] = "null";
+            if (r->holder_pid >= 0)
+                snprintf(pid, sizeof pid, "%lld", r->holder_pid);
+            if (r->holder_fence >= 0)
+                snprintf(fence, sizeof fence, "%lld", r->holder_fence);
+            fprintf(f, ",\"pid\":%s,\"fence\":%s,\"ttl_ms\":%lld", pid, fence, r->ttl_ms);
             if (r->holder_since_ms > 0)
                 fprintf(f, ",\"since_ms\":%lld", r->holder_since_ms);
             else

@@ -237,8 +237,11 @@ static int print_status(struct op *op, const redisReply *r)
         if (held) {
             fputs(",\"host\":", f);
             if (know_holder) rr_record_json_str(f, st.host); else fputs("null", f);
-            if (know_holder) fprintf(f, ",\"pid\":%lld,\"fence\":%lld", st.pid, st.fence);
-            else fputs(",\"pid\":null,\"fence\":null", f);
+            /* As written, if a number: another tenant may have written it. */
+            fputs(",\"pid\":", f);
+            rr_record_json_int(f, know_holder ? rr_record_field(state, "pid") : NULL);
+            fputs(",\"fence\":", f);
+            rr_record_json_int(f, know_holder ? rr_record_field(state, "fence") : NULL);
             fputs(",\"contain\":", f);
             if (know_holder && contain && *contain) rr_record_json_str(f, contain); else fputs("null", f);
             fprintf(f, ",\"ttl_ms\":%lld", pttl);

@@ -101,6 +101,7 @@ assert_eq "True" "$(json_check "$OUT" 'all(num_or_null(h["pid"]) and num_or_null
     "holders' pid and fence"
 assert_eq "True" "$(json_check "$OUT" 'num_or_null(j["last_run"]["pid"]) and j["lock"]["host"].startswith("web-1\x1b")')" \
     "last_run pid; the host kept as a string"
+assert_eq "[None, 5]" "$(json_check "$OUT" '[j["lock"]["pid"], j["lock"]["fence"]]')" "the holder's pid (not a number) and fence"
 assert_eq "True" "$(json_check "$OUT" 'all(num_or_null(e["pid"]) and num_or_null(e["fence"]) for e in j["history"])')" \
     "history numbers"
 assert_eq "" "$(dirty "$OUT")" "JSON escapes every control byte"
@@ -141,6 +142,8 @@ assert_rc 0
 assert_eq "['evil', 'evilq', 'okjob', 'realjob']" "$(json_check "$OUT" '[x["name"] for x in js]')" "the jobs"
 assert_eq "True" "$(json_check "$OUT" 'all(num_or_null(x["lock"].get("pid")) and (x["last_run"] is None or num_or_null(x["last_run"]["pid"])) for x in js)')" \
     "pid"
+assert_eq "[None, 5]" "$(json_check "$OUT" '[[x["lock"]["pid"], x["lock"]["fence"]] for x in js if x["name"] == "evil"][0]')" \
+    "the holder's pid (not a number) and fence"
 assert_eq "" "$(dirty "$OUT")" "stdout"
 end_test
 
