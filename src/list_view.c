@@ -227,7 +227,7 @@ static void print_line(FILE *f, char c[NCOL][CELL], const int *w)
 static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
 {
     const struct rr_job_record *st = &r->last;
-    char e[CELL - 16];
+    char e[251];   /* a host's share of its cell: escaped, then never cut */
 
     for (int i = 0; i < NCOL; i++)
         snprintf(c[i], CELL, "-");
@@ -246,7 +246,7 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
         char pid[24] = "?";
         if (r->holder_pid >= 0)
             snprintf(pid, sizeof pid, "%lld", r->holder_pid);
-        snprintf(c[C_HOLDER], CELL, "%.250s pid %s",
+        snprintf(c[C_HOLDER], CELL, "%s pid %s",
                  r->holder_host[0] ? rr_record_text(r->holder_host, e, sizeof e) : "?", pid);
         if (r->holder_fence >= 0)
             snprintf(c[C_FENCE], CELL, "%lld", r->holder_fence);
@@ -267,7 +267,7 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     }
     if (st->last_success_ms > 0) {
         rr_record_time(st->last_success_ms, c[C_OK], CELL);
-        snprintf(c[C_OKHOST], CELL, "%.250s",
+        snprintf(c[C_OKHOST], CELL, "%s",
                  st->last_success_host[0] ? rr_record_text(st->last_success_host, e, sizeof e) : "?");
     } else {
         snprintf(c[C_OK], CELL, "never");
