@@ -147,4 +147,11 @@ assert_eq "[None, 5]" "$(json_check "$OUT" '[[x["lock"]["pid"], x["lock"]["fence
 assert_eq "" "$(dirty "$OUT")" "stdout"
 end_test
 
+t "--release --force: the holder it names is escaped too"
+rr -r "$U" --release --force evil
+assert_rc 0
+assert_eq "" "$(dirty "$OUT")" "stdout"
+assert_contains "$(cat "$OUT")" 'web-1\x1b]0;pwned'
+end_test
+
 done_testing
