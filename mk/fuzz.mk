@@ -3,7 +3,7 @@
 #   make fuzz                   build each target with clang and libFuzzer,
 #                               run each FUZZ_SECONDS (60) on a scratch copy
 #                               of its corpus; the repository is not written
-#   make fuzz FUZZ_TARGETS=url  only some targets (url duration cli reply json)
+#   make fuzz FUZZ_TARGETS=url  only some targets (url duration cli reply json render)
 #   make fuzz-build             only build build-fuzz/fuzz_*
 #   make fuzz-merge             add the scratch corpora's new-coverage inputs
 #                               to tests/fuzz/corpus/ (writes the repository)
@@ -17,7 +17,7 @@
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_RUNFLAGS ?=
-FUZZ_TARGETS ?= url duration cli reply json
+FUZZ_TARGETS ?= url duration cli reply json render
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -DRR_VERSION=\"$(VERSION)\" $(WARN) -Isrc -I$(FUZZ_BUILD) \

@@ -5,6 +5,8 @@
 
 #include "diag.h"
 
+#define OUTAGE_HINT "check that Redis is up and -r/--redis is right"
+
 /* The "host:port" the message starts with, into out ("Redis" if none). */
 static void server_of(const char *msg, char *out, size_t len)
 {
@@ -17,26 +19,51 @@ static void server_of(const char *msg, char *out, size_t len)
 }
 
 /* What a server's refusal of our configuration was, told by its words. */
-enum refusal { R_NONE, R_NEEDS_PASS, R_WRONG_PASS, R_NO_PASS_SET, R_DB, R_PERM };
+enum refusal { R_NONE, R_UNAUTH, R_NEEDS_PASS, R_WRONG_PASS, R_NO_PASS_SET, R_DB, R_PERM };
+
+/* The servers' words, as Redis 6.0 to 8 and Valkey 8 to 9 put them (any
+ * case; a message may hold more, such as "script: NAME, on @user_script:1").
+ * The first entry that occurs decides. R_UNAUTH is "not authenticated":
+ * R_NEEDS_PASS when we sent no password, else a refused one. */
+static const struct {
+    const char *words;
+    enum refusal kind;
+} refusals[] = {
+    /* A client that has not authenticated: NOAUTH, or, for a request as
+     * large as our scripts, a protocol error and the connection closed. */
+    { "NOAUTH", R_UNAUTH },
+    { "unauthenticated multibulk", R_UNAUTH },
+    { "unauthenticated bulk", R_UNAUTH },
+    { "WRONGPASS", R_WRONG_PASS },
+    { "invalid password", R_WRONG_PASS },
+    { "invalid username-password", R_WRONG_PASS },
+    { "called without any password configured", R_NO_PASS_SET },
+    { "DB index is out of range", R_DB },
+    /* ACL, a command itself: "NOPERM this user has no permissions to run
+     * the 'eval' command or its subcommand" (6.x), "NOPERM User u has no
+     * permissions to run the 'get' command" (7.x, 8, Valkey), "NOPERM No
+     * permissions to access a key" (7.x). */
+    { "NOPERM", R_PERM },
+    /* ACL, inside a script: "The user executing the script can't run this
+     * command or subcommand" and "... can't access at least one of the keys
+     * mentioned in the command" (6.2, 7.0); "ACL failure in script: User u
+     * has no permissions to run the 'exists' command" and "ACL failure in
+     * script: No permissions to access a key" (7.2, 8, Valkey 8, 9). */
+    { "ACL failure in script", R_PERM },
+    { "can't run this command", R_PERM },
+    { "can't access at least one of the keys", R_PERM },
+    { "no permissions to run the", R_PERM },
+    { "no permissions to access", R_PERM },
+};
 
 static enum refusal refusal_of(const char *msg, bool gave_password)
 {
-    /* Redis answers a client that has not authenticated with NOAUTH, or,
-     * for a request as large as our scripts, closes with a protocol error. */
-    bool unauth = strstr(msg, "NOAUTH") || strstr(msg, "unauthenticated multibulk") ||
-                  strstr(msg, "unauthenticated bulk");
-    if (unauth && !gave_password)
-        return R_NEEDS_PASS;
-    if (unauth || strstr(msg, "WRONGPASS") || strstr(msg, "invalid password") ||
-        strstr(msg, "invalid username-password"))
-        return R_WRONG_PASS;
-    if (strstr(msg, "called without any password configured"))
-        return R_NO_PASS_SET;
-    if (strstr(msg, "DB index is out of range"))
-        return R_DB;
-    if (strstr(msg, "NOPERM") || strstr(msg, "can't run this command") ||
-        strstr(msg, "No permissions to access"))
-        return R_PERM;
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+        if (strcasestr(msg, refusals[i].words)) {
+            if (refusals[i].kind == R_UNAUTH && !gave_password)
+                return R_NEEDS_PASS;
+            return refusals[i].kind == R_UNAUTH ? R_WRONG_PASS : refusals[i].kind;
+        }
     return R_NONE;
 }
 
@@ -85,54 +112,77 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
         return true;
     }
     server_of(msg, who, sizeof who);
-    /* Redis answers a client that has not authenticated with NOAUTH, or,
-     * for a request as large as our scripts, closes with a protocol error. */
-    bool unauth = strstr(msg, "NOAUTH") || strstr(msg, "unauthenticated multibulk") ||
-                  strstr(msg, "unauthenticated bulk");
-    if (unauth && !gave_password) {
+    switch (refusal_of(msg, gave_password)) {
+    case R_NEEDS_PASS:
         snprintf(out, len, "%s requires a password: set REDLOCK_PASSWORD or --password-file "
                  "(and REDLOCK_USER for an ACL user)", who);
         return true;
-    }
-    if (unauth || strstr(msg, "WRONGPASS") || strstr(msg, "invalid password") ||
-        strstr(msg, "invalid username-password")) {
+    case R_UNAUTH:
+    case R_WRONG_PASS:
         snprintf(out, len, "%s refused the password, or the user is unknown or disabled: "
                  "check REDLOCK_USER and the password", who);
         return true;
-    }
-    if (strstr(msg, "called without any password configured")) {
+    case R_NO_PASS_SET:
         snprintf(out, len, "%s has no password set, but we sent one: drop it from the URL, "
                  "$REDLOCK_PASSWORD or --password-file", who);
         return true;
-    }
-    if (strstr(msg, "DB index is out of range")) {
+    case R_DB:
         snprintf(out, len, "%s has no such database: fix ?db= (or /N) in the URL", who);
         return true;
-    }
-    if (strstr(msg, "NOPERM") || strstr(msg, "can't run this command") ||
-        strstr(msg, "No permissions to access")) {
+    case R_PERM:
         /* Keep the server's own words: they name the command or the key. */
         p = strstr(msg, ": ");
         p = p ? p + 2 : msg;
         snprintf(out, len, "%s: the user lacks a permission the lock needs (%.*s); grant it "
                  "the ACL line of redlock-run(1), LEAST PRIVILEGE", who, 160, p);
         return true;
+    case R_NONE:
+        break;
     }
     return false;
 }
 
+/* Does msg hold a Cluster redirection, "MOVED 15495 10.0.0.5:7001" or
+ * "ASK 15495 ...", as a server's reply (after ": " or "-", or first)? */
+static bool redirected(const char *msg)
+{
+    static const char *const words[] = { "MOVED ", "ASK " };
+
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        for (const char *p = strstr(msg, words[i]); p; p = strstr(p + 1, words[i])) {
+            char d = p[strlen(words[i])];
+            if ((p == msg || p[-1] == ' ' || p[-1] == '-') && d >= '0' && d <= '9')
+                return true;
+        }
+    return false;
+}
+
+/* The outages' hints: the first entry whose words msg holds. */
+static const struct {
+    const char *words;
+    const char *hint;
+} outages[] = {
+    { "replicas confirmed", "check the replicas' links to the master, or lower --sync-replicas" },
+    { "(is it a TLS port?)", "if it is, use rediss:// (and --tls-ca), else check that Redis is up "
+                             "and -r/--redis is right" },
+    { "TRYAGAIN", "the job's cluster slot is being resharded: try again when it has moved, or "
+                  "give --wait" },
+    { "CLUSTERDOWN", "the cluster serves no master for the job's slot: check CLUSTER INFO, or "
+                     "give --wait" },
+};
+
 const char *rr_diag_unavailable_hint(const char *msg)
 {
-    if (msg && strstr(msg, "replicas confirmed"))
-        return "check the replicas' links to the master, or lower --sync-replicas";
-    if (msg && strstr(msg, "(is it a TLS port?)"))
-        return "if it is, use rediss:// (and --tls-ca), else check that Redis is up and "
-               "-r/--redis is right";
-    if (msg && strstr(msg, "TRYAGAIN"))
-        return "the job's cluster slot is being resharded: try again when it has moved, or "
-               "give --wait";
-    if (msg && strstr(msg, "CLUSTERDOWN"))
-        return "the cluster serves no master for the job's slot: check CLUSTER INFO, or give "
-               "--wait";
-    return "check that Redis is up and -r/--redis is right";
+    if (!msg)
+        return OUTAGE_HINT;
+    for (size_t i = 0; i < sizeof outages / sizeof outages[0]; i++)
+        if (strstr(msg, outages[i].words))
+            return outages[i].hint;
+    /* A plain redis:// URL aimed at a Cluster node: every request for the
+     * job's slot is redirected, and only redis-cluster:// follows. */
+    if (redirected(msg))
+        return "that is a Redis Cluster node: give the cluster as redis-cluster://HOST:PORT "
+               "(rediss-cluster:// with TLS), which follows MOVED and ASK; if you did, the job's "
+               "slot was moving: try again, or give --wait";
+    return OUTAGE_HINT;
 }

@@ -470,8 +470,9 @@ static void finish(struct lst *l)
             rr_record_json_str(l->out, l->why);
             fputs("}\n", l->out);
         } else {
+            char why[sizeof l->why];   /* may quote a server's error reply */
             fprintf(l->out, "partial: %s; the jobs above are as read, others may be missing\n",
-                    l->why);
+                    rr_record_text(l->why, why, sizeof why));
         }
         rr_log(RR_LOG_ERROR, l->exit_code == RR_EXIT_CONFIG ? "config" : "partial", NULL,
                "the listing is partial: %s", l->why);

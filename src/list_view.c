@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "duration.h"
+#include "escape.h"
 #include "list.h"
 #include "record.h"
 #include "status.h"
@@ -56,9 +58,15 @@ int rr_list_name_of(const char *prefix, const char *key, char *name, size_t len)
         return -1;
     memcpy(name, key + pl + 1, nl);
     name[nl] = '\0';
-    /* The keys of NAME are exactly this one's: the name is the job's. */
+    /* Only a NAME the command line would take: a --once record's key
+     * "{NAME}:once:x}:state" (an ID may hold '}') would otherwise read as
+     * the job "NAME}:once:x", and a name another tenant made up with
+     * control bytes would reach the terminal. And the keys of NAME are
+     * exactly this one's: the name is the job's. */
+    char why[RR_ERRLEN];
     struct rr_job_keys k;
-    if (rr_job_keys(&k, prefix, name, NULL) != 0 || strncmp(k.state, key, strlen(k.state)) != 0)
+    if (rr_cli_check_name(name, why, sizeof why) != 0 || rr_job_keys(&k, prefix, name, NULL) != 0 ||
+        strncmp(k.state, key, strlen(k.state)) != 0)
         return -1;
     return 0;
 }
@@ -106,6 +114,7 @@ int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
         return -1;
     }
     const redisReply *hs = r->element[0];
+    long long v;
     int n = 0;
     for (size_t i = 0; i < hs->elements; i++) {
         const redisReply *h = hs->element[i];
@@ -120,8 +129,10 @@ int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
         /* The first slot whose holder is known (slot 1 comes first). */
         snprintf(row->holder_host, sizeof row->holder_host, "%s", rr_record_str(h->element[2]));
         row->holder_slot = (int)h->element[0]->integer;
-        row->holder_pid = atoll(rr_record_str(h->element[3]));
-        row->holder_fence = atoll(rr_record_str(h->element[4]));
+        /* Written by whoever can write to the Redis: -1 (shown as null
+         * or "?") when it is not a number. */
+        row->holder_pid = rr_json_int(rr_record_str(h->element[3]), &v) && v >= 0 ? v : -1;
+        row->holder_fence = rr_json_int(rr_record_str(h->element[4]), &v) && v >= 0 ? v : -1;
         row->ttl_ms = h->element[1]->type == REDIS_REPLY_INTEGER ? h->element[1]->integer : -1;
         row->holder_known = true;
     }
@@ -211,17 +222,20 @@ static void print_line(FILE *f, char c[NCOL][CELL], const int *w)
     fprintf(f, "%.*s\n", (int)o, line);
 }
 
+/* Every string that came from Redis goes through rr_record_text: another
+ * tenant's record must not drive the terminal. */
 static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
 {
     const struct rr_job_record *st = &r->last;
+    char e[251];   /* a host's share of its cell: escaped, then never cut */
 
     for (int i = 0; i < NCOL; i++)
         snprintf(c[i], CELL, "-");
-    snprintf(c[C_NAME], CELL, "%s", r->name);
+    rr_record_text(r->name, c[C_NAME], CELL);
     if (!r->read) {
         snprintf(c[C_LOCK], CELL, "?");
         snprintf(c[C_LAST], CELL, "?");
-        snprintf(c[C_NOTE], CELL, "not read: %s", r->err[0] ? r->err : "?");
+        snprintf(c[C_NOTE], CELL, "not read: %s", r->err[0] ? rr_record_text(r->err, e, sizeof e) : "?");
         return;
     }
     if (r->slots_held > 1)
@@ -229,9 +243,13 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     else
         snprintf(c[C_LOCK], CELL, r->held ? "held" : "free");
     if (r->held && r->holder_known) {
-        snprintf(c[C_HOLDER], CELL, "%.250s pid %lld", r->holder_host[0] ? r->holder_host : "?",
-                 r->holder_pid);
-        snprintf(c[C_FENCE], CELL, "%lld", r->holder_fence);
+        char pid[24] = "?";
+        if (r->holder_pid >= 0)
+            snprintf(pid, sizeof pid, "%lld", r->holder_pid);
+        snprintf(c[C_HOLDER], CELL, "%s pid %s",
+                 r->holder_host[0] ? rr_record_text(r->holder_host, e, sizeof e) : "?", pid);
+        if (r->holder_fence >= 0)
+            snprintf(c[C_FENCE], CELL, "%lld", r->holder_fence);
         rr_record_time(r->holder_since_ms, c[C_SINCE], CELL);
     } else if (r->held) {
         snprintf(c[C_HOLDER], CELL, "unknown");
@@ -249,14 +267,15 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     }
     if (st->last_success_ms > 0) {
         rr_record_time(st->last_success_ms, c[C_OK], CELL);
-        snprintf(c[C_OKHOST], CELL, "%.250s", st->last_success_host[0] ? st->last_success_host : "?");
+        snprintf(c[C_OKHOST], CELL, "%s",
+                 st->last_success_host[0] ? rr_record_text(st->last_success_host, e, sizeof e) : "?");
     } else {
         snprintf(c[C_OK], CELL, "never");
     }
     if (r->err[0])
-        snprintf(c[C_NOTE], CELL, "%s", r->err);
+        rr_record_text(r->err, c[C_NOTE], CELL);
     else if (st->once[0])
-        snprintf(c[C_NOTE], CELL, "--once %s", st->once);
+        snprintf(c[C_NOTE], CELL, "--once %s", rr_record_text(st->once, e, sizeof e));
     else
         c[C_NOTE][0] = '\0';
 }
@@ -301,8 +320,12 @@ void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n)
         if (r->held && r->holder_known) {
             fputs(",\"host\":", f);
             rr_record_json_str(f, r->holder_host);
-            fprintf(f, ",\"pid\":%lld,\"fence\":%lld,\"ttl_ms\":%lld", r->holder_pid,
-                    r->holder_fence, r->ttl_ms);
+            char pid[24] = "null", fence[24] = "null";
+            if (r->holder_pid >= 0)
+                snprintf(pid, sizeof pid, "%lld", r->holder_pid);
+            if (r->holder_fence >= 0)
+                snprintf(fence, sizeof fence, "%lld", r->holder_fence);
+            fprintf(f, ",\"pid\":%s,\"fence\":%s,\"ttl_ms\":%lld", pid, fence, r->ttl_ms);
             if (r->holder_since_ms > 0)
                 fprintf(f, ",\"since_ms\":%lld", r->holder_since_ms);
             else

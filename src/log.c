@@ -17,7 +17,6 @@
 #include <sys/un.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 
 /* The whole line, newline included. */
@@ -95,111 +95,6 @@ bool rr_log_enabled(enum rr_log_level level)
     return level <= max_level();
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the byte at s
- * does not start one: overlong forms, surrogates and code points above
- * U+10FFFF count as invalid, as in RFC 3629. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c < 0xC2 || c > 0xF4)
-        return 0;
-    size_t need = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    if (n < need)
-        return 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c == 0xE0)
-        lo = 0xA0;
-    else if (c == 0xED)
-        hi = 0x9F;
-    else if (c == 0xF0)
-        lo = 0x90;
-    else if (c == 0xF4)
-        hi = 0x8F;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < need; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    return need;
-}
-
-/* Escape len bytes of s into out (at most outlen-1 bytes, NUL-terminated),
- * never cutting an escape or a UTF-8 sequence in half. JSON: quotes,
- * backslashes and control bytes escaped, invalid UTF-8 becomes U+FFFD.
- * Text: newlines and other control bytes become \n, \xHH, so that one
- * message stays one line; invalid UTF-8 becomes \xHH. Returns the length
- * written; *consumed (if not NULL) gets how much of s fit. */
-static size_t escape_n(const char *s, size_t len, char *out, size_t outlen,
-                       bool json, size_t *consumed)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, o = 0;
-
-    while (i < len) {
-        char tmp[8];
-        size_t tlen = 0, used = 1;
-        unsigned char c = u[i];
-        size_t ulen = utf8_len(u + i, len - i);
-
-        if (ulen > 1) {
-            memcpy(tmp, u + i, ulen);
-            tlen = used = ulen;
-        } else if (ulen == 0) {
-            if (json) {
-                memcpy(tmp, "\\ufffd", 6);
-                tlen = 6;
-            } else {
-                tmp[0] = '\\'; tmp[1] = 'x';
-                tmp[2] = hex[c >> 4]; tmp[3] = hex[c & 15];
-                tlen = 4;
-            }
-        } else if (c == '\n' || c == '\r' || (json && (c == '\t' || c == '\b' || c == '\f'))) {
-            tmp[0] = '\\';
-            tmp[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
-            tlen = 2;
-        } else if (json && (c == '"' || c == '\\')) {
-            tmp[0] = '\\';
-            tmp[1] = (char)c;
-            tlen = 2;
-        } else if ((c < 0x20 && !(c == '\t' && !json)) || c == 0x7f) {
-            if (json) {
-                memcpy(tmp, "\\u00", 4);
-                tmp[4] = hex[c >> 4];
-                tmp[5] = hex[c & 15];
-                tlen = 6;
-            } else {
-                tmp[0] = '\\'; tmp[1] = 'x';
-                tmp[2] = hex[c >> 4]; tmp[3] = hex[c & 15];
-                tlen = 4;
-            }
-        } else {
-            tmp[0] = (char)c;
-            tlen = 1;
-        }
-
-        if (outlen == 0 || o + tlen > outlen - 1)
-            break;
-        memcpy(out + o, tmp, tlen);
-        o += tlen;
-        i += used;
-    }
-    if (outlen > 0)
-        out[o] = '\0';
-    if (consumed)
-        *consumed = i;
-    return o;
-}
-
-size_t rr_json_escape(const char *s, char *out, size_t outlen)
-{
-    if (!s)
-        s = "";
-    return escape_n(s, strlen(s), out, outlen, true, NULL);
-}
-
 /* The line being built, bounded by LINE_CAP. */
 struct line {
     char buf[LINE_CAP + 1];
@@ -225,13 +120,14 @@ static void put(struct line *l, const char *s)
  * it short and end it with "..." (within the same max). */
 static void put_escaped(struct line *l, const char *s, size_t slen, size_t max, bool json)
 {
+    enum rr_esc_kind kind = json ? RR_ESC_JSON : RR_ESC_TEXT;
     if (max > room(l))
         max = room(l);
     size_t used;
-    size_t n = escape_n(s, slen, l->buf + l->len, max + 1, json, &used);
+    size_t n = rr_escape_n(kind, s, slen, l->buf + l->len, max + 1, &used);
     if (used < slen) {
         size_t keep = max >= sizeof ELLIPSIS - 1 ? max - (sizeof ELLIPSIS - 1) : 0;
-        n = escape_n(s, slen, l->buf + l->len, keep + 1, json, NULL);
+        n = rr_escape_n(kind, s, slen, l->buf + l->len, keep + 1, NULL);
         memcpy(l->buf + l->len + n, ELLIPSIS, max - keep);
         n += max - keep;
     }
@@ -239,9 +135,34 @@ static void put_escaped(struct line *l, const char *s, size_t slen, size_t max, 
     l->buf[l->len] = '\0';
 }
 
+/* A byte that continues a word: ASCII letters, digits, '_', and any byte
+ * of a multi-byte character. */
+static bool word_byte(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           c == '_' || c >= 0x80;
+}
+
+/* Does secret k (sl bytes) stand at s + i (of len) where it is redacted?
+ * The rule: a secret of RR_LOG_SECRET_SUBSTR bytes or more wherever it
+ * occurs, even inside a word; a shorter one only as a whole token (no word
+ * byte right before or after it: "redis://:pw@h", "AUTH pw", a field that
+ * is exactly it). A 1-character password redacted inside words would
+ * garble every message ("acquir***d ... f***nc***") and, by the gaps,
+ * show where it occurs. */
+static bool secret_at(const char *s, size_t len, size_t i, const char *secret, size_t sl)
+{
+    if (sl > len - i || memcmp(s + i, secret, sl) != 0)
+        return false;
+    if (sl >= RR_LOG_SECRET_SUBSTR)
+        return true;
+    return (i == 0 || !word_byte((unsigned char)s[i - 1])) &&
+           (i + sl == len || !word_byte((unsigned char)s[i + sl]));
+}
+
 /* A copy of s (len bytes) with every registered secret replaced by "***"
- * (the longest match wins where secrets overlap). Returns NULL when out of
- * memory: the caller must then show nothing of s. */
+ * as secret_at says (the longest match wins where secrets overlap).
+ * Returns NULL when out of memory: the caller must then show nothing of s. */
 static char *redact(const char *s, size_t len, size_t *outlen)
 {
     size_t cap = len + 1, o = 0;
@@ -252,7 +173,7 @@ static char *redact(const char *s, size_t len, size_t *outlen)
         size_t best = 0;
         for (size_t k = 0; k < st.n_secrets; k++) {
             size_t sl = strlen(st.secrets[k]);
-            if (sl > best && sl <= len - i && memcmp(s + i, st.secrets[k], sl) == 0)
+            if (sl > best && secret_at(s, len, i, st.secrets[k], sl))
                 best = sl;
         }
         const char *piece = best ? "***" : s + i;
@@ -300,14 +221,14 @@ static void put_fields(struct line *l, const struct rr_field *fields, size_t max
         }
 
         char key[200];
-        escape_n(f->key, strlen(f->key), key, sizeof key, true, NULL);
+        rr_escape_n(RR_ESC_JSON, f->key, strlen(f->key), key, sizeof key, NULL);
         size_t head = strlen(key) + 5;   /* ,"key": */
         size_t left = limit - l->len;
         bool fits;
         if (sval) {
             char probe[LINE_CAP];
             size_t used;
-            size_t n = escape_n(sval, slen, probe, sizeof probe, true, &used);
+            size_t n = rr_escape_n(RR_ESC_JSON, sval, slen, probe, sizeof probe, &used);
             fits = used == slen && head + n + 2 <= left;
         } else {
             fits = head + strlen(val) <= left;

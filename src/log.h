@@ -3,7 +3,8 @@
  * Levels: errors always show; -q silences warnings and notices (busy,
  * skipped) except a run's outcome when it is a failure (rr_log_audit);
  * INFO is -v narration (acquired in N ms, renewed, released); DEBUG is -vv.
- * Every line passes through redaction: registered secrets become "***".
+ * Every line passes through redaction: registered secrets become "***"
+ * (short ones only as whole tokens: rr_log_secret).
  */
 #ifndef RR_LOG_H
 #define RR_LOG_H
@@ -28,13 +29,22 @@ struct rr_field {
  * ident "redlock-run"). Safe to call again. */
 void rr_log_init(const char *job, int verbosity, bool json, bool use_syslog);
 
-/* Register a secret to redact from every later line (copied; up to 8). */
+/* Secrets this long or longer are redacted wherever they occur; shorter
+ * ones only where they stand alone as a token (see rr_log_secret). */
+#define RR_LOG_SECRET_SUBSTR 4
+
+/* Register a secret to redact from every later line (copied). A secret of
+ * RR_LOG_SECRET_SUBSTR bytes or more becomes "***" wherever it occurs;
+ * a shorter one only as a whole token, with no letter, digit, '_' or
+ * non-ASCII byte right before or after it ("redis://:pw@host", "AUTH pw",
+ * a field that is exactly "pw"), so that a one-letter password does not
+ * garble every word that holds the letter. */
 void rr_log_secret(const char *secret);
 
 /* Log one line. Text: "redlock-run: JOB: message". JSON:
  * {"time":"2026-11-30T02:00:00.123Z","level":"info","job":"JOB",
  *  "event":"EVENT","msg":"message",<fields...>}. fields may be NULL.
- * Never longer than 4 KiB; control bytes are escaped. */
+ * Never longer than 4 KiB; escaped as escape.h says for text or JSON. */
 void rr_log(enum rr_log_level level, const char *event,
             const struct rr_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -57,9 +67,5 @@ void rr_log_progress(enum rr_log_level level, const char *event,
 
 /* Would a message at this level be shown anywhere? */
 bool rr_log_enabled(enum rr_log_level level);
-
-/* Escape s as the body of a JSON string (no quotes) into out; always
- * NUL-terminates; returns the length written. Pure. */
-size_t rr_json_escape(const char *s, char *out, size_t outlen);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "metrics.h"
 
 const char *const rr_metrics_statuses[RR_METRICS_NSTATUS] = {
@@ -17,24 +18,6 @@ int rr_metrics_status_index(const char *status)
         if (strcmp(status, rr_metrics_statuses[i]) == 0)
             return i;
     return ERROR_INDEX;
-}
-
-static void label_escape(const char *s, char *out, size_t len)
-{
-    size_t o = 0;
-
-    for (; *s && o + 3 < len; s++) {
-        if (*s == '\\' || *s == '"') {
-            out[o++] = '\\';
-            out[o++] = *s;
-        } else if (*s == '\n') {
-            out[o++] = '\\';
-            out[o++] = 'n';
-        } else {
-            out[o++] = *s;
-        }
-    }
-    out[o] = '\0';
 }
 
 /* The value of label key in a "{a="x",b="y"}" text, unescaped; false if
@@ -342,7 +325,7 @@ static void format_entries(FILE *f, const struct rr_metrics_entry *e, size_t n)
         for (size_t i = 0; i < n; i++) {
             if ((held && !e[i].m.held_any) || (masters && e[i].m.masters_total <= 0))
                 continue;
-            label_escape(e[i].lock, lj, sizeof lj);
+            rr_label_escape(e[i].lock, lj, sizeof lj);
             samples(f, fam, lj, &e[i].m);
         }
     }

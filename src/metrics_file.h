@@ -5,6 +5,12 @@
  * collector never reads half a file; runs on this host take turns with
  * flock(2) on the directory, so two jobs that share a file and finish at
  * once do not lose each other's series or counts.
+ *
+ * Nothing another local user owns can hold a run up: what is at the path
+ * is read only if it is a regular file (opened O_NOFOLLOW | O_NONBLOCK, so
+ * a symlink or a FIFO planted there is refused, not followed or waited
+ * on), the temporary file is made with O_EXCL (mkstemp) and renamed over
+ * the name itself, and the flock is waited for 1 s at most.
  */
 #ifndef RR_METRICS_FILE_H
 #define RR_METRICS_FILE_H

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "record.h"
-#include "log.h"
+#include "escape.h"
 
 long long rr_record_wall_ms(void)
 {
@@ -59,18 +59,28 @@ static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_
                                        "wait_ms", "last_success_ms", "last_success_fence",
                                        "masters_ok", "masters_total", NULL };
 
-static bool is_numeric(const char *name, const char *v)
+static bool is_numeric(const char *name)
 {
-    char *end;
-
     for (int i = 0; numeric[i]; i++)
-        if (strcmp(numeric[i], name) == 0) {
-            if (!v || !*v)
-                return false;
-            strtoll(v, &end, 10);
-            return *end == '\0';
-        }
+        if (strcmp(numeric[i], name) == 0)
+            return true;
     return false;
+}
+
+void rr_record_json_int(FILE *f, const char *v)
+{
+    long long n;
+
+    if (rr_json_int(v, &n))
+        fprintf(f, "%lld", n);
+    else
+        fputs("null", f);
+}
+
+const char *rr_record_text(const char *s, char *buf, size_t len)
+{
+    rr_text_escape(s, buf, len);
+    return buf;
 }
 
 void rr_record_json(FILE *f, const redisReply *flat, const char *const *names,
@@ -82,10 +92,12 @@ void rr_record_json(FILE *f, const redisReply *flat, const char *const *names,
         if (status && strcmp(names[i], "status") == 0)
             v = status;
         fprintf(f, "%s\"%s\":", i ? "," : "", names[i]);
+        /* Another tenant may have written anything there: a number that
+         * is not a JSON integer is null, so the type holds. */
         if (!v || !*v)
             fputs("null", f);
-        else if (is_numeric(names[i], v))
-            fputs(v, f);
+        else if (is_numeric(names[i]))
+            rr_record_json_int(f, v);
         else
             rr_record_json_str(f, v);
     }

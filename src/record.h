@@ -1,6 +1,9 @@
 /* record.h — reading and showing a job's records (the state and --once
  * hashes, history entries) as --status and --list print them. Pure: the
- * replies come from the caller, the output goes to the caller's FILE. */
+ * replies come from the caller, the output goes to the caller's FILE.
+ * Whatever a record holds was written by whoever can write to the Redis:
+ * every string is escaped for where it goes (escape.h), every number
+ * checked before JSON shows it as one. */
 #ifndef RR_RECORD_H
 #define RR_RECORD_H
 
@@ -24,11 +27,19 @@ void rr_record_time(long long ms, char *buf, size_t len);
 /* s as a JSON string, quotes included (NULL as ""). */
 void rr_record_json_str(FILE *f, const char *s);
 
+/* v as a JSON integer if it is one (rr_json_int), else null: a field read
+ * from Redis never reaches JSON unchecked. */
+void rr_record_json_int(FILE *f, const char *v);
+
+/* s (NULL as "") escaped for a terminal into buf (rr_text_escape, cut to
+ * len); returns buf, to be printed as it is. */
+const char *rr_record_text(const char *s, char *buf, size_t len);
+
 /* The fields of a state or --once record, in the order JSON shows them. */
 extern const char *const rr_record_fields[];
 
-/* A record as a JSON object: the fields names, numbers as numbers, missing
- * as null; status, if not NULL, replaces the stored status. */
+/* A record as a JSON object: the fields names, numbers as numbers (a
+ * numeric field that is not a JSON integer as null), missing as null; status, if not NULL, replaces the stored status. */
 void rr_record_json(FILE *f, const redisReply *flat, const char *const *names,
                     const char *status);
 

@@ -33,7 +33,7 @@ struct rv_slot {
     long long pttl;
     bool waiting;               /* revoked: its holder has not released yet */
     bool was_running;           /* the holder's record said running (force) */
-    char who[320];              /* "HOST pid P (fence F)", or "" unknown */
+    char who[400];              /* "HOST pid P (fence F)" escaped, or "" unknown */
     char fence[32];             /* the holder's, from the first round */
     bool replaced;              /* poll: a new run's record replaced the holder's */
     char status[32];
@@ -173,8 +173,13 @@ static void tally_slot(struct rv *v, const redisReply *e)
         s->pttl = pttl;
     if (strcmp(v->mode, "poll") != 0) {
         if (!s->who[0] && *rr_record_str(e->element[3])) {
-            snprintf(s->who, sizeof s->who, "%s pid %s (fence %s)", rr_record_str(e->element[3]),
-                     rr_record_str(e->element[4]), rr_record_str(e->element[5]));
+            /* Another tenant may have written the record: escaped for the
+             * terminal. */
+            char host[256], pid[40], fence[40];
+            snprintf(s->who, sizeof s->who, "%s pid %s (fence %s)",
+                     rr_record_text(rr_record_str(e->element[3]), host, sizeof host),
+                     rr_record_text(rr_record_str(e->element[4]), pid, sizeof pid),
+                     rr_record_text(rr_record_str(e->element[5]), fence, sizeof fence));
             snprintf(s->fence, sizeof s->fence, "%s", rr_record_str(e->element[5]));
         }
     } else if (strcmp(rr_record_str(e->element[5]), s->fence) != 0) {
@@ -228,7 +233,7 @@ static void on_timer(uv_timer_t *t)
 static void report_wait(struct rv *v, int k, bool timed_out)
 {
     struct rv_slot *s = &v->slots[k];
-    char when[64], last[64], lb[400];
+    char when[64], last[64], lb[400], status[4 * sizeof s->status];
 
     rr_record_time(s->finished, when, sizeof when);
     rr_record_time(s->heartbeat, last, sizeof last);
@@ -245,7 +250,7 @@ static void report_wait(struct rv *v, int k, bool timed_out)
                 lb, who(s));
     } else if (strcmp(s->status, "running") != 0 && s->finished > 0) {
         fprintf(v->out, "released %s: the holder %s released it at %s, its run recorded "
-                "%s%s\n", lb, who(s), when, s->status,
+                "%s%s\n", lb, who(s), when, rr_record_text(s->status, status, sizeof status),
                 strcmp(s->status, "lost") == 0 ? " (its command was stopped)" : "");
     } else {
         fprintf(v->out, "released %s: the holder %s did not release by itself (last renewed "

@@ -42,6 +42,10 @@ int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
     return RR_STATUS_IDLE;
 }
 
+/* A string read from Redis, escaped for the terminal into the buffer b
+ * (an array): another tenant's record must not drive the terminal. */
+#define TXT(s, b) rr_record_text((s), (b), sizeof(b))
+
 static const char *const hist_fields[] = { "status", "exit_code", "signal", "host", "pid",
                                            "fence", "once", "started_ms", "finished_ms",
                                            "duration_ms", "wait_ms", "by", NULL };
@@ -49,14 +53,15 @@ static const char *const hist_fields[] = { "status", "exit_code", "signal", "hos
 /* "last success" line of a record, if it has one. */
 static void text_success(FILE *f, const char *label, const struct rr_job_record *rec)
 {
-    char t[32], d[32];
+    char t[32], d[32], host[300];
 
     if (rec->last_success_ms <= 0)
         return;
     rr_record_time(rec->last_success_ms, t, sizeof t);
     rr_duration_format((rr_record_wall_ms() - rec->last_success_ms) / 1000 * 1000, d, sizeof d);
     fprintf(f, "%-10s %s (%s ago) on %s (fence %lld)\n", label, t, d,
-            rec->last_success_host[0] ? rec->last_success_host : "?", rec->last_success_fence);
+            rec->last_success_host[0] ? TXT(rec->last_success_host, host) : "?",
+            rec->last_success_fence);
 }
 
 /* The lock line: who holds it, since when, when it was last renewed. tok:
@@ -69,7 +74,7 @@ static void text_success(FILE *f, const char *label, const struct rr_job_record 
 static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_job_record *st,
                       const char *contain)
 {
-    char d[32], since[64], beat[64];
+    char d[32], since[64], beat[64], host[300];
 
     if (!tok) {
         fprintf(f, "%-10s free\n", "lock");
@@ -82,7 +87,7 @@ static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_
     if (revoked || strcmp(st->token, tok) == 0)
         fprintf(f, "%-10s %sheld by %s pid %lld (fence %lld) since %s, last renewed %s, "
                 "%s left\n", "lock", revoked ? "being released (--release): " : "",
-                st->host, st->pid, st->fence, since, beat, d);
+                TXT(st->host, host), st->pid, st->fence, since, beat, d);
     else {
         fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
         return;
@@ -101,7 +106,7 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
                         const char *key)
 {
     struct rr_job_record rec;
-    char t[32], d[32];
+    char t[32], d[32], host[300], failed[600];
 
     rr_job_record_parse(&rec, flat);
     if (rec.status == RR_JOB_RUNNING && !held)
@@ -112,7 +117,7 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     }
     rr_record_time(rec.started_ms, t, sizeof(t));
     fprintf(f, "%-10s %s on %s pid %lld (fence %lld), started %s", label,
-            rr_job_status_name(rec.status), rec.host[0] ? rec.host : "?", rec.pid,
+            rr_job_status_name(rec.status), rec.host[0] ? TXT(rec.host, host) : "?", rec.pid,
             rec.fence, t);
     if (rec.finished_ms > 0 && rec.started_ms > 0) {
         rr_duration_format(rec.finished_ms - rec.started_ms, d, sizeof(d));
@@ -127,13 +132,13 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
         fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",
                 "warning", rec.masters_ok, rec.masters_total,
-                rec.masters_failed[0] ? ": " : "", rec.masters_failed);
+                rec.masters_failed[0] ? ": " : "", TXT(rec.masters_failed, failed));
 }
 
 /* --status --max-age: the one plugin line for rec, and its exit status. */
 static int check_line(struct op *op, const struct rr_job_record *rec, bool held)
 {
-    char name[RR_ONCE_MAX + 320], line[1024];
+    char name[RR_ONCE_MAX + 320], line[2048];
 
     if (op->cfg->once_id[0])
         snprintf(name, sizeof name, "%s --once %s", op->cfg->name, op->cfg->once_id);
@@ -160,30 +165,30 @@ static void text_history(FILE *f, const redisReply *hist)
     fprintf(f, "history (newest first):\n");
     for (size_t i = 0; i < hist->elements; i++) {
         const redisReply *e = hist->element[i];
-        char t[32];
+        char t[32], how[80], status[80], host[300], pid[80], fence[80], once[300], by[300];
         if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
             continue;
         const redisReply *h = e->element[1];
         const char *s = rr_record_field(h, "started_ms"), *dur = rr_record_field(h, "duration_ms");
         const char *code_s = rr_record_field(h, "exit_code"), *once_s = rr_record_field(h, "once");
-        const char *sig_s = rr_record_field(h, "signal"), *by = rr_record_field(h, "by");
-        char how[24];
+        const char *sig_s = rr_record_field(h, "signal"), *by_s = rr_record_field(h, "by");
+        const char *st_s = rr_record_field(h, "status"), *host_s = rr_record_field(h, "host");
+        const char *pid_s = rr_record_field(h, "pid"), *fence_s = rr_record_field(h, "fence");
+        char v[64];
         /* One column for how it ended: "exit N", "signal N", or "-". */
         if (sig_s && *sig_s && strcmp(sig_s, "0") != 0)
-            snprintf(how, sizeof how, "signal %s", sig_s);
+            snprintf(how, sizeof how, "signal %s", TXT(sig_s, v));
         else if (code_s && *code_s)
-            snprintf(how, sizeof how, "exit %s", code_s);
+            snprintf(how, sizeof how, "exit %s", TXT(code_s, v));
         else
             snprintf(how, sizeof how, "-");
         rr_record_time(s ? atoll(s) : 0, t, sizeof(t));
         rr_duration_format(dur ? atoll(dur) : 0, d, sizeof(d));
         fprintf(f, "  %s  %-18s %-9s %-8s %s pid %s fence %s%s%s%s%s\n", t,
-                rr_record_field(h, "status") ? rr_record_field(h, "status") : "?", how, d,
-                rr_record_field(h, "host") ? rr_record_field(h, "host") : "?",
-                rr_record_field(h, "pid") ? rr_record_field(h, "pid") : "?",
-                rr_record_field(h, "fence") ? rr_record_field(h, "fence") : "?",
-                once_s && *once_s ? " once " : "", once_s && *once_s ? once_s : "",
-                by && *by ? " by " : "", by && *by ? by : "");
+                st_s ? TXT(st_s, status) : "?", how, d, host_s ? TXT(host_s, host) : "?",
+                pid_s ? TXT(pid_s, pid) : "?", fence_s ? TXT(fence_s, fence) : "?",
+                once_s && *once_s ? " once " : "", once_s && *once_s ? TXT(once_s, once) : "",
+                by_s && *by_s ? " by " : "", by_s && *by_s ? TXT(by_s, by) : "");
     }
 }
 
@@ -232,8 +237,11 @@ static int print_status(struct op *op, const redisReply *r)
         if (held) {
             fputs(",\"host\":", f);
             if (know_holder) rr_record_json_str(f, st.host); else fputs("null", f);
-            if (know_holder) fprintf(f, ",\"pid\":%lld,\"fence\":%lld", st.pid, st.fence);
-            else fputs(",\"pid\":null,\"fence\":null", f);
+            /* As written, if a number: another tenant may have written it. */
+            fputs(",\"pid\":", f);
+            rr_record_json_int(f, know_holder ? rr_record_field(state, "pid") : NULL);
+            fputs(",\"fence\":", f);
+            rr_record_json_int(f, know_holder ? rr_record_field(state, "fence") : NULL);
             fputs(",\"contain\":", f);
             if (know_holder && contain && *contain) rr_record_json_str(f, contain); else fputs("null", f);
             fprintf(f, ",\"ttl_ms\":%lld", pttl);
@@ -267,7 +275,7 @@ static int print_status(struct op *op, const redisReply *r)
         return code;   /* on_qstatus adds the holders and the queue, and closes */
     }
 
-    char beat[64];
+    char beat[64], host[300], id[RR_ONCE_MAX * 4 + 1];
     rr_record_time(st.heartbeat_ms, beat, sizeof beat);
     fprintf(f, "%-10s %s\n", "job", cfg->name);
     text_lock(f, held ? holder_tok : NULL, pttl, &st, contain);
@@ -277,7 +285,7 @@ static int print_status(struct op *op, const redisReply *r)
     if (st_shown)
         fprintf(f, "%-10s free, but the last run's holder (%s pid %lld) stopped renewing at %s "
                    "and its record still says running: it died, or could not record its "
-                   "outcome (it then exited 74)\n", "warning", st.host, st.pid, beat);
+                   "outcome (it then exited 74)\n", "warning", TXT(st.host, host), st.pid, beat);
     if (cfg->once_id[0]) {
         fprintf(f, "once %s:\n", cfg->once_id);
         text_record(f, "  ", have_once ? once : NULL, held, op->keys.once);
@@ -289,11 +297,11 @@ static int print_status(struct op *op, const redisReply *r)
     if (n_stale > 0) {
         fprintf(f, "%-10s", "abandoned");
         for (int i = 0; i < n_stale; i++)
-            fprintf(f, " %s", rr_record_str(stale->element[i]));
+            fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
         /* The real ID when there is one; the operator copies this line. */
         if (n_stale == 1)
             fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once %s %s\n",
-                    "", rr_record_str(stale->element[0]), cfg->name);
+                    "", TXT(rr_record_str(stale->element[0]), id), cfg->name);
         else
             fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|clear "
                        "--once ID %s, ID one of the above\n", "", cfg->name);
@@ -342,34 +350,41 @@ static void print_queue(struct op *op, const redisReply *r)
             fprintf(f, "%s{\"slot\":%lld,\"ttl_ms\":%lld,\"host\":", i ? "," : "",
                     e[0]->integer, e[1]->integer);
             rr_record_json_str(f, rr_record_str(e[2]));
-            fprintf(f, ",\"pid\":%s,\"fence\":%s}", *rr_record_str(e[3]) ? rr_record_str(e[3]) : "null",
-                    *rr_record_str(e[4]) ? rr_record_str(e[4]) : "null");
+            fputs(",\"pid\":", f);
+            rr_record_json_int(f, rr_record_str(e[3]));
+            fputs(",\"fence\":", f);
+            rr_record_json_int(f, rr_record_str(e[4]));
+            fputc('}', f);
         }
         fputs("],\"queue\":[", f);
         for (size_t i = 0; i < nq; i++) {
             redisReply **e = q->element[i]->element;
             fprintf(f, "%s{\"waiter\":", i ? "," : "");
             rr_record_json_str(f, rr_record_str(e[0]));
-            fprintf(f, ",\"ticket\":%s,\"alive\":%s}", *rr_record_str(e[1]) ? rr_record_str(e[1]) : "null",
-                    e[2]->integer > 0 ? "true" : "false");
+            fputs(",\"ticket\":", f);
+            rr_record_json_int(f, rr_record_str(e[1]));
+            fprintf(f, ",\"alive\":%s}", e[2]->integer > 0 ? "true" : "false");
         }
         fputs("]}\n", f);
         return;
     }
     for (size_t i = 0; i < nh; i++) {
         redisReply **e = hs->element[i]->element;
+        char host[300], pid[80], fence[80];
         if (e[0]->integer == 1)
             continue;   /* print_status described the lock key */
         rr_duration_format(e[1]->integer < 0 ? 0 : e[1]->integer, d, sizeof(d));
         fprintf(f, "%-10s slot %lld held by %s pid %s (fence %s), %s left\n", "lock",
-                e[0]->integer, *rr_record_str(e[2]) ? rr_record_str(e[2]) : "?", *rr_record_str(e[3]) ? rr_record_str(e[3]) : "?",
-                *rr_record_str(e[4]) ? rr_record_str(e[4]) : "?", d);
+                e[0]->integer, *rr_record_str(e[2]) ? TXT(rr_record_str(e[2]), host) : "?",
+                *rr_record_str(e[3]) ? TXT(rr_record_str(e[3]), pid) : "?",
+                *rr_record_str(e[4]) ? TXT(rr_record_str(e[4]), fence) : "?", d);
     }
     if (nq > 0) {
         fprintf(f, "%-10s %zu waiting%s:", "queue", nq, nq >= 100 ? " (first 100)" : "");
         for (size_t i = 0; i < nq; i++) {
             redisReply **e = q->element[i]->element;
-            fprintf(f, " %s%s", rr_record_str(e[0]), e[2]->integer > 0 ? "" : " (dead)");
+            char w[160];
+            fprintf(f, " %s%s", TXT(rr_record_str(e[0]), w), e[2]->integer > 0 ? "" : " (dead)");
         }
         fputc('\n', f);
     }
@@ -520,11 +535,12 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
                op->cfg->once_id[0] ? op->cfg->once_id : "the job", op->cfg->name);
         op->exit_code = RR_EXIT_BUSY;
     } else if (op->done) {
+        char was[sizeof op->what];
         /* Without --once only the last-run record is touched; an operator
          * who meant an abandoned --once record must not think it is gone. */
         fprintf(op->out, "%s %s%s of %s (was %s)%s\n",
                 op->cfg->resolve == RR_RESOLVE_CLEAR ? "cleared" : "marked as succeeded:",
-                target, op->cfg->once_id, op->cfg->name, op->what,
+                target, op->cfg->once_id, op->cfg->name, TXT(op->what, was),
                 op->cfg->once_id[0] ? ""
                 : "; --once records are not touched: add --once with the ID that --status lists");
         op->exit_code = 0;

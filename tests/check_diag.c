@@ -115,6 +115,81 @@ START_TEST(test_unavailable_hints)
 }
 END_TEST
 
+/* Every wording of an ACL refusal the servers use, as they put it (Redis
+ * 6.0 to 8, Valkey 8 to 9), directly and inside our scripts: a refusal of
+ * our configuration (78) with the ACL hint, never an outage (issue 31). */
+static const char *const acl_wordings[] = {
+    /* Redis 6.x, a command */
+    "h:1: NOPERM this user has no permissions to run the 'eval' command or its subcommand",
+    "h:1: NOPERM this user has no permissions to access one of the keys used as arguments",
+    "h:1: NOPERM this user has no permissions to access one of the channels used as arguments",
+    /* Redis 7.x, 8, Valkey: a command */
+    "h:1: NOPERM User weak has no permissions to run the 'evalsha' command",
+    "h:1: NOPERM No permissions to access a key",
+    "h:1: NOPERM No permissions to access a channel",
+    "h:1: -NOPERM this user has no permissions to run the 'wait' command",
+    /* Redis 6.2, 7.0: inside a script */
+    "h:1: ERR Error running script (call to f_0123): @user_script:1: @user_script: 1: The user "
+    "executing the script can't run this command or subcommand",
+    "h:1: ERR The user executing the script can't run this command or subcommand script: "
+    "0123abcd, on @user_script:3.",
+    "h:1: ERR The user executing the script can't access at least one of the keys mentioned "
+    "in the command script: 0123abcd, on @user_script:3.",
+    /* Redis 7.2, 8, Valkey 8, 9: inside a script */
+    "h:1: ERR ACL failure in script: User weak has no permissions to run the 'exists' command",
+    "h:1: ERR ACL failure in script: User weak has no permissions to run the 'exists' command "
+    "script: 0123abcd, on @user_script:4.",
+    "h:1: ERR ACL failure in script: No permissions to access a key script: 0123abcd, on "
+    "@user_script:4.",
+    "h:1: ERR ACL failure in script: No permissions to access a channel",
+    "h:1: ERR ACL failure in script: User weak has no permissions to access the 'redlock:{j}:state' key",
+    "h:1: ERR ACL failure in script: No permissions to access database",
+    /* through a sentinel's master, a cluster's node: the same words after
+     * the node's name */
+    "10.0.0.5:7001: ERR ACL failure in script: User weak has no permissions to run the 'hset' command",
+};
+
+START_TEST(test_acl_wordings)
+{
+    const char *msg = acl_wordings[_i];
+    char out[512];
+
+    ck_assert_msg(rr_diag_config(msg, true, out, sizeof out), "not a refusal: %s", msg);
+    ck_assert_msg(strstr(out, "the user lacks a permission the lock needs"), "%s", out);
+    ck_assert_msg(strstr(out, "redlock-run(1), LEAST PRIVILEGE"), "%s", out);
+    ck_assert_ptr_null(strstr(out, "check that Redis is up"));
+    ck_assert(rr_diag_brief(msg, true, false, out, sizeof out));
+    ck_assert_msg(strstr(out, "lacks an ACL permission"), "%s", out);
+    /* the same without a password sent (a default user with an ACL) */
+    ck_assert(rr_diag_config(msg, false, out, sizeof out));
+    ck_assert_ptr_nonnull(strstr(out, "lacks a permission"));
+}
+END_TEST
+
+START_TEST(test_cluster_redirect_hint)
+{
+    static const char *const redirects[] = {
+        "cannot take the lock: 127.0.0.1:7001: MOVED 15495 127.0.0.1:7003",
+        "127.0.0.1:7001: ASK 15495 127.0.0.1:7003",
+        "MOVED 0 [::1]:7003",
+        "h:1: -MOVED 12 h:2",
+    };
+    for (size_t i = 0; i < sizeof redirects / sizeof redirects[0]; i++) {
+        const char *h = rr_diag_unavailable_hint(redirects[i]);
+        ck_assert_msg(strstr(h, "give the cluster as redis-cluster://"), "%s: %s", redirects[i], h);
+        ck_assert_ptr_null(strstr(h, "check that Redis is up"));
+        /* an outage, not a refusal: it may be a slot on its way */
+        char out[512];
+        ck_assert(!rr_diag_config(redirects[i], false, out, sizeof out));
+    }
+    /* words that are not a redirection */
+    ck_assert_str_eq(rr_diag_unavailable_hint("h:1: the file was MOVED away"),
+                     "check that Redis is up and -r/--redis is right");
+    ck_assert_str_eq(rr_diag_unavailable_hint("h:1: TASK 12 failed"),
+                     "check that Redis is up and -r/--redis is right");
+}
+END_TEST
+
 static Suite *diag_suite(void)
 {
     Suite *s = suite_create("diag");
@@ -125,6 +200,8 @@ static Suite *diag_suite(void)
     tcase_add_test(tc, test_unavailable_hints);
     tcase_add_test(tc, test_outages_are_not_config);
     tcase_add_test(tc, test_sentinel_and_nopass_refusals);
+    tcase_add_loop_test(tc, test_acl_wordings, 0, (int)(sizeof acl_wordings / sizeof acl_wordings[0]));
+    tcase_add_test(tc, test_cluster_redirect_hint);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,14 @@ START_TEST(test_name_of)
     ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:x}:state", n, sizeof n), -1);
     ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:{x}:once:state", n, sizeof n), -1);
     ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:", n, sizeof n), -1);
+    /* Only a NAME the command line takes: a --once record whose ID holds
+     * "}:state" is not the job "realjob}:once:x" (issue 30), nor is a name
+     * with a control byte or a space somebody wrote into Redis. */
+    ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:{realjob}:once:x}:state", n, sizeof n), -1);
+    ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:{realjob}:once:x}:state:5", n, sizeof n), -1);
+    ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:{a{b}:state", n, sizeof n), -1);
+    ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:{ev\x1b]0;T\x07}:state", n, sizeof n), -1);
+    ck_assert_int_eq(rr_list_name_of("redlock:", "redlock:{a b}:state", n, sizeof n), -1);
 }
 END_TEST
 
@@ -228,6 +236,66 @@ START_TEST(test_sort_and_table)
 }
 END_TEST
 
+/* RESP for a flat array of the NULL-terminated strings kv. */
+static redisReply *flat_reply(const char *const *kv)
+{
+    char buf[4096];
+    size_t n = 0, o;
+
+    while (kv[n])
+        n++;
+    o = (size_t)snprintf(buf, sizeof buf, "*%zu\r\n", n);
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "$%zu\r\n%s\r\n", strlen(kv[i]), kv[i]);
+    return resp_n(buf, o);
+}
+
+/* Records another tenant wrote (issue 30): nothing of them reaches the
+ * terminal raw, and JSON keeps its types. */
+START_TEST(test_hostile_row)
+{
+    struct rr_list_row row = { .name = "evil" };
+    static const char holders[] =
+        "*2\r\n*1\r\n*5\r\n:1\r\n:9000\r\n$14\r\nh\x1b]52;c;SGk=\x07\n\r\n"
+        "$8\r\n7,\"f\":1}\r\n$1\r\n3\r\n*0\r\n";
+    static const char *const state[] = {
+        "status", "failed", "host", "web-1\x1b[31m\x1b]0;T\x07", "pid", "7,\"fence\":1}",
+        "fence", "+inf", "exit_code", "1", "started_ms", "1700000000000",
+        "last_success_ms", "1700000000000", "last_success_host", "ok\nREDLOCK OK\xc2\x9b",
+        "once", "id\x1b[2J", NULL,
+    };
+    redisReply *q = resp(holders), *r = flat_reply(state);
+
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(rr_list_row_holders(&row, q), 0);
+    ck_assert_int_eq(rr_list_row_state(&row, r), 0);
+    row.status_code = 1;
+    char *t = capture(rr_list_print_text, &row, 1);
+    for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+        ck_assert_msg(*p >= 0x20 || *p == '\n', "byte 0x%02x in %s", *p, t);
+    ck_assert_ptr_nonnull(strstr(t, "h\\x1b]52;c;SGk=\\x07\\n pid ?"));
+    ck_assert_ptr_nonnull(strstr(t, "ok\\nREDLOCK OK\\u009b"));
+    ck_assert_ptr_nonnull(strstr(t, "--once id\\x1b[2J"));
+    ck_assert_ptr_null(strstr(t, "\xc2\x9b"));
+    /* a header and one line */
+    int lines = 0;
+    for (const char *p = t; *p; p++)
+        lines += *p == '\n';
+    ck_assert_int_eq(lines, 2);
+    free(t);
+    char *j = capture(rr_list_print_json, &row, 1);
+    ck_assert_ptr_nonnull(strstr(j, "\"pid\":null,\"fence\":null,"));
+    ck_assert_ptr_nonnull(strstr(j, "\"pid\":null,\"fence\":3,\"ttl_ms\":9000"));
+    ck_assert_ptr_null(strstr(j, "inf"));
+    ck_assert_ptr_null(strstr(j, "\x1b"));
+    ck_assert_ptr_nonnull(strstr(j, "\"host\":\"web-1\\u001b[31m\\u001b]0;T\\u0007\""));
+    free(j);
+    freeReplyObject(q);
+    freeReplyObject(r);
+    free(row.last_json);
+}
+END_TEST
+
 static Suite *list_suite(void)
 {
     Suite *s = suite_create("list");
@@ -240,6 +308,7 @@ static Suite *list_suite(void)
     tcase_add_test(tc, test_row_held_and_abandoned);
     tcase_add_test(tc, test_row_limit);
     tcase_add_test(tc, test_sort_and_table);
+    tcase_add_test(tc, test_hostile_row);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 #include "unit.h"
 
@@ -377,7 +379,7 @@ START_TEST(test_text_escapes_controls)
     start_capture();
     rr_log(RR_LOG_ERROR, NULL, NULL, "ERR bad\nINJECTED line\r\x1b[31m\ttab\xff ok \xc3\xa9");
     char *out = stop_capture();
-    ck_assert_str_eq(out, "redlock-run: j: ERR bad\\nINJECTED line\\r\\x1b[31m\ttab\\xff ok \xc3\xa9\n");
+    ck_assert_str_eq(out, "redlock-run: j: ERR bad\\nINJECTED line\\r\\x1b[31m\\ttab\\xff ok \xc3\xa9\n");
     free(out);
 }
 END_TEST
@@ -558,10 +560,10 @@ START_TEST(test_redaction_json_fields)
 {
     rr_log_init("settle", 0, true, false);
     rr_log_secret("s3cr\"t");   /* redacted before escaping */
-    rr_log_secret("pw");
+    rr_log_secret("pw");        /* short: only as a whole token */
     struct rr_field f[] = {
         RR_FS("url", "redis://:s3cr\"t@host:6379"), RR_FS("user", "pwd-user"),
-        RR_FN("n", 5), RR_FIELD_END,
+        RR_FS("pass", "pw"), RR_FN("n", 5), RR_FIELD_END,
     };
     start_capture();
     rr_log(RR_LOG_ERROR, "auth", f, "password s3cr\"t refused");
@@ -569,7 +571,8 @@ START_TEST(test_redaction_json_fields)
     expect_one_json_line(out);
     ck_assert_str_eq(jget(&parsed, "msg"), "password *** refused");
     ck_assert_str_eq(jget(&parsed, "url"), "redis://:***@host:6379");
-    ck_assert_str_eq(jget(&parsed, "user"), "***d-user");
+    ck_assert_str_eq(jget(&parsed, "user"), "pwd-user");
+    ck_assert_str_eq(jget(&parsed, "pass"), "***");
     ck_assert_str_eq(jget(&parsed, "n"), "5");
     ck_assert_ptr_null(strstr(out, "s3cr"));
     free(out);
@@ -579,14 +582,57 @@ END_TEST
 START_TEST(test_redaction_longest_match)
 {
     rr_log_init(NULL, 0, false, false);
-    rr_log_secret("abc");
-    rr_log_secret("abcdef");
+    rr_log_secret("abcd");
+    rr_log_secret("abcdefgh");
     rr_log_secret("x");   /* shorter than "***": the text grows */
     start_capture();
-    rr_log(RR_LOG_ERROR, NULL, NULL, "abcdefg abcx xxxx");
+    rr_log(RR_LOG_ERROR, NULL, NULL, "abcdefghi abcdx xxxx x:x");
     char *out = stop_capture();
-    ck_assert_str_eq(out, "redlock-run: ***g ****** ************\n");
+    ck_assert_str_eq(out, "redlock-run: ***i ***x xxxx ***:***\n");
     free(out);
+}
+END_TEST
+
+/* Issue 30: with the password "e", every message read "acquir***d ...
+ * f***nc***". A secret shorter than RR_LOG_SECRET_SUBSTR bytes is
+ * redacted only as a whole token; from that length on, everywhere. */
+START_TEST(test_redaction_short_secret)
+{
+    static const struct { const char *secret, *in, *out; } t[] = {
+        { "e", "acquired in 3ms, fence 12", "acquired in 3ms, fence 12" },
+        { "e", "cannot connect to redis://:e@10.0.0.5:6379", "cannot connect to redis://:***@10.0.0.5:6379" },
+        { "e", "AUTH e refused", "AUTH *** refused" },
+        { "e", "e", "***" },
+        { "e", "e_x xe e9 \xc3\xa9" "e", "e_x xe e9 \xc3\xa9" "e" },
+        { "e", "(e)", "(***)" },
+        { "ab", "tab ab abab ab.", "tab *** abab ***." },
+        { "abc", "abc/abcd", "***/abcd" },
+        /* from RR_LOG_SECRET_SUBSTR bytes on: inside words too */
+        { "abcd", "xabcdx abcd", "x***x ***" },
+        { "p4ss", "redis://:p4ss@h user=p4ssp4ss", "redis://:***@h user=******" },
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
+        pid_t pid = fork();   /* the secrets list only grows: one a process */
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            rr_log_init(NULL, 0, false, false);
+            rr_log_secret(t[k].secret);
+            start_capture();
+            rr_log(RR_LOG_ERROR, NULL, NULL, "%s", t[k].in);
+            char *out = stop_capture();
+            char want[256];
+            snprintf(want, sizeof want, "redlock-run: %s\n", t[k].out);
+            if (strcmp(out, want) != 0) {
+                fprintf(stderr, "case %zu: got '%s', want '%s'\n", k, out, want);
+                _exit(1);
+            }
+            _exit(0);
+        }
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "case %zu (secret '%s')", k,
+                      t[k].secret);
+    }
 }
 END_TEST
 
@@ -886,6 +932,7 @@ static Suite *log_suite(void)
     tcase_add_test(tc, test_redaction_text);
     tcase_add_test(tc, test_redaction_json_fields);
     tcase_add_test(tc, test_redaction_longest_match);
+    tcase_add_test(tc, test_redaction_short_secret);
     tcase_add_test(tc, test_redaction_long_message);
     suite_add_tcase(s, tc);
 

@@ -98,6 +98,29 @@ START_TEST(test_unknown_and_truncation)
 }
 END_TEST
 
+/* A host written by another tenant (issue 30) cannot add a line, plant
+ * perfdata or drive a terminal: the line is one line, with one '|' (ours),
+ * and its perfdata is the age we computed. So for a NAME with a '|'. */
+START_TEST(test_hostile_host)
+{
+    struct rr_verdict_in in = base();
+    char line[1024];
+
+    in.success_host = "web-1) | age=1s;;\nREDLOCK OK - forged\x1b]0;T\x07";
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_OK);
+    ck_assert_str_eq(line, "REDLOCK OK - settle succeeded 3h ago (fence 41 on web-1) \\x7c "
+                           "age=1s;;\\nREDLOCK OK - forged\\x1b]0;T\\x07) | age=10800s;;90000s");
+    in.name = "a|b";
+    in.last = RR_JOB_NONE;
+    in.success_ms = 0;
+    rr_verdict(&in, line, sizeof line);
+    ck_assert_str_eq(line, "REDLOCK CRITICAL - a\\x7cb never ran (no record under "
+                           "redlock:{settle}:state)");
+    rr_verdict_unknown("10.0.0.1: ERR x|y\nz", line, sizeof line);
+    ck_assert_str_eq(line, "REDLOCK UNKNOWN - 10.0.0.1: ERR x\\x7cy\\nz");
+}
+END_TEST
+
 static Suite *verdict_suite(void)
 {
     Suite *s = suite_create("verdict");
@@ -107,6 +130,7 @@ static Suite *verdict_suite(void)
     tcase_add_test(tc, test_warning);
     tcase_add_test(tc, test_critical);
     tcase_add_test(tc, test_unknown_and_truncation);
+    tcase_add_test(tc, test_hostile_host);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -6,7 +6,8 @@
  *     NUL-terminated and the return value is its length;
  *   - the output is a valid JSON string body: no raw control byte, no raw
  *     DEL, no unescaped '"', every '\' starts a complete escape, and the
- *     rest is valid UTF-8;
+ *     rest is valid UTF-8 without the code points a terminal acts on (C1
+ *     controls, line separators, bidi controls: escaped as \uXXXX);
  *   - a short buffer gives a prefix of the full output that never cuts an
  *     escape or a UTF-8 sequence;
  *   - the full output decodes back to the input when the input is valid
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "log.h"
 
 #define FAIL(...) do { fprintf(stderr, "fuzz_json: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
@@ -69,8 +71,35 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return need;
 }
 
+/* The code points escape.c writes as \uXXXX rather than raw: a terminal
+ * acts on them (C1 controls) or they reorder or break the line. */
+static bool hides_text(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* cp (below 0x10000) as UTF-8 into d; returns its length. */
+static size_t put_utf8(char *d, uint32_t cp)
+{
+    if (cp < 0x80) {
+        d[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        d[0] = (char)(0xC0 | cp >> 6);
+        d[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    d[0] = (char)(0xE0 | cp >> 12);
+    d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    d[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+}
+
 /* Check that out (n bytes) is a JSON string body and decode it into dec
- * (as UTF-8, \uXXXX below 0x80 or U+FFFD only). Returns the decoded length. */
+ * (as UTF-8; \uXXXX only below 0x80, for U+FFFD, or for a code point
+ * hides_text names, which never appears raw). Returns the decoded length. */
 static size_t check_body(const char *out, size_t n, char *dec)
 {
     const unsigned char *u = (const unsigned char *)out;
@@ -101,11 +130,8 @@ static size_t check_body(const char *out, size_t n, char *dec)
                     FAIL("bad \\u escape at %zu", i);
                 v = v * 16 + h;
             }
-            if (v == 0xFFFD) {
-                memcpy(dec + o, "\xEF\xBF\xBD", 3);
-                o += 3;
-            } else if (v < 0x80 && v > 0) {
-                dec[o++] = (char)v;
+            if (v == 0xFFFD || (v < 0x80 && v > 0) || hides_text((uint32_t)v)) {
+                o += put_utf8(dec + o, (uint32_t)v);
             } else {
                 FAIL("unexpected \\u%04x at %zu", v, i);
             }
@@ -115,6 +141,14 @@ static size_t check_body(const char *out, size_t n, char *dec)
         size_t l = utf8_seq(u + i, n - i);
         if (l == 0)
             FAIL("invalid UTF-8 at %zu", i);
+        if (l == 2 && u[i] == 0xC2 && u[i + 1] < 0xA0)
+            FAIL("raw C1 control at %zu", i);
+        if (l == 3 && ((u[i] == 0xE2 && u[i + 1] == 0x80 && u[i + 2] >= 0xA8 && u[i + 2] <= 0xAE) ||
+                       (u[i] == 0xE2 && u[i + 1] == 0x81 && u[i + 2] >= 0xA6 && u[i + 2] <= 0xA9) ||
+                       (u[i] == 0xE2 && u[i + 1] == 0x80 && (u[i + 2] == 0x8E || u[i + 2] == 0x8F))))
+            FAIL("raw line separator or bidirectional control at %zu", i);
+        if (l == 2 && u[i] == 0xD8 && u[i + 1] == 0x9C)
+            FAIL("raw U+061C at %zu", i);
         memcpy(dec + o, out + i, l);
         o += l;
         i += l;

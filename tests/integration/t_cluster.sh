@@ -131,6 +131,14 @@ assert_key_gone "$OWNER" "$(k_lock $JOB)"
 assert_eq "evalsha 0" "$(cmdstats "$OTHER")" "commands on the non-owner seed"
 assert_contains "$(R "$OTHER" INFO commandstats)" "cmdstat_evalsha:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1" "the seed refused the script once (MOVED)"
 
+t "a plain redis:// URL at a node that does not own the slot: 69, and the hint is redis-cluster://"
+rr -r "redis://127.0.0.1:$(cl_port "$OTHER")" "$JOB" -- touch "$TMP/plain.ran"
+assert_rc 69
+assert_no_file "$TMP/plain.ran"
+assert_contains "$(cat "$ERR")" "MOVED"
+assert_contains "$(cat "$ERR")" "give the cluster as redis-cluster://HOST:PORT"
+assert_not_contains "$(cat "$ERR")" "check that Redis is up"
+
 t "the first seed dead: the next one answers, in well under a connect timeout"
 dead_ports
 rr_direct -r "redis-cluster://127.0.0.1:${DEAD[0]},127.0.0.1:$(p="${OTHER}_PORT"; echo "${!p}")" "$JOB" -- true

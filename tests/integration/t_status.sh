@@ -313,6 +313,57 @@ else
 fi
 
 # ---------------------------------------------------------------------------
+# The metrics file in a world-writable sticky directory (/tmp's mode), and
+# another local user (nobody, when we are root) who plants a FIFO and a
+# symlink there and holds the directory's flock (issue 30, item 2): the run
+# ends at once with its command's status, and one error line says why.
+md=$TMP/shared-tmp
+mkdir -p "$md"
+chmod 1777 "$md"
+chmod o+x "$TMP"
+OTHER=()
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+    OTHER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+t "--metrics-file: a FIFO planted at the path is left alone; the run does not wait for a writer"
+"${OTHER[@]}" mkfifo "$md/fifo.prom" || fail "cannot plant the FIFO"
+rr_direct -r "$U" --metrics-file "$md/fifo.prom" mfifo -- sh -c 'exit 3'
+assert_rc 3 "the command's status"
+assert_lt "$ELAPSED_MS" 3000 "the run's time (ms)"
+assert_contains "$(cat "$ERR")" "cannot write --metrics-file $md/fifo.prom: it is a FIFO, not a regular file"
+[ -p "$md/fifo.prom" ] || fail "the FIFO was replaced"
+end_test
+
+t "--metrics-file: a symlink planted at the path is not followed, nor replaced"
+echo "not yours" >"$TMP/target.prom"
+"${OTHER[@]}" ln -s "$TMP/target.prom" "$md/link.prom" || fail "cannot plant the symlink"
+rr_direct -r "$U" --metrics-file "$md/link.prom" mlink -- true
+assert_rc 0 "the command's status"
+assert_contains "$(cat "$ERR")" "cannot write --metrics-file $md/link.prom: it is a symbolic link, not a regular file"
+assert_eq "not yours" "$(cat "$TMP/target.prom")" "the link's target"
+[ -L "$md/link.prom" ] || fail "the symlink was replaced"
+end_test
+
+t "--metrics-file: another user's flock on the directory holds the run up 1 s at most"
+# One process holds it: flock(1) locks the shell's fd 9, which becomes sleep.
+bg "$TMP/flocker" "${OTHER[@]}" bash -c 'exec 9<"$1" && flock 9 && exec sleep 30' _ "$md"
+flocker=$BG
+dir_locked() { ! flock -n "$md" true; }
+wait_for 5 dir_locked || fail "flock(1) did not take the directory's lock"
+rr_direct -r "$U" --metrics-file "$md/ok.prom" mlocked -- sh -c 'exit 4'
+assert_rc 4 "the command's status"
+assert_lt "$ELAPSED_MS" 4000 "the run's time (ms)"
+assert_contains "$(cat "$ERR")" "cannot write --metrics-file $md/ok.prom: another process has held its directory's flock for over 1000 ms"
+assert_eq 1 "$(grep -c 'metrics-file' "$ERR")" "one line about it"
+assert_no_file "$md/ok.prom" "a metrics file written without the lock"
+kill_wait TERM "$flocker" 5
+rr_direct -r "$U" --metrics-file "$md/ok.prom" mlocked -- true
+assert_rc 0
+grep -q 'redlock_run_runs_total{lock="mlocked",status="succeeded"} 1' "$md/ok.prom" 2>/dev/null ||
+    fail "no figures once the lock is free: $(head -c 300 "$ERR")"
+end_test
+
+# ---------------------------------------------------------------------------
 t "--status --max-age: a job that never ran is CRITICAL (2)"
 rr -r "$U" --status --max-age 25h chk-never
 assert_rc 2 "never ran"
