@@ -276,8 +276,11 @@ assert_hash M2 "$(k_state mixed)" status succeeded
 
 t "a plain run does not load OpenSSL; a TLS run does"
 assert_eq "" "$(ldd "$RR_BIN" | grep -E 'libssl|libcrypto')" "ldd"
-"$RR_BIN" -r "$S_URL" maps -- sh -c 'cat /proc/$PPID/maps' >"$TMP/maps.plain" 2>/dev/null
-"$RR_BIN" -r "$T_URL" --tls-ca "$CA" maps -- sh -c 'cat /proc/$PPID/maps' >"$TMP/maps.tls" 2>/dev/null
+# The command's parent is the guard, forked before any connection: the
+# maps to read are redlock-run's, the guard's parent.
+RMAPS='cat /proc/$(cut -d" " -f4 /proc/$PPID/stat)/maps'
+"$RR_BIN" -r "$S_URL" maps -- sh -c "$RMAPS" >"$TMP/maps.plain" 2>/dev/null
+"$RR_BIN" -r "$T_URL" --tls-ca "$CA" maps -- sh -c "$RMAPS" >"$TMP/maps.tls" 2>/dev/null
 assert_eq 0 "$(grep -c libssl "$TMP/maps.plain")" "libssl mapped in a plain run"
 assert_ne 0 "$(grep -c libssl "$TMP/maps.tls")" "libssl mapped in a TLS run"
 
