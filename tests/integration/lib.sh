@@ -46,7 +46,7 @@ if [ "${RR_VALGRIND:-0}" = 1 ]; then
     # --read-inline-info=no: a tenth less start-up (0.57 s -> 0.51 s a
     # call here, most of it reading libc's debug info), for stacks that
     # name the function an inlined one was inlined into.
-    RR=(valgrind --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes
+    RR=(valgrind --error-exitcode=99 --leak-check=full --child-silent-after-fork=no
         --errors-for-leak-kinds=definite,indirect --read-inline-info=no -q "$RR_BIN")
     # Valgrind makes start-up slow; give calls more time before "hung".
     RR_LIMIT=$((RR_LIMIT * 2))
