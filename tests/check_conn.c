@@ -714,6 +714,52 @@ START_TEST(test_connect_done_is_not_late)
 }
 END_TEST
 
+/* The same over TLS: the ciphertext read is decrypted and dispatched, and a
+ * TLS handshake still to come after a connect found done gets its time. */
+START_TEST(test_tls_reply_in_socket_is_not_late)
+{
+    char conf[64], cert[64], sh[1024], tport[16];
+    struct server *sv;
+    struct rr_endpoint ep;
+    struct rr_conn_opts o = opts_ms(300, 100);
+    struct call k[3];
+    uv_loop_t loop;
+    struct rr_conn *c[2];
+    int i;
+
+    snprintf(cert, sizeof cert, "%s/tls.pem", basedir);
+    snprintf(conf, sizeof conf, "%s/tls.conf", basedir);
+    snprintf(sh, sizeof sh, "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
+             "-addext subjectAltName=IP:127.0.0.1 -keyout %s/tls.key -out %s >/dev/null 2>&1 && "
+             "printf 'tls-cert-file %s\ntls-key-file %s/tls.key\ntls-ca-cert-file %s\n"
+             "tls-auth-clients no\n' >%s", basedir, cert, cert, basedir, cert, conf);
+    ck_assert_msg(system(sh) == 0, "cannot make a certificate with openssl");
+    snprintf(tport, sizeof tport, "%d", free_port());
+    sv = server_start("--tls-port", tport, "--include", conf, NULL);
+    (void)sv;
+    ep = ep_tcp("127.0.0.1", atoi(tport), 0);
+    ep.tls = true;
+    o.tls.ca_file = cert;
+    o.wait_connect = true;
+    memset(k, 0, sizeof k);
+    uv_loop_init(&loop);
+    for (i = 0; i < 2; i++)
+        c[i] = rr_conn_new(&loop, &ep, &o);
+    ping_ok(&loop, c[0]);
+    cmd(c[0], &k[0], "SET", "x", "1", NULL);
+    cmd(c[0], &k[1], "GET", "x", NULL);
+    cmd(c[1], &k[2], "PING", NULL);   /* connects, then the handshake */
+    usleep(500 * 1000);
+    for (i = 0; i < 3; i++) {
+        wait_for(&loop, &k[i].called);
+        ck_assert_msg(k[i].status == RR_REPLY_OK, "%d: %d %s", i, k[i].status, k[i].err);
+    }
+    ck_assert_str_eq(k[1].str, "1");
+    ck_assert_str_eq(k[2].str, "PONG");
+    finish(&loop, c, 2);
+}
+END_TEST
+
 START_TEST(test_protocol_error)
 {
     int port, lfd = stalled_listener(16, &port), fd;
@@ -1152,6 +1198,7 @@ static Suite *conn_suite(void)
     tcase_add_test(tc, test_connect_timeout);
     tcase_add_test(tc, test_reply_in_socket_is_not_late);
     tcase_add_test(tc, test_connect_done_is_not_late);
+    tcase_add_test(tc, test_tls_reply_in_socket_is_not_late);
     tcase_add_test(tc, test_protocol_error);
     tcase_add_test(tc, test_reply_too_large);
     tcase_add_test(tc, test_reply_below_cap);
