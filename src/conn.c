@@ -95,7 +95,6 @@ struct rr_conn {
 
 static void arm_timer(struct rr_conn *c);
 static void on_timer(uv_timer_t *t);
-static void start_connect(struct rr_conn *c);
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -166,7 +165,6 @@ static void on_timer_close(uv_handle_t *h)
     maybe_free(c);
 }
 
-
 /* Drop the current transport and its reader; the transport's released
  * event still comes, see the lifetime rules at the top. */
 static void abandon_transport(struct rr_conn *c)
@@ -188,6 +186,7 @@ static void abandon_transport(struct rr_conn *c)
 static void transition(struct rr_conn *c, enum conn_state to)
 {
     enum conn_state from = c->state;
+    struct req *r;
 
     switch (to) {
     case CS_CLOSED:
@@ -195,9 +194,14 @@ static void transition(struct rr_conn *c, enum conn_state to)
         abandon_transport(c);
         break;
     case CS_CONNECTING:
-        /* from CLOSED: the first request */
-        if (from == CS_CLOSED)
-            c->connect_deadline = uv_now(c->loop) + (uint64_t)c->connect_timeout_ms;
+        /* from CLOSED: the first request; from CONNECTING: catch_up found the
+         * connect done, its budget (wait_connect: the requests') starts again */
+        c->connect_deadline = uv_now(c->loop) + (uint64_t)c->connect_timeout_ms;
+        for (r = c->head; r && from == CS_CONNECTING && c->wait_connect; r = r->next)
+            if (r->kind == REQ_USER) {
+                r->waits = true;   /* on_up gives it request_timeout from there */
+                r->deadline = c->connect_deadline;
+            }
         break;
     case CS_READY:
         /* from CONNECTING: the transport is up */
@@ -333,10 +337,25 @@ static void arm_timer(struct rr_conn *c)
     uv_timer_start(&c->timer, on_timer, due > now ? due - now : 0, 0);
 }
 
+/* Before a deadline fails anything, read what the socket holds: libuv runs
+ * due timers before it polls, so a process starved of CPU (a herd on a busy
+ * host) would judge a reply that has arrived late, and blame Redis (exit 69)
+ * for its own slowness. A connect the kernel has finished is not late either:
+ * its budget starts again from uv_now (updated just before the timers), once
+ * per attempt: the loop polls, and reports it, before its timers run again. */
+static void catch_up(struct rr_conn *c)
+{
+    struct rr_wire *t = c->t;
+
+    if (t && t->ops->catch_up(t) && c->t == t && c->state == CS_CONNECTING
+        && uv_now(c->loop) >= c->connect_deadline)
+        transition(c, CS_CONNECTING);
+}
+
 static void on_timer(uv_timer_t *t)
 {
     struct rr_conn *c = t->data;
-    uint64_t now = uv_now(c->loop);
+    uint64_t now;
     const char *why;
     struct req *r;
 
@@ -347,6 +366,10 @@ static void on_timer(uv_timer_t *t)
         break_conn(c, status);
         return;
     }
+    catch_up(c);
+    if (c->state == CS_CLOSING)
+        return;     /* a reply's callback closed c */
+    now = uv_now(c->loop);
     if (connecting(c) && now >= c->connect_deadline) {
         why = c->state == CS_CONNECTING && c->t ? c->t->ops->stalled(c->t) : NULL;
         set_error(c, "cannot connect to %s: %s", c->name, why ? why : uv_strerror(UV_ETIMEDOUT));
@@ -380,16 +403,7 @@ static void on_timer(uv_timer_t *t)
     arm_timer(c);
 }
 
-
 /* ---- dispatch ---------------------------------------------------------- */
-
-/* Is the oldest pending request our own SUNSUBSCRIBE? */
-static bool sunsub_pending(const struct rr_conn *c)
-{
-    const struct req *q = first_user_req(c);
-
-    return q && q->sunsub;
-}
 
 /* Route one decoded reply. */
 static void dispatch(struct rr_conn *c, redisReply *reply)
@@ -404,7 +418,8 @@ static void dispatch(struct rr_conn *c, redisReply *reply)
         c->skip_confirms--;
         return;
     }
-    if (c->msg_fn && rr_resp_ended_unasked(reply, sunsub_pending(c))) {
+    r = first_user_req(c);     /* is the oldest our own SUNSUBSCRIBE? */
+    if (c->msg_fn && rr_resp_ended_unasked(reply, r && r->sunsub)) {
         /* As if the node went away: the owner subscribes again where the
          * slot lives now (service.c), and learns messages may be lost. */
         set_error(c, "%s: the node ended our sharded subscription (its slot moved)", c->name);
@@ -513,50 +528,37 @@ static int send_bytes(struct rr_conn *c, char *data, size_t len, bool secret)
     return 0;
 }
 
+/* One handshake entry in front of the queue. */
+static int push_front(struct rr_conn *c, enum req_kind kind, int argc, const char **argv)
+{
+    struct req *r = calloc(1, sizeof *r);
+
+    if (!r || rr_resp_format(&r->cmd, &r->len, argc, argv, NULL) < 0) {
+        free(r);
+        return UV_ENOMEM;
+    }
+    r->kind = kind;
+    r->next = c->head;
+    c->head = r;
+    if (!c->tail)
+        c->tail = r;
+    c->handshake_left++;
+    return 0;
+}
+
 /* Put AUTH and SELECT at the head of the queue, in that order. */
 static int queue_handshake(struct rr_conn *c)
 {
-    struct req *auth = NULL, *sel = NULL;
     char dbbuf[16];
+    const char *sel[] = { "SELECT", dbbuf };
+    const char *auth[] = { "AUTH", c->user ? c->user : c->password, c->password };
 
-    if (c->ep.db != 0) {
-        const char *argv[] = { "SELECT", dbbuf };
-        snprintf(dbbuf, sizeof dbbuf, "%d", c->ep.db);
-        if (!(sel = calloc(1, sizeof *sel)))
-            goto fail;
-        sel->kind = REQ_SELECT;
-        if (rr_resp_format(&sel->cmd, &sel->len, 2, argv, NULL) < 0)
-            goto fail;
-    }
-    if (c->password) {
-        const char *argv[] = { "AUTH", c->user ? c->user : c->password, c->password };
-        if (!(auth = calloc(1, sizeof *auth)))
-            goto fail;
-        auth->kind = REQ_AUTH;
-        if (rr_resp_format(&auth->cmd, &auth->len, c->user ? 3 : 2, argv, NULL) < 0)
-            goto fail;
-    }
-    if (sel) {
-        sel->next = c->head;
-        c->head = sel;
-        if (!c->tail)
-            c->tail = sel;
-        c->handshake_left++;
-    }
-    if (auth) {
-        auth->next = c->head;
-        c->head = auth;
-        if (!c->tail)
-            c->tail = auth;
-        c->handshake_left++;
-    }
+    snprintf(dbbuf, sizeof dbbuf, "%d", c->ep.db);
+    if (c->ep.db != 0 && push_front(c, REQ_SELECT, 2, sel) < 0)
+        return UV_ENOMEM;
+    if (c->password && push_front(c, REQ_AUTH, c->user ? 3 : 2, auth) < 0)
+        return UV_ENOMEM;
     return 0;
-fail:
-    if (sel)
-        free_req(sel);
-    if (auth)
-        free_req(auth);
-    return UV_ENOMEM;
 }
 
 /* Write everything queued while connecting (handshake first) in one go.
@@ -681,10 +683,8 @@ struct rr_conn *rr_conn_new(uv_loop_t *loop, const struct rr_endpoint *ep,
     c->state = CS_CLOSED;
     return c;
 fail:
-    wipe_free(c->password);
-    wipe_free(c->user);
-    explicit_bzero(&c->ep, sizeof c->ep);
-    free(c);
+    c->state = CS_CLOSING;  /* c->ops is 0: maybe_free frees it */
+    maybe_free(c);
     return NULL;
 }
 

@@ -8,6 +8,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE  /* explicit_bzero */
 #endif
+#include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@ struct handle {
     uv_connect_t connect_req;
     struct sock *s;
     bool used;              /* a connect was started on it */
+    bool reading;           /* connected, and libuv reads it */
 };
 
 struct sock {
@@ -196,6 +199,7 @@ static void on_connect(uv_connect_t *req, int status)
         fail(s, RR_TF_CONNECT, uv_strerror(err));
         return;
     }
+    h->reading = true;
     if (s->ai_list) {
         uv_freeaddrinfo(s->ai_list);
         s->ai_list = s->ai_next = NULL;
@@ -247,6 +251,46 @@ fail:
     return -1;
 }
 
+/* Connected: read what the socket holds without waiting, and deliver it
+ * as on_read does (bounded, so a server that streams without end cannot
+ * hold us here). libuv's poll is level-triggered, so it simply finds less
+ * to read afterwards. Connecting: has the kernel finished the connect? A
+ * zero-timeout poll says so (writable, no error or hang-up). SO_ERROR is
+ * not read: that would clear a pending error that libuv's own connect
+ * callback still has to see. */
+static bool sock_catch_up(struct rr_wire *t)
+{
+    struct sock *s = (struct sock *)t;
+    struct handle *h = s->cur;
+    struct pollfd p;
+    uv_os_fd_t fd;
+    ssize_t n;
+    int i;
+
+    if (s->closed || !h || !h->used || uv_fileno(&h->h.handle, &fd) < 0)
+        return false;
+    if (!h->reading) {
+        p.fd = fd;
+        p.events = POLLOUT;
+        p.revents = 0;
+        return poll(&p, 1, 0) == 1 && (p.revents & (POLLOUT | POLLERR | POLLHUP)) == POLLOUT;
+    }
+    for (i = 0; i < 64 && !s->closed && h == s->cur; i++) {
+        n = recv(fd, s->rbuf, sizeof s->rbuf, MSG_DONTWAIT);
+        if (n > 0) {
+            s->ev.data(s->ev.arg, s->rbuf, (size_t)n);
+        } else if (n == 0) {
+            fail(s, RR_TF_EOF, "connection closed by server");
+            break;
+        } else if (errno != EINTR) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                fail(s, RR_TF_STREAM, uv_strerror(-errno));
+            break;
+        }
+    }
+    return false;
+}
+
 static void sock_answered(struct rr_wire *t)
 {
     (void)t;
@@ -280,7 +324,7 @@ static void sock_close(struct rr_wire *t)
 }
 
 static const struct rr_transport_ops sock_ops = {
-    sock_write, sock_answered, sock_stalled, sock_close,
+    sock_write, sock_answered, sock_catch_up, sock_stalled, sock_close,
 };
 
 /* A host name: start the lookup; on_resolved carries on. */

@@ -727,6 +727,15 @@ static void tls_answered(struct rr_wire *t)
     ((struct tls_transport *)t)->answered = true;
 }
 
+/* The socket's bytes go through on_sock_data: they drive the handshake or
+ * are decrypted for the owner. */
+static bool tls_catch_up(struct rr_wire *t)
+{
+    struct tls_transport *tt = (struct tls_transport *)t;
+
+    return !tt->closed && tt->sock->ops->catch_up(tt->sock);
+}
+
 static const char *tls_stalled(const struct rr_wire *t)
 {
     const struct tls_transport *tt = (const struct tls_transport *)t;
@@ -745,7 +754,7 @@ static void tls_close(struct rr_wire *t)
 }
 
 static const struct rr_transport_ops tls_ops = {
-    tls_write, tls_answered, tls_stalled, tls_close,
+    tls_write, tls_answered, tls_catch_up, tls_stalled, tls_close,
 };
 
 int rr_tls_open(struct rr_wire **out, uv_loop_t *loop, const struct rr_endpoint *ep,

@@ -59,6 +59,12 @@ struct rr_transport_ops {
                  char *why, size_t whylen);
     /* The server answered a request: a later close is no refusal. */
     void (*answered)(struct rr_wire *t);
+    /* Before a deadline judges the connection: take in, now, what the
+     * socket already holds (a non-blocking read; the bytes go through data
+     * as usual, and may bring up or failed). Returns true when the connect
+     * itself has finished in the kernel but the loop has not reported it
+     * yet: up comes from its next poll. See catch_up in conn.c for why. */
+    bool (*catch_up)(struct rr_wire *t);
     /* Why a connect that ran out of time has not finished, or NULL for
      * the plain "connection timed out". */
     const char *(*stalled)(const struct rr_wire *t);

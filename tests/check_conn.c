@@ -648,6 +648,118 @@ START_TEST(test_connect_timeout)
 }
 END_TEST
 
+/* A process starved of CPU (a herd of runs on a busy machine) comes back
+ * to its loop after a deadline, with the reply already in the socket: libuv
+ * runs the due timer before it polls, and that reply must not be judged
+ * late (issue 33: losers of a herd blamed Redis, exit 69). usleep stands
+ * for the starvation: the loop does not run while the real server answers. */
+START_TEST(test_reply_in_socket_is_not_late)
+{
+    struct server *sv = server_start(NULL);
+    struct rr_endpoint ep[2] = { ep_tcp("127.0.0.1", sv->port, 0), ep_unix(sv->sock, 0) };
+    struct rr_conn_opts o = opts_ms(1000, 100);
+    struct call k[2][2];
+    uv_loop_t loop;
+    struct rr_conn *c[2];
+    int i;
+
+    memset(k, 0, sizeof k);
+    uv_loop_init(&loop);
+    for (i = 0; i < 2; i++) {
+        c[i] = rr_conn_new(&loop, &ep[i], &o);
+        ping_ok(&loop, c[i]);
+        cmd(c[i], &k[i][0], "SET", "x", "1", NULL);
+        cmd(c[i], &k[i][1], "GET", "x", NULL);
+    }
+    usleep(400 * 1000);
+    for (i = 0; i < 2; i++) {
+        wait_for(&loop, &k[i][1].called);
+        ck_assert_msg(k[i][0].status == RR_REPLY_OK, "SET: %d %s", k[i][0].status, k[i][0].err);
+        ck_assert_msg(k[i][1].status == RR_REPLY_OK, "GET: %d %s", k[i][1].status, k[i][1].err);
+        ck_assert_str_eq(k[i][1].str, "1");
+        ck_assert_int_eq(rr_conn_is_ready(c[i]), 1);
+    }
+    finish(&loop, c, 2);
+}
+END_TEST
+
+/* The same for a connect: the kernel finished it long before the loop ran,
+ * so "connection timed out" would be a lie. What follows it (AUTH, SELECT,
+ * the request) goes on, and gets its answers. */
+START_TEST(test_connect_done_is_not_late)
+{
+    struct server *sv = server_start("--requirepass", "pw", NULL);
+    struct rr_endpoint ep[2] = { ep_tcp("127.0.0.1", sv->port, 1), ep_unix(sv->sock, 1) };
+    struct rr_conn_opts o = opts_ms(200, 200);
+    struct call k[2];
+    uv_loop_t loop;
+    struct rr_conn *c[2];
+    int i;
+
+    memset(k, 0, sizeof k);
+    o.wait_connect = true;  /* as for one fixed server (direct.c) */
+    o.password = "pw";
+    uv_loop_init(&loop);
+    for (i = 0; i < 2; i++) {
+        c[i] = rr_conn_new(&loop, &ep[i], &o);
+        cmd(c[i], &k[i], "PING", NULL);
+    }
+    usleep(500 * 1000);
+    for (i = 0; i < 2; i++) {
+        wait_for(&loop, &k[i].called);
+        ck_assert_msg(k[i].status == RR_REPLY_OK, "PING: %d %s", k[i].status, k[i].err);
+        ck_assert_str_eq(k[i].str, "PONG");
+    }
+    finish(&loop, c, 2);
+}
+END_TEST
+
+/* The same over TLS: the ciphertext read is decrypted and dispatched, and a
+ * TLS handshake still to come after a connect found done gets its time. */
+START_TEST(test_tls_reply_in_socket_is_not_late)
+{
+    char conf[64], cert[64], sh[1024], tport[16];
+    struct server *sv;
+    struct rr_endpoint ep;
+    struct rr_conn_opts o = opts_ms(300, 100);
+    struct call k[3];
+    uv_loop_t loop;
+    struct rr_conn *c[2];
+    int i;
+
+    snprintf(cert, sizeof cert, "%s/tls.pem", basedir);
+    snprintf(conf, sizeof conf, "%s/tls.conf", basedir);
+    snprintf(sh, sizeof sh, "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
+             "-addext subjectAltName=IP:127.0.0.1 -keyout %s/tls.key -out %s >/dev/null 2>&1 && "
+             "printf 'tls-cert-file %s\ntls-key-file %s/tls.key\ntls-ca-cert-file %s\n"
+             "tls-auth-clients no\n' >%s", basedir, cert, cert, basedir, cert, conf);
+    ck_assert_msg(system(sh) == 0, "cannot make a certificate with openssl");
+    snprintf(tport, sizeof tport, "%d", free_port());
+    sv = server_start("--tls-port", tport, "--include", conf, NULL);
+    (void)sv;
+    ep = ep_tcp("127.0.0.1", atoi(tport), 0);
+    ep.tls = true;
+    o.tls.ca_file = cert;
+    o.wait_connect = true;
+    memset(k, 0, sizeof k);
+    uv_loop_init(&loop);
+    for (i = 0; i < 2; i++)
+        c[i] = rr_conn_new(&loop, &ep, &o);
+    ping_ok(&loop, c[0]);
+    cmd(c[0], &k[0], "SET", "x", "1", NULL);
+    cmd(c[0], &k[1], "GET", "x", NULL);
+    cmd(c[1], &k[2], "PING", NULL);   /* connects, then the handshake */
+    usleep(500 * 1000);
+    for (i = 0; i < 3; i++) {
+        wait_for(&loop, &k[i].called);
+        ck_assert_msg(k[i].status == RR_REPLY_OK, "%d: %d %s", i, k[i].status, k[i].err);
+    }
+    ck_assert_str_eq(k[1].str, "1");
+    ck_assert_str_eq(k[2].str, "PONG");
+    finish(&loop, c, 2);
+}
+END_TEST
+
 START_TEST(test_protocol_error)
 {
     int port, lfd = stalled_listener(16, &port), fd;
@@ -1084,6 +1196,9 @@ static Suite *conn_suite(void)
     tcase_add_test(tc, test_server_killed_then_restarted);
     tcase_add_test(tc, test_stalled_peer_timeout);
     tcase_add_test(tc, test_connect_timeout);
+    tcase_add_test(tc, test_reply_in_socket_is_not_late);
+    tcase_add_test(tc, test_connect_done_is_not_late);
+    tcase_add_test(tc, test_tls_reply_in_socket_is_not_late);
     tcase_add_test(tc, test_protocol_error);
     tcase_add_test(tc, test_reply_too_large);
     tcase_add_test(tc, test_reply_below_cap);
