@@ -64,6 +64,15 @@ RR_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 RR_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
+# A planted defect (scripts/mutants, src/mutant.h), in a build of its own.
+ifneq ($(MUTANT),)
+ifneq ($(BUILD),build-mutant-$(MUTANT))
+$(error MUTANT=$(MUTANT) builds only into BUILD=build-mutant-$(MUTANT))
+endif
+RR_CFLAGS += -DRR_MUTANT_$(MUTANT)=1
+export MUTANT
+endif
+
 RR_CFLAGS += -I$(BUILD)
 
 SRCS     := $(wildcard src/*.c)
@@ -76,7 +85,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check tests unit integration deps install uninstall clean fuzz bench demo dist
+.PHONY: all check tests unit integration deps install uninstall clean fuzz bench demo dist mutants
 
 all: redlock-run
 
@@ -138,6 +147,11 @@ integration: redlock-run $(BIN) $(HELPER_BINS)
 demo:
 	@scripts/demo.sh
 
+# Each safety mechanism disabled in turn, and the tests that must notice
+# (scripts/mutants; M="name ..." runs only those).
+mutants:
+	@scripts/mutants $(M)
+
 bench: redlock-run
 	@scripts/bench
 
@@ -162,7 +176,7 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/redlock-run.fish
 
 clean:
-	rm -rf build build-san build-fuzz build-dist redlock-run
+	rm -rf build build-san build-fuzz build-dist build-mutant-* redlock-run
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d)
 -include mk/fuzz.mk

@@ -16,6 +16,11 @@
 # rr_script; with RR_SCRIPTS_SOURCES defined, the sources, SHA1s and shapes
 # (scripts.c). The body must use the names: a literal KEYS[1] or ARGV[1],
 # or a declared name the body never uses, fails the build.
+#
+# A planted defect (scripts/mutants) is a line of its own
+#   --mutant NAME: CODE
+# that is sent as an empty line; with $MUTANT = NAME (make MUTANT=NAME) the
+# line after it is replaced by CODE. A normal build sends neither.
 set -eu
 out=$1; shift
 tmp=$out.d.tmp
@@ -27,6 +32,14 @@ trap 'rm -rf "$tmp"' EXIT
 lua_names='
 function fail(msg) { print FILENAME ":" FNR ": " msg > "/dev/stderr"; failed = 1; exit 1 }
 BEGIN { nk = 0; na = 0; kmin = -1; rest = 0 }
+/^ *--mutant [a-z_]+: / {
+    m = $0; sub(/^ *--mutant /, "", m)
+    mname = m; sub(/:.*/, "", mname)
+    if (mname == mutant) { swap = m; sub(/^[a-z_]+: /, "", swap) }
+    print "" > src
+    next
+}
+swap != "" { $0 = swap; swap = "" }
 /^--! / {
     kind = $2
     if (kind != "KEYS" && kind != "ARGV") fail("a header line is --! KEYS or --! ARGV")
@@ -81,7 +94,7 @@ END {
 
 for f in "$@"; do
   n=$(basename "$f" .lua)
-  awk -v name="$n" -v src="$tmp/$n.lua" -v hdr="$tmp/$n.h" -v shape="$tmp/$n.shape" \
+  awk -v name="$n" -v mutant="${MUTANT:-}" -v src="$tmp/$n.lua" -v hdr="$tmp/$n.h" -v shape="$tmp/$n.shape" \
       "$lua_names" "$f"
 done
 

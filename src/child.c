@@ -24,6 +24,7 @@
 #include "exec.h"
 #include "guard.h"
 #include "log.h"
+#include "mutant.h"
 #include "proc.h"
 #include "rr.h"
 #include "tty.h"
@@ -257,6 +258,10 @@ static void on_report(uv_poll_t *h, int status, int events)
         case RR_GUARD_REAPED:
             ch->wstatus = r.value;
             transition(ch, CHILD_SWEEPING);
+            if (RR_MUTANT_IS(release_before_reap) && ch->exit_cb) {
+                ch->exit_cb(ch, ch->wstatus, ch->arg);
+                ch->exit_cb = NULL;
+            }
             break;
         case RR_GUARD_LEFT:
         case RR_GUARD_STUCK:
@@ -285,7 +290,7 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
     }
     /* If the guard dies, what the command started is re-parented to us,
      * not to init. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_CHILD_SUBREAPER, !RR_MUTANT_IS(no_wrapper_subreaper));
     const struct rr_guard_opts go = { .foreground = o->foreground, .cgroup = o->cgroup };
     ch->guard = rr_guard_start(&go);
     if (!ch->guard) {

@@ -11,6 +11,7 @@
 
 #include "cgroup.h"
 #include "exec.h"
+#include "mutant.h"
 #include "rr.h"
 
 /* A text file (no NUL in its first bytes, no ELF magic): what execvp and
@@ -81,7 +82,7 @@ void rr_exec_child(const struct rr_exec_spawn *s)
         ioctl(0, TIOCSPGRP, &self);
     /* Die with the guard, even when it is SIGKILLed. If it already died
      * before prctl took effect, the signal will never come, so check. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, RR_MUTANT_IS(no_pdeathsig) ? 0 : SIGKILL);
     if (getppid() != s->parent)
         _exit(RR_EXIT_SOFTWARE);
     /* Ignored signals survive exec: every disposition goes back to default
@@ -90,7 +91,7 @@ void rr_exec_child(const struct rr_exec_spawn *s)
         if (sig != SIGKILL && sig != SIGSTOP)
             signal(sig, SIG_DFL);
     /* The lease must leave the grace to stop the command before its end. */
-    if (s->lease_ok && !s->lease_ok(s->lease_arg))
+    if (s->lease_ok && !s->lease_ok(s->lease_arg) && !RR_MUTANT_IS(no_exec_lease_check))
         report(s->errfd, RR_EXEC_LATE);
     sigset_t none;
     sigemptyset(&none);

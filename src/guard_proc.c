@@ -28,6 +28,7 @@
 #include "exec.h"
 #include "guard.h"
 #include "guard_impl.h"
+#include "mutant.h"
 #include "proc.h"
 #include "rr.h"
 
@@ -139,7 +140,7 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
      * name someone else's group: it is not signalled then. */
     if (s->cpid > 0 && !s->foreground && (!s->c_reaped || n > 0))
         kill(-s->cpid, sig);
-    if (sig == SIGKILL && s->cgroup)
+    if (sig == SIGKILL && s->cgroup && !RR_MUTANT_IS(no_cgroup_kill))
         rr_cgroup_kill(s->cgroup);
     for (int i = 0; i < n; i++) {
         kill(kids[i], sig);
@@ -469,6 +470,8 @@ static int64_t enforce(struct gstate *s, int64_t now)
 
     enum rr_guard_act a = rr_guard_clock(now, load64(&s->sh->deadline_ms), s->sh->grace_ms,
                                          load32(&s->sh->termed), load32(&s->sh->fired), &wait);
+    if (RR_MUTANT_IS(no_guard_deadline))
+        a = RR_GUARD_WAIT;
     /* While C has not exec'd: no TERM (C is before its own lease check,
      * which fails as RR_EXEC_LATE, not a lost lease; or in execve), and no
      * KILL before exec_until (the lease's end, >= 100 ms after the spawn):
@@ -614,7 +617,7 @@ void rr_guard_main(struct gstate *s)
     prctl(PR_SET_NAME, "redlock-guard");
     rr_set_title("redlock-guard");
     /* Whatever C leaves is re-parented to us, not to R or init. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_CHILD_SUBREAPER, !RR_MUTANT_IS(no_subreaper));
     /* R's SIGCHLD action came with us (a handler, SA_NOCLDSTOP): default,
      * and blocked like every signal (R blocked them all for the fork), so
      * it is queued for the signalfd. */
@@ -650,7 +653,7 @@ void rr_guard_successor_main(struct gstate *s)
         if (s->cpid > 0)
             kill(-s->cpid, SIGKILL);
         s->cpid = 0;   /* once: the group's id may be someone else's later */
-        if (s->cgroup)
+        if (s->cgroup && !RR_MUTANT_IS(no_cgroup_kill))
             rr_cgroup_kill(s->cgroup);
         int n = rr_proc_children(s->parent, s->self, kids, RR_PROC_MAX);
         for (int i = 0; i < n; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "mutant.h"
 #include "votes.h"
 
 bool rr_lock_synced(int want, long long acked)
@@ -16,7 +17,7 @@ bool rr_lock_synced(int want, long long acked)
 
 int rr_lock_quorum(int n)
 {
-    return n / 2 + 1;
+    return RR_MUTANT_IS(quorum_half) ? n / 2 : n / 2 + 1;
 }
 
 int64_t rr_lock_validity(int64_t ttl_ms, int64_t elapsed_ms)

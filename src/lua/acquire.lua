@@ -186,6 +186,7 @@ if oncek then
   s1, once_stale = status_of(oncek)
   st, rec, stale = s1, oncek, math.max(stale, once_stale)
 end
+--mutant once_no_record_check: if false then
 if st == 'succeeded' and oncek then
   local r = redis.call('HMGET', oncek, 'host', 'pid', 'fence', 'finished_ms')
   return {'DONE', r[1] or '', r[2] or '', r[3] or '', r[4] or '', stale}
@@ -222,6 +223,7 @@ redis.call('SET', lock, token, 'PX', ttl)
 -- keeps increasing even if the counter is lost (a restart without
 -- persistence). The floor comes from the client, not from TIME, so that all
 -- masters of a quorum usually agree on the same value.
+--mutant no_fence_incr: local fence = tonumber(redis.call('GET', fencek)) or 0
 local fence = redis.call('INCR', fencek)
 local floor = tonumber(ARGV[ARG_FENCE_FLOOR]) or 0
 if fence < floor then

@@ -68,6 +68,7 @@ if cur == 'revoked:' .. token then
   -- An operator's --release (force.lua) marked our lock: it is freed now.
   redis.call('DEL', lock)
   released = 1
+--mutant release_any_token: elseif cur then
 elseif cur == token then
   if hold > 0 then
     redis.call('PEXPIRE', lock, hold)

@@ -6,6 +6,7 @@
 -- renewal pushes its expiry out again; release.lua sets --state-ttl at the end.
 -- Returns 1 when extended, 0 when the lock is gone or holds another token.
 local token = ARGV[ARG_TOKEN]
+--mutant renew_any_token: if redis.call('EXISTS', KEYS[KEY_LOCK]) == 0 then return 0 end
 if redis.call('GET', KEYS[KEY_LOCK]) ~= token then return 0 end
 redis.call('PEXPIRE', KEYS[KEY_LOCK], ARGV[ARG_TTL_MS])
 local t = redis.call('TIME')

@@ -88,6 +88,27 @@ assert_hash S "$(k_state stubborn)" status timeout
 assert_key_gone S "$(k_lock stubborn)"
 end_test
 
+t "the guard killed while redlock-run is stopped: the command dies with its guard (PR_SET_PDEATHSIG)"
+# Nothing of ours runs to stop it then: redlock-run is stopped, its guard
+# dead; the kernel's SIGKILL at the parent's death is all there is
+# (ARCHITECTURE.md, "Who stops what when a process dies"). (scripts/mutants:
+# no_pdeathsig.)
+bg "$TMP/pd" "$RR_BIN" -r "$U" -t 20s pdeath -- sh -c 'echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 60' sh "$TMP/pd.c"
+w=$BG
+wait_for 10 test -s "$TMP/pd.c" || fail "the command did not start"
+c=$(cat "$TMP/pd.c" 2>/dev/null)
+g=$(cut -d" " -f4 "/proc/$c/stat" 2>/dev/null)
+assert_eq redlock-guard "$(cat "/proc/$g/comm" 2>/dev/null)" "the command's parent"
+kill -STOP "$w"
+[ -n "$g" ] && kill -KILL "$g"
+wait_for 3 pid_gone "$c" || fail "the command $c still runs after its guard died (redlock-run stopped)"
+kill -CONT "$w"
+wait_pid "$w" 20
+assert_eq "$HUNG" 0 "the run hung after its guard died"
+assert_eq "$RC" 79 "the guard's death before the command's end: a loss"
+[ -n "$c" ] && { pid_gone "$c" || kill -KILL "$c"; }
+end_test
+
 t "the guard killed while it stops what a successful command left: still a success, and nothing is left"
 # The command exits 0 and leaves a helper that ignores TERM; the guard is
 # SIGKILLed during the helper's grace. Issue 28: the run said "lock lost ...

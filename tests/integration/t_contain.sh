@@ -101,6 +101,24 @@ if [ "$can_cgroup" = 1 ]; then
     assert_eq 0 "$RC" "the holder's status"
     [ -e "$CG2/redlock-run.$BG.autoheld" ] && fail "the holder's cgroup is left after the run"
     end_test
+
+    t "--contain cgroup: a process that joined the command's cgroup from outside is killed before the release"
+    # cgroup.kill reaches every member, not only the guard's descendants
+    # (what no signal of the guard's reaches): here the command, as root
+    # may, moves a process of ours into its cgroup. The guard waits for
+    # 'populated 0' before the release, so without cgroup.kill the run
+    # would keep the lock until that process ended by itself.
+    # (scripts/mutants: no_cgroup_kill.)
+    bg "$TMP/outsider" sleep 30
+    o=$BG
+    rr_direct -r "$U" -t 2s --contain cgroup joined -- sh -c \
+        'echo "$1" > "$2$(sed -n "s/^0:://p" /proc/self/cgroup)/cgroup.procs"' sh "$o" "$CG2"
+    assert_rc 0 "the run whose cgroup a process joined"
+    [ "$HUNG" = 1 ] && fail "the run hung: nothing stopped the process that joined its cgroup"
+    assert_lt "$ELAPSED_MS" 5000
+    pid_gone "$o" || fail "the process $o that joined the cgroup still runs after the run"
+    wait_pid "$o" 1   # reaped, quietly
+    end_test
 else
     t "the cgroup-mode cases"
     skip "no cgroup can be made here"

@@ -238,6 +238,28 @@ p=$(cat "$TMP/s4" 2>/dev/null)
 assert_lt "$ELAPSED_MS" 5000
 end_test
 
+t "the lock is released once the stragglers are gone, not when the command's leader is reaped"
+# A straggler that ignores SIGTERM watches the lock's key on S (keyspace
+# events) for as long as it lives: the release's DEL must come after its
+# death, so it never sees one. A third master, paused, makes the release
+# wait for its timeout: a release sent at the leader's reap (scripts/mutants,
+# release_before_reap) then lands on S while the straggler, in its grace,
+# still runs, every time.
+start_redis M2; start_redis M3
+R S CONFIG SET notify-keyspace-events Kg >/dev/null
+pause_redis M3
+rr_direct -r "$U" -r "$M2_URL" -r "$M3_URL" --redis-timeout 1s -t 10s --kill-after 2s reapfirst -- sh -c '
+    (trap "" TERM; exec redis-cli -p "$1" SUBSCRIBE "__keyspace@0__:$2" > "$3") &
+    i=0; while ! grep -q "^subscribe" "$3" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done' \
+    sh "$S_PORT" "$(k_lock reapfirst)" "$TMP/watch"
+resume_redis M3
+assert_rc 0
+grep -q '^subscribe' "$TMP/watch" || fail "the straggler never watched the lock: $(cat "$TMP/watch")"
+grep -qx del "$TMP/watch" && fail "the straggler saw the lock released while it still ran"
+R S CONFIG SET notify-keyspace-events "" >/dev/null
+stop_redis M2; stop_redis M3
+end_test
+
 t "a forwarded SIGTERM reaches a stopped command (SIGCONT follows it)"
 # (A fatal signal with its default action kills even a stopped process; one
 # the command handles waits for SIGCONT.)
