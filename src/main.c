@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <uv.h>
 
 #include "cli.h"
@@ -77,6 +78,17 @@ int main(int argc, char **argv)
      * set it) and would make the kernel reap our child before we see how it
      * ended. */
     signal(SIGCHLD, SIG_DFL);
+    /* Too few descriptors: libuv aborts (4-5) or a watcher fails mid-setup
+     * (9-14). Said once, before anything is asked of Redis. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY &&
+        nofile.rlim_cur < RR_MIN_FDS) {
+        rr_log(RR_LOG_ERROR, "setup", NULL,
+               "too few open files allowed (ulimit -n is %llu): redlock-run needs at least %d; "
+               "raise the limit (ulimit -n %d, LimitNOFILE= in a systemd unit)",
+               (unsigned long long)nofile.rlim_cur, RR_MIN_FDS, RR_MIN_FDS);
+        return RR_EXIT_OSERR;
+    }
     if (uv_loop_init(&loop) != 0) {
         rr_log(RR_LOG_ERROR, "internal", NULL, "cannot create the event loop");
         return RR_EXIT_OSERR;

@@ -40,6 +40,11 @@ enum rr_exit {
     RR_EXIT_NOTFOUND = 127,    /* command not found */
 };
 
+/* The fewest open files a run works with: the loop's own, the guard's
+ * socket and pipes, the cgroup's, up to 15 masters and their waiters'
+ * connections. Below it, every mode refuses at once with 71. */
+#define RR_MIN_FDS 64
+
 /* Monotonic clock in milliseconds (uv_hrtime based, for deadlines). */
 int64_t rr_now_ms(void);
 

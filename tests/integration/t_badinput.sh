@@ -212,4 +212,16 @@ assert_rc 78
 assert_not_contains "$(cat "$ERR")" "wrong@"
 end_test
 
+t "too few open files (ulimit -n 4, 13, 63): 71 and one line that says how many, nothing asked of Redis"
+# Issue 30: at 4-5 libuv aborted (134, no message); at 9 or 14 a watcher
+# failed mid-setup as "a bug" (70).
+for n in 4 13 63; do
+    run_limited sh -c 'ulimit -n "$1"; shift; exec "$@"' sh "$n" "$RR_BIN" -r "$U" fdlow -- true
+    assert_rc 71 "ulimit -n $n"
+    assert_contains "$(cat "$ERR")" "too few open files allowed (ulimit -n is $n)"
+    assert_eq 1 "$(wc -l < "$ERR")" "lines on stderr at ulimit -n $n"
+done
+assert_eq "" "$(R S EXISTS "$(k_state fdlow)" | grep -v '^0$')" "a record of a run that never asked"
+end_test
+
 done_testing
