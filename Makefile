@@ -6,7 +6,9 @@
 #   make SANITIZE=address,undefined check
 #   make DEVELOPER=1          strict warnings as errors
 #   make install PREFIX=/usr/local DESTDIR=
-#   make dist                 the release tarball in build/dist/ (scripts/release.sh)
+#   make dist                 the release tarballs and SHA256SUMS in build/dist/ (scripts/release.sh)
+#   make static               fully static binaries (musl, OpenSSL linked in) in
+#                             build-static/ARCH/ (scripts/static-build; ARCH=x86_64 for one)
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -76,7 +78,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check tests unit integration deps install uninstall clean fuzz bench demo dist
+.PHONY: all check tests unit integration deps install uninstall clean fuzz bench demo dist static
 
 all: redlock-run
 
@@ -147,6 +149,13 @@ DISTDIR ?= build/dist
 dist:
 	@scripts/release.sh $(DISTDIR)
 
+# Static binaries for any Linux (x86_64 and aarch64): musl, libuv, hiredis
+# and OpenSSL from Debian's packages, built once into a cache (README,
+# "Static binaries"). The glibc build above stays the default.
+ARCH ?= all
+static:
+	@scripts/static-build $(ARCH)
+
 install: redlock-run
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
@@ -162,7 +171,7 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/redlock-run.fish
 
 clean:
-	rm -rf build build-san build-fuzz build-dist redlock-run
+	rm -rf build build-san build-fuzz build-dist build-static redlock-run
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d)
 -include mk/fuzz.mk
