@@ -23,7 +23,7 @@ tar -xzf "$TGZ" -C "$TMP/x" || fail "tar -xzf $TGZ"
 D=$TMP/x/$NAME
 for f in redlock-run redlock-run.1 README.md install.sh completions/redlock-run.bash \
          completions/_redlock-run completions/redlock-run.fish copyright/redlock-run \
-         copyright/libuv copyright/hiredis; do
+         copyright/libuv copyright/hiredis examples/kubernetes-cronjob.yml examples/Dockerfile; do
     assert_file_exists "$D/$f" "$f in the tarball"
 done
 needed=$(readelf -d "$D/redlock-run" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd ' ' -)
@@ -32,6 +32,57 @@ glibc=$(objdump -T "$D/redlock-run" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIB
 assert_contains "$(cat "$D/install.sh")" "NEED_GLIBC=$glibc" "install.sh's glibc"
 assert_contains "$(cat "$TMP/dist.out")" "needs glibc >= $glibc" "make dist's last line"
 end_test
+
+t "SHA256SUMS: every tarball and every packed binary, and they match"
+assert_file_exists "$TMP/dist/SHA256SUMS"
+assert_contains "$(cat "$TMP/dist/SHA256SUMS")" "  $NAME.tar.gz" "the glibc tarball's line"
+assert_contains "$(cat "$TMP/dist/SHA256SUMS")" "  $NAME/redlock-run" "the glibc binary's line"
+(cd "$TMP/dist" && grep -v / SHA256SUMS | sha256sum -c --quiet) >"$TMP/sums.out" 2>&1 ||
+    fail "sha256sum -c: $(tail -2 "$TMP/sums.out")"
+end_test
+
+# The static tarball is made when scripts/static-build has its libraries
+# cached (`make static`; t_static.sh runs the binary itself).
+S=$NAME-static
+t "the static tarball installs with --sums on a musl root (busybox, musl; no glibc, no getconf)"
+if [ ! -e "$TMP/dist/$S.tar.gz" ]; then
+    if [ "${RR_STATIC:-1}" = 0 ]; then skip_asked "RR_STATIC=0"
+    else skip "no $S.tar.gz: the static libraries are not cached (make static)"; fi
+elif [ "$(id -u)" != 0 ] || [ ! -x /bin/busybox ]; then
+    skip "needs root (chroot) and /bin/busybox (busybox-static)"
+else
+    root=$TMP/muslroot
+    mkdir -p "$root/bin" "$root/lib" "$root/tmp" "$root/pkg" "$root/dev"
+    mknod -m 0666 "$root/dev/null" c 1 3 || fail "mknod $root/dev/null"
+    cp /bin/busybox "$root/bin/"
+    for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"; done
+    cp /lib/ld-musl-"$(uname -m)".so.1 "$root/lib/" 2>/dev/null ||
+        note "no musl loader here (musl): the root has busybox only"
+    tar -xzf "$TMP/dist/$S.tar.gz" -C "$root/pkg"
+    cp "$TMP/dist/SHA256SUMS" "$root/pkg/"
+    assert_eq "" "$(readelf -l "$root/pkg/$S/redlock-run" | grep INTERP)" "the static binary's interpreter"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /bin/sh "/pkg/$S/install.sh" \
+        --sha256 0000000000000000000000000000000000000000000000000000000000000000 --prefix /usr/local \
+        >"$TMP/inst.out" 2>&1
+    assert_eq 1 "$RC" "install.sh with a wrong --sha256"
+    assert_contains "$(cat "$TMP/inst.out")" "not 0000" "its message"
+    assert_no_file "$root/usr/local/bin/redlock-run" "a binary installed anyway"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /bin/sh "/pkg/$S/install.sh" \
+        --sums /pkg/SHA256SUMS --prefix /usr/local >"$TMP/inst.out" 2>&1
+    assert_eq 0 "$RC" "install.sh --sums: $(tail -2 "$TMP/inst.out")"
+    assert_contains "$(cat "$TMP/inst.out")" "SHA-256 of redlock-run checked" "install.sh's check"
+    start_redis M || fail "no redis-server"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /usr/local/bin/redlock-run -r "$M_URL" dist-musl -- /bin/true \
+        >"$TMP/run.out" 2>&1
+    assert_eq 0 "$RC" "a lock with the installed static binary: $(tail -2 "$TMP/run.out")"
+    # The glibc tarball on the same root: refused, and pointed to -static.
+    tar -xzf "$TGZ" -C "$root/pkg"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /bin/sh "/pkg/$NAME/install.sh" --prefix /opt/x \
+        >"$TMP/inst.out" 2>&1
+    assert_eq 1 "$RC" "the glibc tarball's install.sh on a musl root"
+    assert_contains "$(cat "$TMP/inst.out")" "use the -static tarball" "its message"
+    end_test
+fi
 
 t "install.sh --prefix: binary, man page, completions; the binary runs and takes a lock"
 P=$TMP/prefix
