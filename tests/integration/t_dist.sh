@@ -118,16 +118,19 @@ done
 assert_contains "$(env PATH="$TMP/old:$PATH" sh "$D/install.sh" --prefix "$TMP/no" 2>&1)" "has glibc 2.31"
 end_test
 
-t "examples/github-actions.yml: its install step, as a runner runs it, installs the tarball"
+t "examples/github-actions.yml: its install step, as a runner runs it, fetches, checks and installs the release"
 if "$PY" -c 'import yaml' 2>/dev/null; then
     step=$("$PY" -c 'import sys, yaml
 d = yaml.safe_load(open(sys.argv[1]))
 print([s["run"] for s in d["jobs"]["deploy"]["steps"] if s.get("name") == "Install redlock-run"][0])' \
         "$TOP/examples/github-actions.yml")
-    mkdir -p "$TMP/runner/dist"
-    cp "$TGZ" "$TMP/runner/dist/"
+    mkdir -p "$TMP/runner"
+    tb=$NAME.tar.gz
+    [ -e "$TMP/dist/$S.tar.gz" ] && tb=$S.tar.gz
     : >"$TMP/github_path"
-    (RUNNER_TEMP=$TMP/runner GITHUB_PATH=$TMP/github_path bash -e -c "$step") >"$TMP/gh.out" 2>&1 ||
+    (RUNNER_TEMP=$TMP/runner GITHUB_PATH=$TMP/github_path REDLOCK_RELEASE=file://$TMP/dist \
+        REDLOCK_TARBALL=$tb REDLOCK_SHA256=$(awk -v f="$tb" '$2 == f { print $1 }' "$TMP/dist/SHA256SUMS") \
+        bash -e -c "$step") >"$TMP/gh.out" 2>&1 ||
         fail "the install step: $(tail -2 "$TMP/gh.out")"
     assert_eq "$TMP/runner/redlock-run/bin" "$(cat "$TMP/github_path")" "GITHUB_PATH"
     assert_contains "$("$TMP/runner/redlock-run/bin/redlock-run" --version 2>&1)" "redlock-run $VERSION"
