@@ -143,8 +143,10 @@ demo:
 bench: redlock-run
 	@scripts/bench
 
-# The release tarball: its own static, hardened build in build-dist/, the
-# man page, the completions and an install.sh (scripts/release.sh).
+# The release tarballs: the glibc one from its own hardened build in
+# build-dist/, the -static ones from `make static` when its libraries are
+# cached (RR_DIST_STATIC=1: built first), each with the man page, the
+# completions, examples/ and an install.sh; and SHA256SUMS (scripts/release.sh).
 DISTDIR ?= build/dist
 dist:
 	@scripts/release.sh $(DISTDIR)

@@ -60,7 +60,7 @@ printf '0 2 * * * redlock-run --once x-%%F x -- true\n' >"$TMP/bad.txt"
 end_test
 
 t "README.md and the man page point to every example and say why % differs"
-for f in crontab systemd/settle.service systemd/settle.timer github-actions.yml gitlab-ci.yml kubernetes-cronjob.yml; do
+for f in crontab systemd/settle.service systemd/settle.timer github-actions.yml gitlab-ci.yml kubernetes-cronjob.yml Dockerfile; do
     [ -r "$EX/$f" ] || fail "no examples/$f"
     grep -q "examples/$f" "$README" || fail "README.md does not name examples/$f"
     sed 's/\\-/-/g' "$MAN" | grep -q "examples/$f" || fail "the man page does not name examples/$f"

@@ -28,7 +28,7 @@ UNSHARE=$(command -v unshare || echo /usr/bin/unshare)
 # ready ARCH — build-static/ARCH/redlock-run is there (linked now from the
 # cache if needed); sets WHY when not.
 ready() {
-    WHY= ASKED=0
+    WHY='' ASKED=0
     if [ "${RR_STATIC:-1}" = 0 ]; then WHY="RR_STATIC=0"; return 1; fi
     [ "$(id -u)" = 0 ] || { WHY="chroot needs root"; return 1; }
     [ -x /bin/busybox ] || { WHY="/bin/busybox missing (busybox-static)"; return 1; }
@@ -129,6 +129,13 @@ if ! ready x86_64; then
 elif ! "$PY" -c 'import yaml' 2>/dev/null; then
     skip "python3-yaml missing (scripts/deps.sh test installs it)"
 else
+    # The image is what examples/Dockerfile's last stage copies: the /out
+    # that scripts/image-root makes in its build stage.
+    D=$TOP/examples/Dockerfile
+    assert_contains "$(grep -E '^ *scripts/image-root /out' "$D")" "image-root /out" "the Dockerfile's build stage"
+    assert_eq "FROM scratch|COPY --from=build /out/ /" \
+        "$(sed -n '/^FROM scratch/,$p' "$D" | grep -E '^(FROM|COPY|RUN|ADD)' | paste -sd '|' -)" \
+        "the Dockerfile's last stage"
     img=$TMP/image
     "$TOP/scripts/image-root" "$img" x86_64 >"$TMP/image.log" 2>&1 ||
         fail "scripts/image-root: $(tail -2 "$TMP/image.log")"
