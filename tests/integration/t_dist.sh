@@ -85,6 +85,35 @@ else
     end_test
 fi
 
+# A real root whose glibc is older than the glibc build needs (Debian 11:
+# 2.31), made outside this file: `debootstrap --variant=minbase bullseye DIR`
+# takes minutes, so the case runs when RR_OLD_GLIBC_ROOT=DIR is given.
+t "on a Debian 11 root (glibc 2.31): the glibc tarball is refused, the static one installs and takes a lock"
+O=${RR_OLD_GLIBC_ROOT:-}
+if [ -z "$O" ]; then
+    skip_asked "RR_OLD_GLIBC_ROOT not given (a debootstrap'ed Debian 11 root)"
+elif [ ! -e "$TMP/dist/$S.tar.gz" ]; then
+    skip "no $S.tar.gz: the static libraries are not cached (make static)"
+else
+    rm -rf "$O/rr-pkg" && mkdir -p "$O/rr-pkg"
+    cp "$TGZ" "$TMP/dist/$S.tar.gz" "$TMP/dist/SHA256SUMS" "$O/rr-pkg/"
+    tar -xzf "$TGZ" -C "$O/rr-pkg" && tar -xzf "$TMP/dist/$S.tar.gz" -C "$O/rr-pkg"
+    have=$(chroot "$O" getconf GNU_LIBC_VERSION 2>/dev/null)
+    note "the root's C library: $have"
+    rc chroot "$O" sh "/rr-pkg/$NAME/install.sh" --prefix /opt/rr-glibc >"$TMP/inst.out" 2>&1
+    assert_eq 1 "$RC" "the glibc tarball's install.sh"
+    assert_contains "$(cat "$TMP/inst.out")" "use the -static tarball" "its message"
+    rc chroot "$O" sh "/rr-pkg/$S/install.sh" --sums /rr-pkg/SHA256SUMS --prefix /opt/rr-static >"$TMP/inst.out" 2>&1
+    assert_eq 0 "$RC" "the static tarball's install.sh: $(tail -2 "$TMP/inst.out")"
+    start_redis O || fail "no redis-server"
+    rc chroot "$O" /opt/rr-static/bin/redlock-run -r "$O_URL" dist-old -- sh -c 'cat /etc/debian_version' \
+        >"$TMP/run.out" 2>&1
+    assert_eq 0 "$RC" "a lock on the old root: $(tail -2 "$TMP/run.out")"
+    note "ran on Debian $(cat "$TMP/run.out")"
+    rm -rf "$O/rr-pkg" "$O/opt/rr-static" "$O/opt/rr-glibc"
+    end_test
+fi
+
 t "install.sh --prefix: binary, man page, completions; the binary runs and takes a lock"
 P=$TMP/prefix
 sh "$D/install.sh" --prefix "$P" >"$TMP/inst.out" 2>&1 || fail "install.sh: $(tail -2 "$TMP/inst.out")"
