@@ -6,7 +6,9 @@
 #   make SANITIZE=address,undefined check
 #   make DEVELOPER=1          strict warnings as errors
 #   make install PREFIX=/usr/local DESTDIR=
-#   make dist                 the release tarball in build/dist/ (scripts/release.sh)
+#   make dist                 the release tarballs and SHA256SUMS in build/dist/ (scripts/release.sh)
+#   make static               fully static binaries (musl, OpenSSL linked in) in
+#                             build-static/ARCH/ (scripts/static-build; ARCH=x86_64 for one)
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
@@ -85,7 +87,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/tests/%)
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:tests/helpers/%.c=$(BUILD)/tests/%)
 
-.PHONY: all check tests unit integration deps install uninstall clean fuzz bench demo dist mutants
+.PHONY: all check tests unit integration deps install uninstall clean fuzz bench demo dist mutants static
 
 all: redlock-run
 
@@ -155,11 +157,20 @@ mutants:
 bench: redlock-run
 	@scripts/bench
 
-# The release tarball: its own static, hardened build in build-dist/, the
-# man page, the completions and an install.sh (scripts/release.sh).
+# The release tarballs: the glibc one from its own hardened build in
+# build-dist/, the -static ones from `make static` when its libraries are
+# cached (RR_DIST_STATIC=1: built first), each with the man page, the
+# completions, examples/ and an install.sh; and SHA256SUMS (scripts/release.sh).
 DISTDIR ?= build/dist
 dist:
 	@scripts/release.sh $(DISTDIR)
+
+# Static binaries for any Linux (x86_64 and aarch64): musl, libuv, hiredis
+# and OpenSSL from Debian's packages, built once into a cache (README,
+# "Static binaries"). The glibc build above stays the default.
+ARCH ?= all
+static:
+	@scripts/static-build $(ARCH)
 
 install: redlock-run
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -176,7 +187,7 @@ uninstall:
 		$(DESTDIR)$(FISHCOMPDIR)/redlock-run.fish
 
 clean:
-	rm -rf build build-san build-fuzz build-dist build-mutant-* redlock-run
+	rm -rf build build-san build-fuzz build-dist build-mutant-* build-static redlock-run
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/tests/*.d)
 -include mk/fuzz.mk

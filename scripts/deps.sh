@@ -13,7 +13,11 @@
 #           function over 120 lines)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
-#   ci      test + package + valgrind clang zsh fish systemd (the
+#   static  musl-tools dpkg-dev cmake perl file busybox-static qemu-user-static
+#           gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross
+#           (make static, scripts/static-build; t_static.sh runs its binaries
+#           in an empty root with busybox, aarch64's under qemu)
+#   ci      test + package + static + valgrind clang zsh fish systemd (the
 #           completions' syntax and fish's answers; systemd-analyze verify),
 #           and promtool out of Debian's prometheus package (see below)
 #   bench   test + hyperfine python3-redis etcd-server etcd-client gnuplot-nox
@@ -23,18 +27,21 @@
 # command to run and exits 1.
 set -euo pipefail
 
-usage() { echo "usage: scripts/deps.sh build|test|package|ci|bench" >&2; exit 64; }
+usage() { echo "usage: scripts/deps.sh build|test|package|static|ci|bench" >&2; exit 64; }
 [ $# = 1 ] || usage
 
 build=(gcc libc6-dev make pkg-config libhiredis-dev libuv1-dev libssl-dev)
 test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
       cron python3-yaml groff-base bash-completion strace universal-ctags)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
+static=(musl-tools dpkg-dev cmake perl file busybox-static qemu-user-static
+        gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross)
 case $1 in
     build) want=("${build[@]}") ;;
     test) want=("${test[@]}") ;;
     package) want=("${package[@]}") ;;
-    ci) want=("${test[@]}" "${package[@]}" valgrind clang zsh fish systemd) ;;
+    static) want=("${static[@]}") ;;
+    ci) want=("${test[@]}" "${package[@]}" "${static[@]}" valgrind clang zsh fish systemd) ;;
     bench) want=("${test[@]}" hyperfine python3-redis etcd-server etcd-client gnuplot-nox) ;;
     *) usage ;;
 esac

@@ -7,6 +7,10 @@
  * headers; a mistake there is a mistake in a prototype, so each line was
  * checked against /usr/include/openssl.
  *
+ * The static build (scripts/static-build) defines RR_TLS_LINKED: OpenSSL's
+ * archives are linked in, a static binary has no dlopen worth the name, and
+ * the same pointers are filled from the linked functions instead.
+ *
  * One SSL_CTX per process (the options are the same for every master),
  * one SSL per connection attempt with a memory BIO on each side.
  */
@@ -120,6 +124,15 @@ static int load_lib(char *err, size_t errlen)
 
     if (g.loaded)
         return TLS_OK;
+#ifdef RR_TLS_LINKED
+    (void)crypto, (void)ssl, (void)missing, (void)err, (void)errlen;
+#define LINK(ret, name, args) f.name = name;
+    CRYPTO_FUNCS(LINK)
+    SSL_FUNCS(LINK)
+#undef LINK
+    g.loaded = true;
+    return TLS_OK;
+#else
     if (g.err[0])
         goto fail;
     /* Never unloaded: OpenSSL registers exit handlers of its own. */
@@ -153,6 +166,7 @@ static int load_lib(char *err, size_t errlen)
 fail:
     snprintf(err, errlen, "%s", g.err);
     return TLS_REFUSED;
+#endif
 }
 
 /* The reason of the first queued OpenSSL error, or what. Empties the queue. */

@@ -23,7 +23,7 @@ tar -xzf "$TGZ" -C "$TMP/x" || fail "tar -xzf $TGZ"
 D=$TMP/x/$NAME
 for f in redlock-run redlock-run.1 README.md install.sh completions/redlock-run.bash \
          completions/_redlock-run completions/redlock-run.fish copyright/redlock-run \
-         copyright/libuv copyright/hiredis; do
+         copyright/libuv copyright/hiredis examples/kubernetes-cronjob.yml examples/Dockerfile; do
     assert_file_exists "$D/$f" "$f in the tarball"
 done
 needed=$(readelf -d "$D/redlock-run" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd ' ' -)
@@ -32,6 +32,87 @@ glibc=$(objdump -T "$D/redlock-run" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIB
 assert_contains "$(cat "$D/install.sh")" "NEED_GLIBC=$glibc" "install.sh's glibc"
 assert_contains "$(cat "$TMP/dist.out")" "needs glibc >= $glibc" "make dist's last line"
 end_test
+
+t "SHA256SUMS: every tarball and every packed binary, and they match"
+assert_file_exists "$TMP/dist/SHA256SUMS"
+assert_contains "$(cat "$TMP/dist/SHA256SUMS")" "  $NAME.tar.gz" "the glibc tarball's line"
+assert_contains "$(cat "$TMP/dist/SHA256SUMS")" "  $NAME/redlock-run" "the glibc binary's line"
+(cd "$TMP/dist" && grep -v / SHA256SUMS | sha256sum -c --quiet) >"$TMP/sums.out" 2>&1 ||
+    fail "sha256sum -c: $(tail -2 "$TMP/sums.out")"
+end_test
+
+# The static tarball is made when scripts/static-build has its libraries
+# cached (`make static`; t_static.sh runs the binary itself).
+S=$NAME-static
+t "the static tarball installs with --sums on a musl root (busybox, musl; no glibc, no getconf)"
+if [ ! -e "$TMP/dist/$S.tar.gz" ]; then
+    why="no $S.tar.gz: the static libraries are not cached (make static)"
+    if [ "${RR_STATIC:-1}" = 0 ] || [ "${RR_STATIC_IF_CACHED:-0}" = 1 ]; then skip_asked "$why"
+    else skip "$why"; fi
+elif [ "$(id -u)" != 0 ] || [ ! -x /bin/busybox ]; then
+    skip "needs root (chroot) and /bin/busybox (busybox-static)"
+else
+    root=$TMP/muslroot
+    mkdir -p "$root/bin" "$root/lib" "$root/tmp" "$root/pkg" "$root/dev"
+    mknod -m 0666 "$root/dev/null" c 1 3 || fail "mknod $root/dev/null"
+    cp /bin/busybox "$root/bin/"
+    for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -sf busybox "$root/bin/$a"; done
+    cp /lib/ld-musl-"$(uname -m)".so.1 "$root/lib/" 2>/dev/null ||
+        note "no musl loader here (musl): the root has busybox only"
+    tar -xzf "$TMP/dist/$S.tar.gz" -C "$root/pkg"
+    cp "$TMP/dist/SHA256SUMS" "$root/pkg/"
+    assert_eq "" "$(readelf -l "$root/pkg/$S/redlock-run" | grep INTERP)" "the static binary's interpreter"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /bin/sh "/pkg/$S/install.sh" \
+        --sha256 0000000000000000000000000000000000000000000000000000000000000000 --prefix /usr/local \
+        >"$TMP/inst.out" 2>&1
+    assert_eq 1 "$RC" "install.sh with a wrong --sha256"
+    assert_contains "$(cat "$TMP/inst.out")" "not 0000" "its message"
+    assert_no_file "$root/usr/local/bin/redlock-run" "a binary installed anyway"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /bin/sh "/pkg/$S/install.sh" \
+        --sums /pkg/SHA256SUMS --prefix /usr/local >"$TMP/inst.out" 2>&1
+    assert_eq 0 "$RC" "install.sh --sums: $(tail -2 "$TMP/inst.out")"
+    assert_contains "$(cat "$TMP/inst.out")" "SHA-256 of redlock-run checked" "install.sh's check"
+    start_redis M || fail "no redis-server"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /usr/local/bin/redlock-run -r "$M_URL" dist-musl -- /bin/true \
+        >"$TMP/run.out" 2>&1
+    assert_eq 0 "$RC" "a lock with the installed static binary: $(tail -2 "$TMP/run.out")"
+    # The glibc tarball on the same root: refused, and pointed to -static.
+    tar -xzf "$TGZ" -C "$root/pkg"
+    rc env -i PATH=/bin "$(command -v chroot)" "$root" /bin/sh "/pkg/$NAME/install.sh" --prefix /opt/x \
+        >"$TMP/inst.out" 2>&1
+    assert_eq 1 "$RC" "the glibc tarball's install.sh on a musl root"
+    assert_contains "$(cat "$TMP/inst.out")" "use the -static tarball" "its message"
+    end_test
+fi
+
+# A real root whose glibc is older than the glibc build needs (Debian 11:
+# 2.31), made outside this file: `debootstrap --variant=minbase bullseye DIR`
+# takes minutes, so the case runs when RR_OLD_GLIBC_ROOT=DIR is given.
+t "on a Debian 11 root (glibc 2.31): the glibc tarball is refused, the static one installs and takes a lock"
+O=${RR_OLD_GLIBC_ROOT:-}
+if [ -z "$O" ]; then
+    skip_asked "RR_OLD_GLIBC_ROOT not given (a debootstrap'ed Debian 11 root)"
+elif [ ! -e "$TMP/dist/$S.tar.gz" ]; then
+    skip "no $S.tar.gz: the static libraries are not cached (make static)"
+else
+    rm -rf "$O/rr-pkg" && mkdir -p "$O/rr-pkg"
+    cp "$TGZ" "$TMP/dist/$S.tar.gz" "$TMP/dist/SHA256SUMS" "$O/rr-pkg/"
+    tar -xzf "$TGZ" -C "$O/rr-pkg" && tar -xzf "$TMP/dist/$S.tar.gz" -C "$O/rr-pkg"
+    have=$(chroot "$O" getconf GNU_LIBC_VERSION 2>/dev/null)
+    note "the root's C library: $have"
+    rc chroot "$O" sh "/rr-pkg/$NAME/install.sh" --prefix /opt/rr-glibc >"$TMP/inst.out" 2>&1
+    assert_eq 1 "$RC" "the glibc tarball's install.sh"
+    assert_contains "$(cat "$TMP/inst.out")" "use the -static tarball" "its message"
+    rc chroot "$O" sh "/rr-pkg/$S/install.sh" --sums /rr-pkg/SHA256SUMS --prefix /opt/rr-static >"$TMP/inst.out" 2>&1
+    assert_eq 0 "$RC" "the static tarball's install.sh: $(tail -2 "$TMP/inst.out")"
+    start_redis O || fail "no redis-server"
+    rc chroot "$O" /opt/rr-static/bin/redlock-run -r "$O_URL" dist-old -- sh -c 'cat /etc/debian_version' \
+        >"$TMP/run.out" 2>&1
+    assert_eq 0 "$RC" "a lock on the old root: $(tail -2 "$TMP/run.out")"
+    note "ran on Debian $(cat "$TMP/run.out")"
+    rm -rf "$O/rr-pkg" "$O/opt/rr-static" "$O/opt/rr-glibc"
+    end_test
+fi
 
 t "install.sh --prefix: binary, man page, completions; the binary runs and takes a lock"
 P=$TMP/prefix
@@ -67,16 +148,19 @@ done
 assert_contains "$(env PATH="$TMP/old:$PATH" sh "$D/install.sh" --prefix "$TMP/no" 2>&1)" "has glibc 2.31"
 end_test
 
-t "examples/github-actions.yml: its install step, as a runner runs it, installs the tarball"
+t "examples/github-actions.yml: its install step, as a runner runs it, fetches, checks and installs the release"
 if "$PY" -c 'import yaml' 2>/dev/null; then
     step=$("$PY" -c 'import sys, yaml
 d = yaml.safe_load(open(sys.argv[1]))
 print([s["run"] for s in d["jobs"]["deploy"]["steps"] if s.get("name") == "Install redlock-run"][0])' \
         "$TOP/examples/github-actions.yml")
-    mkdir -p "$TMP/runner/dist"
-    cp "$TGZ" "$TMP/runner/dist/"
+    mkdir -p "$TMP/runner"
+    tb=$NAME.tar.gz
+    [ -e "$TMP/dist/$S.tar.gz" ] && tb=$S.tar.gz
     : >"$TMP/github_path"
-    (RUNNER_TEMP=$TMP/runner GITHUB_PATH=$TMP/github_path bash -e -c "$step") >"$TMP/gh.out" 2>&1 ||
+    (RUNNER_TEMP=$TMP/runner GITHUB_PATH=$TMP/github_path REDLOCK_RELEASE=file://$TMP/dist \
+        REDLOCK_TARBALL=$tb REDLOCK_SHA256=$(awk -v f="$tb" '$2 == f { print $1 }' "$TMP/dist/SHA256SUMS") \
+        bash -e -c "$step") >"$TMP/gh.out" 2>&1 ||
         fail "the install step: $(tail -2 "$TMP/gh.out")"
     assert_eq "$TMP/runner/redlock-run/bin" "$(cat "$TMP/github_path")" "GITHUB_PATH"
     assert_contains "$("$TMP/runner/redlock-run/bin/redlock-run" --version 2>&1)" "redlock-run $VERSION"

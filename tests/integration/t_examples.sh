@@ -60,7 +60,7 @@ printf '0 2 * * * redlock-run --once x-%%F x -- true\n' >"$TMP/bad.txt"
 end_test
 
 t "README.md and the man page point to every example and say why % differs"
-for f in crontab systemd/settle.service systemd/settle.timer github-actions.yml gitlab-ci.yml kubernetes-cronjob.yml; do
+for f in crontab systemd/settle.service systemd/settle.timer github-actions.yml gitlab-ci.yml kubernetes-cronjob.yml Dockerfile; do
     [ -r "$EX/$f" ] || fail "no examples/$f"
     grep -q "examples/$f" "$README" || fail "README.md does not name examples/$f"
     sed 's/\\-/-/g' "$MAN" | grep -q "examples/$f" || fail "the man page does not name examples/$f"
@@ -203,23 +203,25 @@ if [ "$have_yaml" = 1 ]; then
     assert_contains "$(cat "$TMP/ran.log")" "once=settle-$(TZ=$tz date +%F) pw=none" "the body's environment"
     end_test
 
-    t "GitHub Actions and GitLab CI: a build job, an artifact, rediss:// with a CA from a secret, the runner's OS"
+    t "GitHub Actions and GitLab CI: a release fetched and checked against a pinned SHA-256, rediss:// with a CA from a secret"
     G=$EX/github-actions.yml L=$EX/gitlab-ci.yml
-    # GitHub: the tarball built and installed on ubuntu-latest itself, no container.
-    for j in redlock-run deploy; do
-        assert_eq ubuntu-latest "$(yq "$G" "d['jobs']['$j']['runs-on']")" "GitHub job $j's runner"
-        assert_eq None "$(yq "$G" "d['jobs']['$j'].get('container')")" "GitHub job $j's container"
+    # GitHub: the release installed on ubuntu-latest itself, no container.
+    assert_eq ubuntu-latest "$(yq "$G" "d['jobs']['deploy']['runs-on']")" "GitHub deploy's runner"
+    assert_eq None "$(yq "$G" "d['jobs']['deploy'].get('container')")" "GitHub deploy's container"
+    gi=$(yq "$G" '[s.get("run", "") for s in d["jobs"]["deploy"]["steps"]]')
+    for w in 'curl -fsSLO' 'sha256sum -c -' 'install.sh" --prefix'; do
+        assert_contains "$gi" "$w" "GitHub's install step"
     done
-    assert_contains "$(yq "$G" '[s.get("run") for s in d["jobs"]["redlock-run"]["steps"]]')" "'make dist'" "the build job"
-    assert_eq redlock-run "$(yq "$G" 'd["jobs"]["deploy"]["needs"]')" "the deploy job's needs"
-    assert_contains "$(yq "$G" '[s.get("run", "") for s in d["jobs"]["deploy"]["steps"]]')" "install.sh --prefix" "the install step"
+    assert_contains "$(yq "$G" 'd["jobs"]["deploy"]["steps"][1]["env"]["REDLOCK_TARBALL"]')" "-static.tar.gz" "GitHub: the static tarball"
+    assert_contains "$(cat "$G")" "make dist" "GitHub: building from source, the alternative"
     assert_contains "$(cat "$G")" "rediss://" "GitHub: TLS to Redis"
-    assert_contains "$(yq "$G" '[s.get("run", "") for s in d["jobs"]["deploy"]["steps"]]')" "--tls-ca" "GitHub: the CA"
-    # GitLab: two stages, the deploy needs the build (and its artifact).
-    assert_eq "['build', 'deploy']" "$(yq "$L" 'd["stages"]')" "GitLab stages"
-    assert_eq "['redlock-run']" "$(yq "$L" 'd["deploy-prod"]["needs"]')" "GitLab needs"
-    assert_eq "['dist/']" "$(yq "$L" 'd["redlock-run"]["artifacts"]["paths"]')" "GitLab artifact"
-    assert_eq "$(yq "$L" 'd["redlock-run"]["image"]')" "$(yq "$L" 'd["deploy-prod"]["image"]')" "GitLab: built on the deploy's image"
+    assert_contains "$gi" "--tls-ca" "GitHub: the CA"
+    # GitLab: one stage; the release checked before anything of it runs.
+    assert_eq "['deploy']" "$(yq "$L" 'd["stages"]')" "GitLab stages"
+    gl=$(yq "$L" 'd["deploy-prod"]["before_script"]')
+    assert_contains "$gl" "sha256sum -c -" "GitLab's install lines"
+    assert_contains "$(yq "$L" 'd["variables"]["REDLOCK_TARBALL"]')" "-static.tar.gz" "GitLab: the static tarball"
+    assert_contains "$(cat "$L")" "make -C src dist" "GitLab: building from source, the alternative"
     assert_contains "$(cat "$L")" "rediss://" "GitLab: TLS to Redis"
     assert_contains "$(cat "$L")" 'type "File"' "GitLab: the CA as a File variable"
     assert_contains "$(yq "$L" 'd["deploy-prod"]["script"]')" '--tls-ca "$LOCK_REDIS_CA"' "GitLab: the CA"
@@ -232,10 +234,21 @@ if [ "$have_yaml" = 1 ]; then
     end_test
 
     t "GitHub Actions and GitLab CI: every shell step runs here, as written, on a real TLS Redis"
-    # What the pipelines fetch: redlock-run's source at the example's tag
-    # (committed HEAD), and the repository being deployed ($TMP/work).
-    git clone -q --no-local "$TOP" "$TMP/srcrepo" && git -C "$TMP/srcrepo" tag v0.1.0 HEAD ||
-        fail "cannot make a source repository from $TOP"
+    # What the pipelines fetch: a release (make dist of the committed tree,
+    # served as file://), the static tarball when the static build is
+    # cached (make static), else the glibc one; and the repository being
+    # deployed ($TMP/work).
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TOP" --no-print-directory dist \
+        DISTDIR="$TMP/release" >"$TMP/dist.out" 2>&1 || fail "make dist: $(tail -3 "$TMP/dist.out")"
+    tarball=$(cd "$TMP/release" && ls redlock-run-*-linux-"$(uname -m)"-static.tar.gz 2>/dev/null ||
+        ls redlock-run-*-linux-"$(uname -m)".tar.gz)
+    note "the pipelines install $tarball"
+    sum=$(awk -v f="$tarball" '$2 == f { print $1 }' "$TMP/release/SHA256SUMS")
+    # GitHub's step env comes from the file: a copy with the release's place
+    # and checksum filled in, the rest as written.
+    sed -e "s|^\( *REDLOCK_RELEASE:\).*|\1 file://$TMP/release|" \
+        -e "s|^\( *REDLOCK_TARBALL:\).*|\1 $tarball|" \
+        -e "s|^\( *REDLOCK_SHA256:\).*|\1 \"$sum\"|" "$G" >"$TMP/github-actions.yml"
     pki_node || fail "openssl could not make the certificates"
     start_tls LK s --requirepass "$PASS" || fail "cannot start a TLS redis-server"
     cat >"$TMP/ci-lib.sh" <<'CILIB'
@@ -271,28 +284,44 @@ CILIB
     printf '%s\n' "$(cat "$PKI/ca.crt")" >"$TMP/ca-file-variable.pem"
     for kind in github gitlab; do
         f=$G; [ "$kind" = gitlab ] && f=$L
+        [ "$kind" = github ] && f=$TMP/github-actions.yml
         gen=$("$PY" "$TOP/tests/integration/ci_steps.py" "$kind" "$f" 2>&1) || { fail "ci_steps.py $kind: $gen"; continue; }
         { cat "$TMP/ci-lib.sh"; echo "$gen"; } >"$TMP/ci-$kind.sh"
         rm -rf "$TMP/ci-$kind"; mkdir -p "$TMP/ci-$kind"
         CI_ROOT=$TMP/ci-$kind SRC_REPO=$TMP/srcrepo APP_REPO=$TMP/work \
             SECRET_LOCK_REDIS_URL=$LK_URL SECRET_LOCK_REDIS_PASSWORD=$PASS \
             SECRET_LOCK_REDIS_CA="$(cat "$PKI/ca.crt")" GITHUB_SHA=abc123 \
-            REDLOCK_SRC=$TMP/srcrepo REDLOCK_URL=$LK_URL REDLOCK_PASSWORD=$PASS \
+            REDLOCK_RELEASE=file://$TMP/release REDLOCK_TARBALL=$tarball REDLOCK_SHA256=$sum \
+            REDLOCK_URL=$LK_URL REDLOCK_PASSWORD=$PASS \
             LOCK_REDIS_CA=$TMP/ca-file-variable.pem CI_COMMIT_SHA=abc123 \
             timeout 600 bash "$TMP/ci-$kind.sh" >"$TMP/ci-$kind.out" 2>&1
         RC=$?
         note "$kind: $(grep -c '^# ran' "$TMP/ci-$kind.out") steps ran, $(grep -c '^# skipped' "$TMP/ci-$kind.out") skipped"
         assert_eq 0 "$RC" "$kind pipeline: $(tail -3 "$TMP/ci-$kind.out" | tr '\n' ' ') $(tail -5 "$TMP/ci-$kind/log" 2>/dev/null)"
-        grep -q '^# skipped.*apt-get\|^# skipped.*Build dependencies' "$TMP/ci-$kind.out" ||
-            fail "$kind: the package installation was not the step skipped"
-        [ "$(grep -c '^# skipped' "$TMP/ci-$kind.out")" = 1 ] || fail "$kind: more than the apt-get step skipped"
+        [ "$(grep -c '^# skipped' "$TMP/ci-$kind.out")" = 0 ] || fail "$kind: a step was skipped"
     done
-    # The deploys ran, each with the redlock-run its pipeline built from the
-    # tarball, over TLS with the password: one run each.
+    # The deploys ran, each with the redlock-run its pipeline installed from
+    # the release, over TLS with the password: one run each.
     assert_eq 2 "$(grep -c '^deploy once= pw=none args=abc123$' "$TMP/ran.log")" "deploys run"
-    assert_file_exists "$TMP/ci-github/deploy/temp/redlock-run/bin/redlock-run" "GitHub: installed from the tarball"
-    assert_file_exists "$TMP/ci-gitlab/deploy-prod/ws/.redlock-run/bin/redlock-run" "GitLab: installed from the tarball"
+    assert_file_exists "$TMP/ci-github/deploy/temp/redlock-run/bin/redlock-run" "GitHub: installed from the release"
+    assert_file_exists "$TMP/ci-gitlab/deploy-prod/ws/.redlock-run/bin/redlock-run" "GitLab: installed from the release"
     assert_eq 2 "$(R LK XLEN "$(k_hist deploy-prod)")" "two runs recorded on the TLS server"
+    end_test
+
+    t "GitHub Actions: a tarball that is not the pinned one fails the install step; nothing runs"
+    sed -e "s|^\( *REDLOCK_SHA256:\).*|\1 \"$(printf '%064d' 0 | tr 0 f)\"|" "$TMP/github-actions.yml" >"$TMP/gh-bad.yml"
+    gen=$("$PY" "$TOP/tests/integration/ci_steps.py" github "$TMP/gh-bad.yml" 2>&1) || fail "ci_steps.py: $gen"
+    { cat "$TMP/ci-lib.sh"; echo "$gen"; } >"$TMP/ci-bad.sh"
+    rm -rf "$TMP/ci-bad"; mkdir -p "$TMP/ci-bad"
+    : >"$TMP/ran.log"
+    CI_ROOT=$TMP/ci-bad APP_REPO=$TMP/work SECRET_LOCK_REDIS_URL=$LK_URL SECRET_LOCK_REDIS_PASSWORD=$PASS \
+        SECRET_LOCK_REDIS_CA="$(cat "$PKI/ca.crt")" GITHUB_SHA=abc123 \
+        timeout 120 bash "$TMP/ci-bad.sh" >"$TMP/ci-bad.out" 2>&1
+    assert_ne 0 "$?" "the pipeline's status"
+    assert_contains "$(cat "$TMP/ci-bad.out")" "step failed: deploy: Install redlock-run" "the failed step"
+    assert_contains "$(cat "$TMP/ci-bad/log")" "FAILED" "sha256sum's word"
+    assert_no_file "$TMP/ci-bad/deploy/temp/redlock-run/bin/redlock-run" "a binary installed anyway"
+    assert_eq 0 "$(count_lines "$TMP/ran.log")" "deploys run"
     end_test
 else
     t "Kubernetes CronJob, GitHub Actions and GitLab CI examples"
