@@ -1,19 +1,13 @@
 /* tls.c — the TLS transport (see tls.h): a session over the plain socket.
  *
  * OpenSSL is reached only through the function pointers below, filled by
- * dlopen/dlsym at the first session: the headers give us types and
- * constants, the binary has no DT_NEEDED on libssl, and a plain run never
- * maps it. The pointers' types are written out by hand from the 3.0
- * headers; a mistake there is a mistake in a prototype, so each line was
- * checked against /usr/include/openssl.
- *
- * The static build (scripts/static-build) defines RR_TLS_LINKED: OpenSSL's
- * archives are linked in, a static binary has no dlopen worth the name, and
- * the same pointers are filled from the linked functions instead.
- *
+ * dlopen/dlsym at the first session: the binary has no DT_NEEDED on libssl,
+ * and a plain run never maps it. The pointers' types are written out by
+ * hand from the 3.0 headers (each line checked against /usr/include/openssl).
+ * The static build (scripts/static-build) defines RR_TLS_LINKED: OpenSSL is
+ * linked in, and the same pointers are filled from the linked functions.
  * One SSL_CTX per process (the options are the same for every master),
- * one SSL per connection attempt with a memory BIO on each side.
- */
+ * one SSL per connection attempt with a memory BIO on each side. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
