@@ -83,6 +83,7 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
              o->ttl_ms > INT64_MAX / 2 ? (long long)(INT64_MAX - 1)
              : 2 * o->ttl_ms > 120000 ? (long long)(2 * o->ttl_ms) : 120000LL);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
+    snprintf(lk->attempts, sizeof(lk->attempts), "%d", o->attempts > 0 ? o->attempts : 1);
     snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", 0);
     snprintf(lk->masters_total, sizeof lk->masters_total, "%d", n);
     snprintf(lk->waiter, sizeof(lk->waiter), "%s", o->waiter ? o->waiter : "");
@@ -261,7 +262,9 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
             rep = v;
             break;
         case RR_VOTE_STALE:
-            if (!rep || rep->kind != RR_VOTE_DONE)
+            /* A spent attempt budget says more than a dead run alone. */
+            if (!rep || (rep->kind != RR_VOTE_DONE &&
+                         !(rep->kind == RR_VOTE_STALE && rep->spent && !v->spent)))
                 rep = v;
             break;
         case RR_VOTE_ERR:
@@ -544,7 +547,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         [RR_ACQUIRE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
         [RR_ACQUIRE_ARG_KEEP] = lk->n > 1 ? "1" : "0",
         [RR_ACQUIRE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix, [RR_ACQUIRE_ARG_SHARDED] = "0",
-        [RR_ACQUIRE_ARG_CONTAIN] = lk->contain,
+        [RR_ACQUIRE_ARG_CONTAIN] = lk->contain, [RR_ACQUIRE_ARG_ATTEMPTS] = lk->attempts,
     };
     /* DONE and STALE outrank a quorum of OK: with --once or a refusal of
      * stale records, every master's answer counts. */

@@ -28,6 +28,7 @@ struct rr_lock_opts {
     int64_t ttl_ms;
     int64_t state_ttl_ms;     /* once records */
     bool refuse_stale;
+    int attempts;             /* --attempts: an --once ID's attempts (0: 1) */
     const char *host;         /* recorded in the state */
     const char *contain;      /* "cgroup" or "tree": recorded in the state */
     long pid;

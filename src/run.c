@@ -46,6 +46,9 @@ struct run {
     struct rr_lock *lock;
     int masters_reached;          /* of n, in the last acquisition round; -1 none */
     char host[256];
+    /* --once: the ID of this run, expanded with the lock service's clock
+     * (once_clock.c) before the first acquire; "" without --once. */
+    char once_id[RR_ONCE_MAX + 1];
 
     struct rr_child *child;
     char **child_env;
@@ -236,7 +239,7 @@ static int build_env(struct run *r)
 {
     extern char **environ;
     const struct rr_child_env_run v = { r->cfg->name, r->sm.fence, r->cfg->ttl_ms,
-                                        r->sm.slot, r->cfg->once_id };
+                                        r->sm.slot, r->once_id };
 
     r->child_env = rr_child_env_for_run(environ, &v);
     return r->child_env ? 0 : -1;
@@ -563,14 +566,16 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     if (gethostname(r->host, sizeof(r->host) - 1) != 0)
         snprintf(r->host, sizeof(r->host), "unknown");
     r->au.cfg = cfg;
+    r->au.once_id = r->once_id;
     r->au.n = r->n;
     r->au.host = r->host;
     lo.prefix = cfg->prefix;
     lo.name = cfg->name;
-    lo.once_id = cfg->once_id;
+    lo.once_id = r->once_id;
     lo.ttl_ms = cfg->ttl_ms;
     lo.state_ttl_ms = cfg->state_ttl_ms;
     lo.refuse_stale = cfg->on_stale == RR_STALE_REFUSE;
+    lo.attempts = cfg->attempts;
     lo.host = r->host;
     lo.contain = r->au.contain;
     lo.pid = (long)getpid();
@@ -579,7 +584,7 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     lo.queue_ttl_ms = rr_queue_entry_ttl(cfg->ttl_ms);
     if (cfg->wait_ms != 0) {
         struct rr_job_keys keys;
-        if (rr_job_keys(&keys, cfg->prefix, cfg->name, cfg->once_id) != 0) {
+        if (rr_job_keys(&keys, cfg->prefix, cfg->name, r->once_id) != 0) {
             snprintf(err, errlen, RR_JOB_KEYS_TOO_LONG);
             return -1;
         }
@@ -631,6 +636,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     r.loop = loop;
     r.cfg = cfg;
     r.masters_reached = -1;
+    snprintf(r.once_id, sizeof r.once_id, "%s", cfg->once_id);
     r.sigs.fd = r.sigs.closing_fd = -1;   /* not watched yet (close_all) */
     rep.start_s = (double)rr_audit_wall_ms() / 1000.0;
     rr_run_sm_init(&r.sm, &p, rr_now_ms());

@@ -26,7 +26,7 @@ struct op {
     int exit_code;
     char host[256], pid[24];
     /* --release / --resolve tallies over all masters */
-    int done, none, running, errors;
+    int done, none, running, succeeded, errors;
     char what[512];
     char err[RR_ERRLEN];
 };
@@ -300,10 +300,10 @@ static int print_status(struct op *op, const redisReply *r)
             fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
         /* The real ID when there is one; the operator copies this line. */
         if (n_stale == 1)
-            fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once %s %s\n",
+            fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|retry|clear --once %s %s\n",
                     "", TXT(rr_record_str(stale->element[0]), id), cfg->name);
         else
-            fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|clear "
+            fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|retry|clear "
                        "--once ID %s, ID one of the above\n", "", cfg->name);
     }
     text_history(f, hist);
@@ -523,6 +523,8 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
         op->none++;
     } else if (tag && strcmp(tag, "RUNNING") == 0) {
         op->running++;
+    } else if (tag && strcmp(tag, "SUCCEEDED") == 0) {
+        op->succeeded++;
     } else {
         tally_error(op, c, status, r);
     }
@@ -534,6 +536,11 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
                "%s of %s is running right now and holds the lock; resolve it after it ends",
                op->cfg->once_id[0] ? op->cfg->once_id : "the job", op->cfg->name);
         op->exit_code = RR_EXIT_BUSY;
+    } else if (op->done && op->cfg->resolve == RR_RESOLVE_RETRY) {
+        char was[sizeof op->what];
+        fprintf(op->out, "--once %s of %s may have one more attempt (the last was %s)\n",
+                op->cfg->once_id, op->cfg->name, TXT(op->what, was));
+        op->exit_code = 0;
     } else if (op->done) {
         char was[sizeof op->what];
         /* Without --once only the last-run record is touched; an operator
@@ -544,6 +551,10 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
                 op->cfg->once_id[0] ? ""
                 : "; --once records are not touched: add --once with the ID that --status lists");
         op->exit_code = 0;
+    } else if (op->succeeded) {
+        fprintf(op->out, "--once %s of %s succeeded: nothing to retry (--resolve clear runs "
+                "it again)\n", op->cfg->once_id, op->cfg->name);
+        op->exit_code = 1;
     } else if (op->none) {
         fprintf(op->out, "no record of %s%s for %s; nothing to resolve\n", target,
                 op->cfg->once_id, op->cfg->name);
@@ -586,7 +597,9 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
             [RR_RESOLVE_KEY_HISTORY] = op.keys.history,
         };
         const char *args[RR_RESOLVE_NARGS] = {
-            [RR_RESOLVE_ARG_ACTION] = cfg->resolve == RR_RESOLVE_CLEAR ? "clear" : "succeeded",
+            [RR_RESOLVE_ARG_ACTION] = cfg->resolve == RR_RESOLVE_CLEAR   ? "clear"
+                                      : cfg->resolve == RR_RESOLVE_RETRY ? "retry"
+                                                                         : "succeeded",
             [RR_RESOLVE_ARG_HOST] = op.host, [RR_RESOLVE_ARG_PID] = op.pid,
             [RR_RESOLVE_ARG_ONCE] = cfg->once_id,
         };
