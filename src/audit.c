@@ -471,7 +471,8 @@ void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
         rr_log_audit(RR_LOG_ERROR, "late", NULL, "%s; try again", t);
         break;
     case RR_MSG_EXEC_FAILED:
-        rr_log_audit(RR_LOG_ERROR, "exec_failed", NULL, "%s", t);
+        rr_log_audit(RR_LOG_ERROR, "exec_failed", NULL,
+                     "%s; it never started: the lock is given back, nothing is recorded", t);
         break;
     default:
         say_holding(au, sm, a);

@@ -143,6 +143,49 @@ rr -r "$U" --once l1 --attempts 2 "$job" -- touch "$TMP/lo.ran"
 assert_rc 0 "--attempts 2"
 assert_hash S "$(k_once $job l1)" status succeeded
 
+t "a command that never started (not found: 127) uses no attempt and leaves the record as it was"
+# Issue 28, 2: it was recorded 'failed' (saw it fail without the fix).
+job=never
+rr -r "$U" --once n1 "$job" -- "$TMP/no/such/command"
+assert_rc 127 "not found"
+assert_contains "$(cat "$ERR")" "it never started: the lock is given back, nothing is recorded" "message"
+assert_key_gone S "$(k_once $job n1)" "the once record:"
+assert_key_gone S "$(k_state $job)" "the state record:"
+assert_key_gone S "$(k_lock $job)" "the lock:"
+rr -r "$U" --once n1 "$job" -- touch "$TMP/never.ran"
+assert_rc 0 "the next run"
+assert_file_exists "$TMP/never.ran" "marker"
+# A failed attempt's record stays as it was, its count too.
+rr -r "$U" --once n2 --attempts 2 "$job" -- false
+assert_rc 1 "a failed attempt"
+before=$(R S HGETALL "$(k_once $job n2)" | tr -d '\r')
+rr -r "$U" --once n2 --attempts 2 "$job" -- "$TMP/no/such/command"
+assert_rc 127 "not found after a failure"
+assert_eq "$before" "$(R S HGETALL "$(k_once $job n2)" | tr -d '\r')" "the once record"
+assert_hash S "$(k_state $job)" status failed
+
+t "the command cannot be forked (ulimit -u, an unprivileged user): 71, no record, no attempt used"
+# Issue 28, 3: the guard forks, the command cannot be (RLIMIT_NPROC: us
+# and the guard, no more); it was recorded 'failed exit_code 71' (saw it
+# fail without the fix).
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+    skip "needs root and setpriv (to be an unprivileged user)"
+else
+    job=nofork
+    # Every task of the user counts: the limit leaves room for us and the guard.
+    n=$(( $(ps -L -u 65534 -o lwp= 2>/dev/null | wc -l) + 2 ))
+    run_limited setpriv --reuid=65534 --regid=65534 --clear-groups \
+        bash -c 'ulimit -u "$1"; shift; exec "$@"' sh "$n" \
+        "$RR_BIN" -r "$U" --once u1 "$job" -- touch "$TMP/nofork.ran"
+    assert_rc 71 "the run"
+    assert_no_file "$TMP/nofork.ran" "marker"
+    assert_key_gone S "$(k_once $job u1)" "the once record:"
+    assert_key_gone S "$(k_state $job)" "the state record:"
+    assert_key_gone S "$(k_lock $job)" "the lock:"
+    rr -r "$U" --once u1 "$job" -- true
+    assert_rc 0 "the next run, with no limit"
+fi
+
 # ---------------------------------------------------------------------------
 # abandon JOB ID — start a --once run with a 1 s lease, kill -9 the wrapper
 # while its child runs, and wait for the lease to expire.
