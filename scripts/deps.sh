@@ -10,7 +10,8 @@
 #           bash-completion (t_examples.sh, t_completions.sh) strace
 #           (t_lease.sh: a slow vfork/exec, a missing close_range)
 #           universal-ctags (scripts/check-layers, from t_docs.sh: no
-#           function over 120 lines)
+#           function over 120 lines) faketime (t_once.sh: a host whose
+#           clock is a day off)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
 #   ci      test + package + valgrind clang zsh fish systemd (the
@@ -28,7 +29,7 @@ usage() { echo "usage: scripts/deps.sh build|test|package|ci|bench" >&2; exit 64
 
 build=(gcc libc6-dev make pkg-config libhiredis-dev libuv1-dev libssl-dev)
 test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
-      cron python3-yaml groff-base bash-completion strace universal-ctags)
+      cron python3-yaml groff-base bash-completion strace universal-ctags faketime)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 case $1 in
     build) want=("${build[@]}") ;;

@@ -595,3 +595,14 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         }
     return 0;
 }
+
+int rr_lock_set_once(struct rr_lock *lk, const char *once_id)
+{
+    struct rr_job_keys k;
+
+    if (rr_job_keys(&k, lk->o.prefix, lk->o.name, once_id) != 0)
+        return -1;
+    snprintf(lk->once_id, sizeof(lk->once_id), "%s", once_id);
+    snprintf(lk->keys.once, sizeof(lk->keys.once), "%s", k.once);
+    return 0;
+}

@@ -107,6 +107,11 @@ void rr_lock_free(struct rr_lock *lk);
  * runs once they all answered, with the round's final counts. */
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg);
 
+/* The --once ID of the acquisitions to come (once_clock.h expands it on
+ * the lock service's clock after rr_lock_new). 0, or -1 if the keys would
+ * not fit (nothing changed). */
+int rr_lock_set_once(struct rr_lock *lk, const char *once_id);
+
 /* Called, after cb said OK, when masters that answered after the decision
  * failed: res has the final n_ok, n_err and failed (for the warning that
  * a degraded quorum gets). Set before rr_lock_acquire; NULL: none. */

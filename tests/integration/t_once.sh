@@ -186,6 +186,39 @@ else
     assert_rc 0 "the next run, with no limit"
 fi
 
+t "--once IDs on the lock service's clock: a host a day ahead (faketime +1d) runs the same ID"
+# Issue 28, 4: the ID came from the local clock, so a host a day ahead ran
+# tomorrow's ID today (saw it fail without the fix: skew-<tomorrow>).
+if ! command -v faketime >/dev/null 2>&1; then
+    skip "needs faketime (Debian's package faketime: scripts/deps.sh test)"
+else
+    job=skew
+    id="skew-$(date +%F)"
+    run_limited faketime -f +1d "$RR_BIN" -v -r "$U" --once 'skew-%F' "$job" -- \
+        sh -c 'echo "$REDLOCK_ONCE" >> "$1"' sh "$TMP/skew.ids"
+    assert_rc 0 "the run a day ahead"
+    if [ "skew-$(date +%F)" = "$id" ]; then   # the date did not turn over meanwhile
+        assert_eq "$id" "$(head -1 "$TMP/skew.ids" 2>/dev/null)" "REDLOCK_ONCE a day ahead"
+        assert_hash S "$(k_once $job "$id")" status succeeded
+        assert_contains "$(cat "$ERR")" "--once ID $id, from the lock service's clock" "-v"
+        assert_contains "$(cat "$ERR")" "this host's clock is +8640" "-v: the skew"
+        rr -r "$U" --once 'skew-%F' "$job" -- sh -c 'echo "$REDLOCK_ONCE" >> "$1"' sh "$TMP/skew.ids"
+        assert_rc 0 "a normal run the same day"
+        assert_eq 1 "$(count_lines "$TMP/skew.ids")" "times the command ran"
+    fi
+fi
+
+t "--once without time fields asks no clock; a service that cannot tell the time: 69, nothing run"
+job=noclock
+rr -r "$U" -v --once plain "$job" -- true
+assert_rc 0 "a literal ID"
+assert_not_contains "$(cat "$ERR")" "from the lock service's clock" "-v"
+dead=$(free_port)
+rr -r "redis://127.0.0.1:$dead" --once 'x-%F' "$job" -- touch "$TMP/noclock.ran"
+assert_rc 69 "no server"
+assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "message"
+assert_no_file "$TMP/noclock.ran" "marker"
+
 # ---------------------------------------------------------------------------
 # abandon JOB ID — start a --once run with a 1 s lease, kill -9 the wrapper
 # while its child runs, and wait for the lease to expire.
