@@ -14,6 +14,11 @@
 -- processes, 'cgroup' or 'tree' (--contain), shown by --status;
 -- attempts: --attempts N, the attempts an --once ID may have (job.c's
 -- rr_job_decide is the reference of the decision below).
+-- One --limit per NAME: slot 1's record keeps the N its holders were
+-- admitted with (field 'limit', written by every acquire); a run with
+-- another N while any slot is held is refused with an error reply
+-- 'LIMIT ...' that names both (diag.c: exit 78). A plain run reads the
+-- field with the reads it makes anyway.
 -- Returns {'VOID'} if this attempt was already given back
 --      or {'OK', fence, started_ms, abandoned, slot, history id...}
 --      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket[, ahead]]} (rank,
@@ -132,13 +137,38 @@ for i = 1, limit do
     pttl, minslot = p, i
   end
 end
+-- A run whose --limit differs from the holders' (L, slot 1's record's):
+-- refused if any slot of either is held.
+local function other_limit(l)
+  l = tonumber(l)
+  if not l or l == limit then return nil end
+  for i = 1, math.max(l, limit) do
+    if redis.call('EXISTS', slotkey(KEYS[KEY_LOCK], i)) == 1 then
+      return redis.error_reply('LIMIT this run\'s --limit ' .. limit .. ' differs from the --limit ' ..
+        l .. ' its holders were admitted with: give a NAME one --limit on every host')
+    end
+  end
+  return nil
+end
+local held_limit = false
+if limit > 1 then
+  held_limit = redis.call('HGET', statek, 'limit')
+  local e = other_limit(held_limit)
+  if e then return e end
+end
 if not slot then
   -- Report the holder only when the state record belongs to the lock's token.
   local holder = redis.call('GET', slotkey(lock, minslot))
-  local h = redis.call('HMGET', slotkey(statek, minslot), 'token', 'host', 'pid', 'fence')
+  local h = redis.call('HMGET', slotkey(statek, minslot), 'token', 'host', 'pid', 'fence',
+                       'limit')
+  if limit == 1 then
+    local e = other_limit(h[5])
+    if e then return e end
+  end
   if h[1] ~= holder then h = {false, false, false, false} end
   return busy(pttl, h[2] or '', h[3] or '', h[4] or '')
 end
+local basestate = statek
 lock, statek = slotkey(lock, slot), slotkey(statek, slot)
 
 local t = redis.call('TIME')
@@ -149,7 +179,11 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- does not grow (t_fair checks it).
 local sr = redis.call('HMGET', statek, 'status', 'queued', 'last_success_ms',
                       'last_success_fence', 'last_success_host', 'finished_ms', 'fence',
-                      'host')
+                      'host', 'limit')
+if limit == 1 then
+  local e = other_limit(sr[9])
+  if e then return e end
+end
 local queued = ''
 if wid ~= '' or limit > 1 or sr[2] == '1' then
   -- Free, but waiters may be queued: only they may take it, in order.
@@ -249,7 +283,7 @@ end
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once,
-                'queued', queued, 'contain', ARGV[ARG_CONTAIN] or ''}
+                'queued', queued, 'contain', ARGV[ARG_CONTAIN] or '', 'limit', limit}
 if #ids > 0 then
   fields[#fields + 1] = 'buried'
   fields[#fields + 1] = table.concat(ids, ' ')
@@ -279,6 +313,9 @@ local function replace(key, ls, extra)
   redis.call('HSET', key, unpack(f))
 end
 replace(statek, {sr[3], sr[4], sr[5], sr[1], sr[6], sr[7], sr[8]})
+if slot ~= 1 and tonumber(held_limit) ~= limit then
+  redis.call('HSET', basestate, 'limit', limit)
+end
 if oncek then
   replace(oncek, redis.call('HMGET', oncek, 'last_success_ms', 'last_success_fence',
                             'last_success_host', 'status', 'finished_ms', 'fence', 'host'),
