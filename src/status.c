@@ -290,6 +290,10 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "once %s:\n", cfg->once_id);
         text_record(f, "  ", have_once ? once : NULL, held, op->keys.once);
         text_success(f, "  last ok", &on);
+        /* The attempts the ID used (--attempts N allows N per ID). */
+        if (on.status != RR_JOB_NONE)
+            fprintf(f, "%-10s %d used%s\n", "  attempts", rr_job_attempts_used(&on),
+                    on.retry ? ", one more allowed (--resolve retry)" : "");
     }
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "

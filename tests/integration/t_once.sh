@@ -92,6 +92,8 @@ assert_rc 65 "second run, refused"
 rr -r "$U" --resolve retry --once r1 "$job"
 assert_rc 0 "--resolve retry"
 assert_contains "$(cat "$OUT")" "may have one more attempt (the last was failed)" "--resolve retry says so"
+rr -r "$U" --status --once r1 "$job"
+assert_contains "$(cat "$OUT")" "1 used, one more allowed (--resolve retry)" "--status"
 rr -r "$U" --once r1 "$job" -- sh -c 'echo x >> "$1"; exit 2' sh "$TMP/retry.count"
 assert_rc 2 "the retried run"
 assert_hash S "$(k_once $job r1)" attempts 2
