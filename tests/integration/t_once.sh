@@ -484,4 +484,25 @@ wait_pid "$w" 15
 assert_rc 74 "the run"
 assert_contains "$(cat "$TMP/unrec.err")" "the command ended with status 0, but its outcome could not be recorded" "message"
 
+t "an unrecorded attempt (74) spends the attempt: the next run is refused (65)"
+# The command kills a persisted server as it ends; it comes back from its
+# AOF only after the lease: no release landed (74), the record says
+# 'running', and the next run of the ID is refused.
+job=unrec2
+start_redis P2 --appendonly yes --appendfsync always --appenddirname P2.aof ||
+    fail "cannot start a persisted redis-server"
+bg "$TMP/unrec2" "$RR_BIN" -r "$P2_URL" -t 1s --once d2 "$job" -- \
+    sh -c 'echo ran >> "$1"; kill -9 "$2"' sh "$TMP/unrec2.count" "$P2_PID"
+w=$BG
+wait_pid "$w" 15
+assert_rc 74 "the run"
+spawn_redis P2 "$P2_PORT" --appendonly yes --appendfsync always --appenddirname P2.aof ||
+    fail "cannot restart the persisted redis-server"
+wait_for 5 key_gone P2 "$(k_lock $job)" || fail "the lease did not end"
+assert_hash P2 "$(k_once $job d2)" status running
+rr -r "$P2_URL" --once d2 "$job" -- sh -c 'echo ran >> "$1"' sh "$TMP/unrec2.count"
+assert_rc 65 "the next run"
+assert_contains "$(cat "$ERR")" "the last one died mid-way (abandoned)" "the refusal"
+assert_eq 1 "$(count_lines "$TMP/unrec2.count")" "times the command ran"
+
 done_testing
