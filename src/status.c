@@ -294,6 +294,12 @@ static int print_status(struct op *op, const redisReply *r)
         if (on.status != RR_JOB_NONE)
             fprintf(f, "%-10s %d used%s\n", "  attempts", rr_job_attempts_used(&on),
                     on.retry ? ", one more allowed (--resolve retry)" : "");
+        /* Refused (65) once --attempts are used: the command that allows
+         * one more, to copy. */
+        if (!on.retry && (on.status == RR_JOB_FAILED || on.status == RR_JOB_TIMEOUT ||
+                          on.status == RR_JOB_LOST))
+            fprintf(f, "%-10s redlock-run --resolve retry --once %s %s\n", "  one more",
+                    cfg->once_id, cfg->name);
     }
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "

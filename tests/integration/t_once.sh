@@ -89,6 +89,8 @@ rr -r "$U" --once r1 "$job" -- sh -c 'echo x >> "$1"; exit 1' sh "$TMP/retry.cou
 assert_rc 1 "first run"
 rr -r "$U" --once r1 "$job" -- "${COUNT_CMD[@]}"
 assert_rc 65 "second run, refused"
+rr -r "$U" --status --once r1 "$job"
+assert_contains "$(cat "$OUT")" "one more redlock-run --resolve retry --once r1 $job" "--status"
 rr -r "$U" --resolve retry --once r1 "$job"
 assert_rc 0 "--resolve retry"
 assert_contains "$(cat "$OUT")" "may have one more attempt (the last was failed)" "--resolve retry says so"
