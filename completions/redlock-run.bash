@@ -13,7 +13,7 @@
 _redlock_run() {
     # Options that take a value, and those that do not.
     local with_arg='-r --redis -t --ttl --renew -w --wait -E --conflict-exit-code
-        --min-hold --limit --prefix --once --on-stale --state-ttl --max-runtime --kill-after
+        --min-hold --limit --prefix --once --on-stale --attempts --state-ttl --max-runtime --kill-after
         --connect-timeout --redis-timeout --password-file --sentinel-password-file
         --sync-replicas --tls-ca --tls-ca-dir --tls-cert
         --tls-key --tls-sni --log-format --metrics-file --resolve --max-age --contain --fence
@@ -54,7 +54,7 @@ _redlock_run() {
             COMPREPLY=($(compgen -W 'run refuse' -- "$cur"))
             return ;;
         --resolve)
-            COMPREPLY=($(compgen -W 'succeeded clear' -- "$cur"))
+            COMPREPLY=($(compgen -W 'succeeded clear retry' -- "$cur"))
             return ;;
         --log-format)
             COMPREPLY=($(compgen -W 'text json' -- "$cur"))
@@ -79,7 +79,7 @@ _redlock_run() {
             fi
             return ;;
         -r | --redis | -t | --ttl | --renew | -w | --wait | -E | \
-        --conflict-exit-code | --min-hold | --limit | --prefix | --once | --state-ttl | \
+        --conflict-exit-code | --min-hold | --limit | --prefix | --once | --attempts | --state-ttl | \
         --max-runtime | --kill-after | --connect-timeout | --redis-timeout | --tls-sni | \
         -c | --command)
             # A URL, a duration, a number or free text: nothing to offer.

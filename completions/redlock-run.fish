@@ -11,7 +11,7 @@ function __redlock_run_name_at
     set -l args (commandline -opc)
     set -e args[1]
     set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold limit prefix once \
-        on-stale state-ttl max-runtime kill-after connect-timeout redis-timeout \
+        on-stale attempts state-ttl max-runtime kill-after connect-timeout redis-timeout \
         password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age contain \
         command c
     set -l skip 0
@@ -87,6 +87,7 @@ $c -l limit -x -d 'Up to N holders at once (REDLOCK_SLOT 1..N)'
 $c -l prefix -x -d 'Redis key prefix'
 $c -l once -x -d 'Succeed at most once per ID'
 $c -l on-stale -x -a 'run refuse' -d 'If the last run died mid-way'
+$c -l attempts -x -d 'With --once: attempts per ID (1)'
 $c -l state-ttl -x -d 'How long once-records are kept'
 $c -l max-runtime -x -d 'Stop the command after this long, exit 124'
 $c -l kill-after -x -d 'Grace from SIGTERM to SIGKILL'
@@ -117,6 +118,6 @@ $c -l fence -x -d 'With --release: only if the holder has this fence, in any slo
 $c -l slot -x -d 'With --release: only this --limit slot'
 $c -l all-slots -d 'With --release: every held --limit slot'
 $c -l list -d 'Every job under the prefix: lock, holder, last run'
-$c -l resolve -x -a 'succeeded clear' -d 'Settle a run that died mid-way'
+$c -l resolve -x -a 'succeeded clear retry' -d 'Settle a dead run or a spent ID'
 $c -s h -l help -d 'Show the help'
 $c -s V -l version -d 'Show the version'

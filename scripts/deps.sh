@@ -10,7 +10,8 @@
 #           bash-completion (t_examples.sh, t_completions.sh) strace
 #           (t_lease.sh: a slow vfork/exec, a missing close_range)
 #           universal-ctags (scripts/check-layers, from t_docs.sh: no
-#           function over 120 lines)
+#           function over 120 lines) faketime (t_once.sh: a host whose
+#           clock is a day off)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
 #   static  musl-tools dpkg-dev cmake perl file busybox-static qemu-user-static
@@ -32,7 +33,7 @@ usage() { echo "usage: scripts/deps.sh build|test|package|static|ci|bench" >&2; 
 
 build=(gcc libc6-dev make pkg-config libhiredis-dev libuv1-dev libssl-dev)
 test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
-      cron python3-yaml groff-base bash-completion strace universal-ctags)
+      cron python3-yaml groff-base bash-completion strace universal-ctags faketime)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 static=(musl-tools dpkg-dev cmake perl file busybox-static qemu-user-static
         gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -134,35 +135,90 @@ static void say_busy(const struct rr_audit *au, const struct rr_acquire_result *
 
 static void say_skipped(const struct rr_audit *au, const struct rr_acquire_result *res)
 {
-    const struct rr_config *cfg = au->cfg;
+    const char *once = au->once_id ? au->once_id : "";
 
     rr_log_audit(RR_LOG_NOTICE, "skipped",
-                 (struct rr_field[]){ RR_FS("once", cfg->once_id),
+                 (struct rr_field[]){ RR_FS("once", once),
                                       RR_FS("host", res->holder.host),
                                       RR_FN("fence", res->holder.fence), RR_FIELD_END },
-                 "not running: --once %s already succeeded%s%s", cfg->once_id,
+                 "not running: --once %s already succeeded%s%s", once,
                  res->holder.host[0] ? " on " : "", res->holder.host);
+}
+
+/* What the last attempt did, for the refusal: "failed (exit 3)". */
+static void last_did(const struct rr_vote *v, char *buf, size_t len)
+{
+    if (strcmp(v->last, "failed") == 0 && v->signal > 0)
+        snprintf(buf, len, "failed (signal %lld)", v->signal);
+    else if (strcmp(v->last, "failed") == 0 && v->exit_code >= 0)
+        snprintf(buf, len, "failed (exit %lld)", v->exit_code);
+    else if (strcmp(v->last, "timeout") == 0)
+        snprintf(buf, len, "timed out (--max-runtime)");
+    else if (strcmp(v->last, "lost") == 0)
+        snprintf(buf, len, "lost its lock");
+    else if (strcmp(v->last, "abandoned") == 0 || !v->last[0])
+        snprintf(buf, len, "died mid-way (abandoned), last seen");
+    else
+        snprintf(buf, len, "ended %s", v->last);
+}
+
+/* A wall-clock time in ms as local "2026-12-05 02:00:01", and how long ago. */
+static void when_text(int64_t ms, char *buf, size_t len)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    char at[40] = "an unknown time", ago[32];
+
+    if (ms > 0 && localtime_r(&t, &tm))
+        strftime(at, sizeof at, "%Y-%m-%d %H:%M:%S %Z", &tm);
+    fmt_dur(ms > 0 ? rr_audit_wall_ms() - ms : 0, ago, sizeof ago);
+    if (ms > 0)
+        snprintf(buf, len, "%s (%s ago)", at, ago);
+    else
+        snprintf(buf, len, "%s", at);
 }
 
 static void say_stale(const struct rr_audit *au, const struct rr_acquire_result *res)
 {
     const struct rr_config *cfg = au->cfg;
-    char d[32];
+    const struct rr_vote *v = &res->holder;
+    const char *once = au->once_id ? au->once_id : "";
+    char d[32], did[64], when[96];
 
-    fmt_dur(res->holder.when_ms ? rr_audit_wall_ms() - res->holder.when_ms : 0, d, sizeof(d));
+    if (v->spent) {
+        /* The --once ID's attempts are spent: one line that says what the
+         * last one did, when, where, and what allows another. */
+        bool dead = strcmp(v->last, "abandoned") == 0 || !v->last[0];
+        last_did(v, did, sizeof did);
+        when_text(v->when_ms, when, sizeof when);
+        rr_log_audit(RR_LOG_ERROR, "refused",
+                     (struct rr_field[]){ RR_FS("once", once), RR_FS("last", v->last),
+                                          RR_FN("attempts", v->used),
+                                          RR_FN("attempts_allowed", v->allowed),
+                                          RR_FS("host", v->host), RR_FN("pid", v->pid),
+                                          RR_FN("fence", v->fence), RR_FIELD_END },
+                     "not running: --once %s has used %lld of %lld attempt%s: the last one "
+                     "%s %s on %s (pid %lld, fence %lld); check what it did, then "
+                     "'redlock-run --resolve retry --once %s %s' allows one more%s",
+                     once, v->used, v->allowed, v->allowed == 1 ? "" : "s", did, when,
+                     v->host[0] ? v->host : "an unknown host", v->pid, v->fence, once,
+                     cfg->name, dead ? " ('--resolve succeeded' marks it done)" : "");
+        return;
+    }
+    fmt_dur(v->when_ms ? rr_audit_wall_ms() - v->when_ms : 0, d, sizeof(d));
     rr_log_audit(RR_LOG_ERROR, "stale",
-                 (struct rr_field[]){ RR_FS("once", cfg->once_id),
-                                      RR_FS("host", res->holder.host),
-                                      RR_FN("pid", res->holder.pid),
-                                      RR_FN("fence", res->holder.fence), RR_FIELD_END },
+                 (struct rr_field[]){ RR_FS("once", once),
+                                      RR_FS("host", v->host),
+                                      RR_FN("pid", v->pid),
+                                      RR_FN("fence", v->fence), RR_FIELD_END },
                  "not running: the previous run%s%s (%s pid %lld, fence %lld) died "
                  "mid-way, last seen %s ago; check what it did, then run "
                  "'redlock-run --resolve succeeded%s%s %s' to skip it or "
-                 "'--resolve clear' to run again",
-                 cfg->once_id[0] ? " of --once " : "", cfg->once_id,
-                 res->holder.host[0] ? res->holder.host : "unknown host", res->holder.pid,
-                 res->holder.fence, d, cfg->once_id[0] ? " --once " : "", cfg->once_id,
-                 cfg->name);
+                 "'--resolve %s' to run again",
+                 once[0] ? " of --once " : "", once,
+                 v->host[0] ? v->host : "unknown host", v->pid,
+                 v->fence, d, once[0] ? " --once " : "", once,
+                 cfg->name, once[0] ? "retry" : "clear");
 }
 
 /* The audit trail: who ran what, where, and how it ended. freed: whether
@@ -374,9 +430,10 @@ void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
         rr_log_audit(RR_LOG_ERROR, "internal", NULL, "cannot send the acquire request");
         break;
     case RR_MSG_ABANDONED:
-        rr_log(RR_LOG_WARN, "abandoned", NULL,
-               "the previous run died without finishing (recorded as abandoned "
-               "in the history); running anyway (--on-stale run)");
+        /* Said under -q too: a job run again after a dead run is news. */
+        rr_log_audit(RR_LOG_WARN, "abandoned", NULL,
+                     "the previous run died without finishing (recorded as abandoned "
+                     "in the history); running anyway (--on-stale run)");
         break;
     case RR_MSG_WAITED:
         fmt_dur(sm->wait_ms, d, sizeof(d));
@@ -414,7 +471,8 @@ void rr_audit_say(const struct rr_audit *au, const struct rr_run_sm *sm,
         rr_log_audit(RR_LOG_ERROR, "late", NULL, "%s; try again", t);
         break;
     case RR_MSG_EXEC_FAILED:
-        rr_log_audit(RR_LOG_ERROR, "exec_failed", NULL, "%s", t);
+        rr_log_audit(RR_LOG_ERROR, "exec_failed", NULL,
+                     "%s; it never started: the lock is given back, nothing is recorded", t);
         break;
     default:
         say_holding(au, sm, a);

@@ -18,6 +18,7 @@ struct rr_audit {
     const char *host;         /* our host name */
     const char *contain;      /* "cgroup" or "tree" (--contain, as it came out) */
     const char *cgroup;       /* the cgroup's path, "" in tree mode */
+    const char *once_id;      /* the --once ID as expanded for this run; "" none */
 };
 
 /* A round decided on its quorum, whose later masters failed: the warning

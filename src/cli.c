@@ -47,6 +47,8 @@ const struct rr_cli_opt rr_cli_opts[] = {
     { .name = "once", .kind = RR_CLI_STRING, CFG(once_raw), .mark = RR_GIVEN_ONCE },
     { .name = "on-stale", .kind = RR_CLI_CHOICE, CFG(on_stale),
       .choices = { { "run", RR_STALE_RUN }, { "refuse", RR_STALE_REFUSE } } },
+    { .name = "attempts", .kind = RR_CLI_NUMBER, CFG(attempts), .mark = RR_GIVEN_ATTEMPTS,
+      .lo = 1, .hi = 1000, .noun = " of attempts" },
     { .name = "min-hold", .kind = RR_CLI_DURATION, CFG(min_hold_ms) },
     { .name = "limit", .kind = RR_CLI_NUMBER, CFG(limit), .mark = RR_GIVEN_LIMIT,
       .lo = 1, .hi = RR_LIMIT_MAX, .noun = " of holders" },
@@ -84,7 +86,8 @@ const struct rr_cli_opt rr_cli_opts[] = {
       .noun = "" },
     { .name = "all-slots", .kind = RR_CLI_FLAG, CFG(all_slots) },
     { .name = "resolve", .kind = RR_CLI_CHOICE, CFG(resolve), .mark = RR_GIVEN_RESOLVE,
-      .choices = { { "succeeded", RR_RESOLVE_SUCCEEDED }, { "clear", RR_RESOLVE_CLEAR } } },
+      .choices = { { "succeeded", RR_RESOLVE_SUCCEEDED }, { "clear", RR_RESOLVE_CLEAR },
+                   { "retry", RR_RESOLVE_RETRY } } },
     { .name = "help", .letter = 'h', .kind = RR_CLI_MARK, .mark = RR_GIVEN_HELP },
     { .name = "version", .letter = 'V', .kind = RR_CLI_MARK, .mark = RR_GIVEN_VERSION },
 };
@@ -200,14 +203,18 @@ static int take_option(const struct rr_cli_opt *o, const char *arg, struct rr_co
         *(int *)at = (int)v;
         return 0;
     case RR_CLI_CHOICE:
-        for (size_t i = 0; i < 3 && o->choices[i].name; i++) {
+        for (size_t i = 0; i < 4 && o->choices[i].name; i++) {
             if (strcmp(arg, o->choices[i].name) == 0) {
                 *(int *)at = o->choices[i].value;
                 return 0;
             }
         }
         rr_quote(arg, SIZE_MAX, RR_QUOTE_MAX, q, sizeof q);
-        if (o->choices[2].name)
+        if (o->choices[3].name)
+            snprintf(err, errlen, "--%s must be %s, %s, %s or %s (got '%s')", o->name,
+                     o->choices[0].name, o->choices[1].name, o->choices[2].name,
+                     o->choices[3].name, q);
+        else if (o->choices[2].name)
             snprintf(err, errlen, "--%s must be %s, %s or %s (got '%s')", o->name,
                      o->choices[0].name, o->choices[1].name, o->choices[2].name, q);
         else

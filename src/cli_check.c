@@ -49,6 +49,7 @@ void rr_cli_defaults(struct rr_config *cfg)
     cfg->prefix = RR_DEFAULT_PREFIX;
     cfg->log_format = RR_LOGFMT_TEXT;
     cfg->limit = RR_DEFAULT_LIMIT;
+    cfg->attempts = 1;
 }
 
 static bool printable_token(const char *s)
@@ -656,7 +657,7 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
         else
             snprintf(err, errlen, "missing NAME: usage: redlock-run %s%s NAME", modeopt,
                      cfg->mode == RR_MODE_STATUS ? " [--json | --max-age DUR] [--once ID]"
-                     : cfg->mode == RR_MODE_RESOLVE ? " succeeded|clear [--once ID]" : "");
+                     : cfg->mode == RR_MODE_RESOLVE ? " succeeded|clear|retry [--once ID]" : "");
         return -1;
     }
     cfg->name = argv[next++];
@@ -694,7 +695,7 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
     if (cfg->mode == RR_MODE_RELEASE && given(sn, RR_GIVEN_ONCE)) {
         /* The lock is one per NAME; a --once ID is a record, not a lock. */
         snprintf(err, errlen, "--release takes no --once: it removes the lock of NAME, whatever "
-                 "the run; to settle a --once record use --resolve succeeded|clear --once ID");
+                 "the run; to settle a --once record use --resolve succeeded|clear|retry --once ID");
         return -1;
     }
     return 0;
@@ -763,6 +764,12 @@ static int check_once(struct rr_config *cfg, const struct rr_cli_seen *sn, char 
     }
     if (cfg->on_stale == RR_STALE_DEFAULT)
         cfg->on_stale = once ? RR_STALE_REFUSE : RR_STALE_RUN;
+    if ((given(sn, RR_GIVEN_ATTEMPTS) && (!once || cfg->mode != RR_MODE_RUN)) ||
+        (cfg->resolve == RR_RESOLVE_RETRY && !once)) {
+        snprintf(err, errlen, "%s counts the attempts of a --once ID: add --once ID "
+                 "(--status NAME lists them)", cfg->resolve ? "--resolve retry" : "--attempts");
+        return -1;
+    }
     if (given(sn, RR_GIVEN_LIMIT) && once && cfg->mode == RR_MODE_RUN) {
         /* --once means one success per ID; N holders at once would run it
          * up to N times. */

@@ -31,6 +31,7 @@ enum rr_cli_given {
     RR_GIVEN_CONTAIN = 1 << 12,
     RR_GIVEN_WAIT = 1 << 13,
     RR_GIVEN_NONBLOCK = 1 << 14,  /* flock's -n */
+    RR_GIVEN_ATTEMPTS = 1 << 15,
 };
 
 /* What the loop saw, judged after it. */
@@ -75,7 +76,7 @@ struct rr_cli_opt {
     unsigned mark;                /* RR_GIVEN_* bits set when given, or 0 */
     long lo, hi;                  /* NUMBER: the range */
     const char *noun;             /* NUMBER: " of holders", as in "a number of holders" */
-    struct rr_cli_choice choices[3]; /* CHOICE: two or three (name NULL: none) */
+    struct rr_cli_choice choices[4]; /* CHOICE: two to four (name NULL: none) */
     const char *refusal;          /* REFUSED, REFUSED_BARE: the whole message */
 };
 

@@ -24,14 +24,14 @@ enum rr_mode {
     RR_MODE_RUN,       /* redlock-run [OPTIONS] NAME [--] COMMAND [ARG...] */
     RR_MODE_STATUS,    /* --status [--json] [--once ID] NAME */
     RR_MODE_RELEASE,   /* --release NAME */
-    RR_MODE_RESOLVE,   /* --resolve succeeded|clear [--once ID] NAME */
+    RR_MODE_RESOLVE,   /* --resolve succeeded|clear|retry [--once ID] NAME */
     RR_MODE_LIST,      /* --list [--json]: every job under --prefix */
     RR_MODE_HELP,
     RR_MODE_VERSION,
 };
 
 enum rr_on_stale { RR_STALE_DEFAULT, RR_STALE_RUN, RR_STALE_REFUSE };
-enum rr_resolve { RR_RESOLVE_NONE, RR_RESOLVE_SUCCEEDED, RR_RESOLVE_CLEAR };
+enum rr_resolve { RR_RESOLVE_NONE, RR_RESOLVE_SUCCEEDED, RR_RESOLVE_CLEAR, RR_RESOLVE_RETRY };
 enum rr_log_format { RR_LOGFMT_TEXT, RR_LOGFMT_JSON };
 /* --contain: how the command's processes are held (cgroup.h, guard.h). */
 enum rr_contain { RR_CONTAIN_AUTO, RR_CONTAIN_CGROUP, RR_CONTAIN_TREE };
@@ -63,6 +63,7 @@ struct rr_config {
     const char *once_raw;         /* --once as given (strftime pattern) */
     char once_id[RR_ONCE_MAX + 1];/* expanded in local time; "" without --once */
     enum rr_on_stale on_stale;    /* resolved: never DEFAULT after parsing */
+    int attempts;                 /* --attempts N: attempts per --once ID, default 1 */
     enum rr_resolve resolve;      /* --resolve */
 
     const char *prefix;           /* --prefix, RR_DEFAULT_PREFIX */

@@ -111,6 +111,12 @@ bool rr_diag_config(const char *msg, bool gave_password, char *out, size_t len)
         snprintf(out, len, "%s", start && start < p ? start + 2 : msg);
         return true;
     }
+    /* acquire.lua: a --limit other than the one the holders of NAME were
+     * admitted with. Its own words name both. */
+    if ((p = strstr(msg, "LIMIT this run's --limit ")) != NULL) {
+        snprintf(out, len, "%s", p + strlen("LIMIT "));
+        return true;
+    }
     server_of(msg, who, sizeof who);
     switch (refusal_of(msg, gave_password)) {
     case R_NEEDS_PASS:

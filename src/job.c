@@ -107,6 +107,7 @@ void rr_job_record_parse(struct rr_job_record *rec, const redisReply *r)
 {
     memset(rec, 0, sizeof(*rec));
     rec->exit_code = rec->signal = -1;
+    rec->attempts = -1;
     if (!r || r->type != REDIS_REPLY_ARRAY)
         return;
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
@@ -146,6 +147,10 @@ void rr_job_record_parse(struct rr_job_record *rec, const redisReply *r)
             rec->masters_ok = (int)num(val, 0);
         else if (strcmp(key, "masters_total") == 0)
             rec->masters_total = (int)num(val, 0);
+        else if (strcmp(key, "attempts") == 0)
+            rec->attempts = (int)num(val, -1);
+        else if (strcmp(key, "retry") == 0)
+            rec->retry = strcmp(val, "1") == 0;
         else if (strcmp(key, "masters_failed") == 0)
             snprintf(rec->masters_failed, sizeof(rec->masters_failed), "%s", val);
     }
@@ -157,14 +162,27 @@ void rr_job_record_parse(struct rr_job_record *rec, const redisReply *r)
     }
 }
 
-enum rr_job_decision rr_job_decide(enum rr_job_status st, bool lock_held,
-                                   bool once, bool refuse_stale)
+int rr_job_attempts_used(const struct rr_job_record *rec)
 {
+    if (rec->attempts >= 0)
+        return rec->attempts;
+    return rec->status == RR_JOB_NONE ? 0 : 1;
+}
+
+enum rr_job_decision rr_job_decide(enum rr_job_status st, bool lock_held, bool once,
+                                   bool refuse_stale, const struct rr_job_attempts *at)
+{
+    bool retry = once && at && at->retry;
+    bool dead = st == RR_JOB_RUNNING || st == RR_JOB_ABANDONED;
+    bool ended = dead || st == RR_JOB_FAILED || st == RR_JOB_TIMEOUT || st == RR_JOB_LOST;
+
     if (lock_held)
         return RR_DECIDE_BUSY;
     if (once && st == RR_JOB_SUCCEEDED)
         return RR_DECIDE_SKIP;
-    if ((st == RR_JOB_RUNNING || st == RR_JOB_ABANDONED) && refuse_stale)
+    if (once && ended && !retry && at && at->used >= (at->allowed > 0 ? at->allowed : 1))
+        return RR_DECIDE_SPENT;
+    if (dead && refuse_stale && !retry)
         return RR_DECIDE_REFUSE;
     return RR_DECIDE_RUN;
 }

@@ -74,7 +74,15 @@ struct rr_job_record {
      * recorded), and the others with why ("" none). */
     int masters_ok, masters_total;
     char masters_failed[512];
+    /* --once: the attempts the ID has used (-1: not recorded; see
+     * rr_job_attempts_used), and whether --resolve retry allowed one more. */
+    int attempts;
+    bool retry;
 };
+
+/* The attempts a once record says its ID has used: its count, or 1 for a
+ * record written before attempts were counted, 0 for no record. Pure. */
+int rr_job_attempts_used(const struct rr_job_record *rec);
 
 /* Fill rec from an HGETALL reply (a flat array of field, value); an empty
  * or non-array reply gives status NONE. Pure. */
@@ -85,12 +93,26 @@ enum rr_job_decision {
     RR_DECIDE_BUSY,     /* somebody holds the lock */
     RR_DECIDE_SKIP,     /* --once ID already succeeded: exit 0 */
     RR_DECIDE_REFUSE,   /* previous run died mid-way and policy is refuse: 65 */
+    RR_DECIDE_SPENT,    /* --once ID used its --attempts, the last one did not
+                         * succeed, and no --resolve retry since: 65 */
+};
+
+/* How many attempts an --once ID has used, may use (--attempts N), and
+ * whether --resolve retry allowed one more since the last. */
+struct rr_job_attempts {
+    int used, allowed;
+    bool retry;
 };
 
 /* What a run would do given the record it is governed by (the once record
- * with --once, else the state record), whether the lock is held, and the
- * policy. A 'running' record with no lock held counts as abandoned. Pure. */
-enum rr_job_decision rr_job_decide(enum rr_job_status st, bool lock_held,
-                                   bool once, bool refuse_stale);
+ * with --once, else the state record), whether the lock is held, the
+ * policy, and (with --once; NULL: none counted) the ID's attempts. A
+ * 'running' record with no lock held counts as abandoned. An --once ID
+ * whose last attempt failed, timed out, lost its lock or was abandoned is
+ * SPENT once it used its attempts, unless a retry was allowed; a dead run
+ * (abandoned) is then REFUSEd under refuse_stale, unless a retry was
+ * allowed. src/lua/acquire.lua makes the same decision. Pure. */
+enum rr_job_decision rr_job_decide(enum rr_job_status st, bool lock_held, bool once,
+                                   bool refuse_stale, const struct rr_job_attempts *at);
 
 #endif

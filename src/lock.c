@@ -83,6 +83,7 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
              o->ttl_ms > INT64_MAX / 2 ? (long long)(INT64_MAX - 1)
              : 2 * o->ttl_ms > 120000 ? (long long)(2 * o->ttl_ms) : 120000LL);
     snprintf(lk->pid, sizeof(lk->pid), "%ld", o->pid);
+    snprintf(lk->attempts, sizeof(lk->attempts), "%d", o->attempts > 0 ? o->attempts : 1);
     snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", 0);
     snprintf(lk->masters_total, sizeof lk->masters_total, "%d", n);
     snprintf(lk->waiter, sizeof(lk->waiter), "%s", o->waiter ? o->waiter : "");
@@ -261,7 +262,9 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
             rep = v;
             break;
         case RR_VOTE_STALE:
-            if (!rep || rep->kind != RR_VOTE_DONE)
+            /* A spent attempt budget says more than a dead run alone. */
+            if (!rep || (rep->kind != RR_VOTE_DONE &&
+                         !(rep->kind == RR_VOTE_STALE && rep->spent && !v->spent)))
                 rep = v;
             break;
         case RR_VOTE_ERR:
@@ -544,7 +547,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         [RR_ACQUIRE_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
         [RR_ACQUIRE_ARG_KEEP] = lk->n > 1 ? "1" : "0",
         [RR_ACQUIRE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix, [RR_ACQUIRE_ARG_SHARDED] = "0",
-        [RR_ACQUIRE_ARG_CONTAIN] = lk->contain,
+        [RR_ACQUIRE_ARG_CONTAIN] = lk->contain, [RR_ACQUIRE_ARG_ATTEMPTS] = lk->attempts,
     };
     /* DONE and STALE outrank a quorum of OK: with --once or a refusal of
      * stale records, every master's answer counts. */
@@ -590,5 +593,16 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
             feed(rd, &(struct rr_acq_ev){ .kind = RR_AQ_EV_NOT_SENT, .idx = i,
                                           .now = rr_now_ms() });
         }
+    return 0;
+}
+
+int rr_lock_set_once(struct rr_lock *lk, const char *once_id)
+{
+    struct rr_job_keys k;
+
+    if (rr_job_keys(&k, lk->o.prefix, lk->o.name, once_id) != 0)
+        return -1;
+    snprintf(lk->once_id, sizeof(lk->once_id), "%s", once_id);
+    snprintf(lk->keys.once, sizeof(lk->keys.once), "%s", k.once);
     return 0;
 }

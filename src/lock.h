@@ -28,6 +28,7 @@ struct rr_lock_opts {
     int64_t ttl_ms;
     int64_t state_ttl_ms;     /* once records */
     bool refuse_stale;
+    int attempts;             /* --attempts: an --once ID's attempts (0: 1) */
     const char *host;         /* recorded in the state */
     const char *contain;      /* "cgroup" or "tree": recorded in the state */
     long pid;
@@ -105,6 +106,11 @@ void rr_lock_free(struct rr_lock *lk);
  * master anyway), and if some master failed, the degraded callback (below)
  * runs once they all answered, with the round's final counts. */
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg);
+
+/* The --once ID of the acquisitions to come (once_clock.h expands it on
+ * the lock service's clock after rr_lock_new). 0, or -1 if the keys would
+ * not fit (nothing changed). */
+int rr_lock_set_once(struct rr_lock *lk, const char *once_id);
 
 /* Called, after cb said OK, when masters that answered after the decision
  * failed: res has the final n_ok, n_err and failed (for the warning that

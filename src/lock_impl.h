@@ -16,7 +16,7 @@ struct rr_lock {
     char token[33];
     char void_key[352];            /* the tombstone of this attempt's token */
     char void_ms[24];              /* how long a tombstone is kept */
-    char ttl[24], state_ttl[24], once_ttl[24], pid[24];
+    char ttl[24], state_ttl[24], once_ttl[24], pid[24], attempts[12];
     char host[128];
     char contain[8];               /* "cgroup", "tree", or "" */
     char once_id[RR_ONCE_MAX + 1];

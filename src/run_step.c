@@ -325,12 +325,16 @@ static void on_child(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr
         release(sm, out, ev->now);
         break;
     case RR_EV_CHILD_FAILED:
+        /* The command never started (no fork, no pipe, no exec, not found:
+         * 127 means it never ran): nothing to record and no attempt of an
+         * --once ID used. The lock is given back as an aborted
+         * acquisition, the records as they were before it. */
         say(out, RR_MSG_EXEC_FAILED, 0, ev->text);
         sm->exit_code = ev->spawn_rc == -127   ? RR_EXIT_NOTFOUND
                         : ev->spawn_rc == -126 ? RR_EXIT_NOEXEC
                                                : RR_EXIT_OSERR;
         sm->child_exit = sm->exit_code;
-        sm->status = RR_JOB_FAILED;
+        sm->status = RR_JOB_NONE;
         release(sm, out, ev->now);
         break;
     default:   /* RR_EV_CHILD_EXITED: the lock is released after the reap only */

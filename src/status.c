@@ -26,7 +26,7 @@ struct op {
     int exit_code;
     char host[256], pid[24];
     /* --release / --resolve tallies over all masters */
-    int done, none, running, errors;
+    int done, none, running, succeeded, errors;
     char what[512];
     char err[RR_ERRLEN];
 };
@@ -290,6 +290,16 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "once %s:\n", cfg->once_id);
         text_record(f, "  ", have_once ? once : NULL, held, op->keys.once);
         text_success(f, "  last ok", &on);
+        /* The attempts the ID used (--attempts N allows N per ID). */
+        if (on.status != RR_JOB_NONE)
+            fprintf(f, "%-10s %d used%s\n", "  attempts", rr_job_attempts_used(&on),
+                    on.retry ? ", one more allowed (--resolve retry)" : "");
+        /* Refused (65) once --attempts are used: the command that allows
+         * one more, to copy. */
+        if (!on.retry && (on.status == RR_JOB_FAILED || on.status == RR_JOB_TIMEOUT ||
+                          on.status == RR_JOB_LOST))
+            fprintf(f, "%-10s redlock-run --resolve retry --once %s %s\n", "  one more",
+                    cfg->once_id, cfg->name);
     }
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
@@ -300,10 +310,10 @@ static int print_status(struct op *op, const redisReply *r)
             fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
         /* The real ID when there is one; the operator copies this line. */
         if (n_stale == 1)
-            fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|clear --once %s %s\n",
+            fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|retry|clear --once %s %s\n",
                     "", TXT(rr_record_str(stale->element[0]), id), cfg->name);
         else
-            fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|clear "
+            fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|retry|clear "
                        "--once ID %s, ID one of the above\n", "", cfg->name);
     }
     text_history(f, hist);
@@ -523,6 +533,8 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
         op->none++;
     } else if (tag && strcmp(tag, "RUNNING") == 0) {
         op->running++;
+    } else if (tag && strcmp(tag, "SUCCEEDED") == 0) {
+        op->succeeded++;
     } else {
         tally_error(op, c, status, r);
     }
@@ -534,6 +546,11 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
                "%s of %s is running right now and holds the lock; resolve it after it ends",
                op->cfg->once_id[0] ? op->cfg->once_id : "the job", op->cfg->name);
         op->exit_code = RR_EXIT_BUSY;
+    } else if (op->done && op->cfg->resolve == RR_RESOLVE_RETRY) {
+        char was[sizeof op->what];
+        fprintf(op->out, "--once %s of %s may have one more attempt (the last was %s)\n",
+                op->cfg->once_id, op->cfg->name, TXT(op->what, was));
+        op->exit_code = 0;
     } else if (op->done) {
         char was[sizeof op->what];
         /* Without --once only the last-run record is touched; an operator
@@ -544,6 +561,10 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
                 op->cfg->once_id[0] ? ""
                 : "; --once records are not touched: add --once with the ID that --status lists");
         op->exit_code = 0;
+    } else if (op->succeeded) {
+        fprintf(op->out, "--once %s of %s succeeded: nothing to retry (--resolve clear runs "
+                "it again)\n", op->cfg->once_id, op->cfg->name);
+        op->exit_code = 1;
     } else if (op->none) {
         fprintf(op->out, "no record of %s%s for %s; nothing to resolve\n", target,
                 op->cfg->once_id, op->cfg->name);
@@ -586,7 +607,9 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
             [RR_RESOLVE_KEY_HISTORY] = op.keys.history,
         };
         const char *args[RR_RESOLVE_NARGS] = {
-            [RR_RESOLVE_ARG_ACTION] = cfg->resolve == RR_RESOLVE_CLEAR ? "clear" : "succeeded",
+            [RR_RESOLVE_ARG_ACTION] = cfg->resolve == RR_RESOLVE_CLEAR   ? "clear"
+                                      : cfg->resolve == RR_RESOLVE_RETRY ? "retry"
+                                                                         : "succeeded",
             [RR_RESOLVE_ARG_HOST] = op.host, [RR_RESOLVE_ARG_PID] = op.pid,
             [RR_RESOLVE_ARG_ONCE] = cfg->once_id,
         };

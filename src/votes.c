@@ -156,6 +156,18 @@ void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *
         if (!int_of(r->element[4], &v->when_ms))
             v->when_ms = 0;
         v->stale = r->elements >= 7 && int_of(r->element[6], &flag) && flag == 1;
+        v->exit_code = v->signal = -1;
+        if (r->elements >= 13) {
+            const char *last = str_of(r->element[7], buf, sizeof(buf));
+            snprintf(v->last, sizeof(v->last), "%s", last ? last : "");
+            v->spent = int_of(r->element[8], &flag) && flag == 1;
+            if (!int_of(r->element[9], &v->used) || !int_of(r->element[10], &v->allowed))
+                v->used = v->allowed = 0;
+            if (!int_of(r->element[11], &v->exit_code))
+                v->exit_code = -1;
+            if (!int_of(r->element[12], &v->signal))
+                v->signal = -1;
+        }
         v->kind = RR_VOTE_STALE;
     } else {
         goto malformed;

@@ -34,6 +34,14 @@ struct rr_vote {
                                * here, not marked yet (abandon.lua) */
     char host[128];           /* holder / previous run host, if known */
     long long pid;
+    /* STALE: the last attempt's status ("failed", "abandoned", ...; "" not
+     * said), whether the --once ID's attempt budget is spent (else a dead
+     * run is refused by --on-stale refuse), the attempts used and allowed,
+     * and the last attempt's exit code and signal (-1 when not recorded). */
+    char last[16];
+    bool spent;
+    long long used, allowed;
+    long long exit_code, signal;
     char detail[RR_ERRLEN];   /* ERR: why */
 };
 

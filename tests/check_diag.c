@@ -21,6 +21,12 @@ START_TEST(test_config_refusals)
     ck_assert_str_eq(m, "Redis at 127.0.0.1:6379 requires a password: set REDLOCK_PASSWORD "
                         "or --password-file (and REDLOCK_USER for an ACL user)");
     ck_assert_ptr_nonnull(diag("h:1: NOAUTH Authentication required."));
+    /* acquire.lua's --limit refusal: its own words, without the tag. */
+    m = diag("127.0.0.1:6379: LIMIT this run's --limit 2 differs from the --limit 3 its "
+             "holders were admitted with: give a NAME one --limit on every host");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m, "this run's --limit 2 differs from the --limit 3 its holders were "
+                        "admitted with: give a NAME one --limit on every host");
     /* We gave one: then "not authenticated" means it was refused. */
     char out[512];
     ck_assert(rr_diag_config("h:1: ERR Protocol error: unauthenticated multibulk length", true,

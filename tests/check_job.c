@@ -108,25 +108,87 @@ END_TEST
 
 START_TEST(test_decide)
 {
+    /* A budget not spent: the decisions as they were before attempts. */
+    const struct rr_job_attempts fresh = { .used = 0, .allowed = 1 };
+    const struct rr_job_attempts *a = &fresh;
+
     /* lock held: always busy */
     for (int s = RR_JOB_NONE; s <= RR_JOB_UNKNOWN; s++) {
-        ck_assert_int_eq(rr_job_decide(s, true, true, true), RR_DECIDE_BUSY);
-        ck_assert_int_eq(rr_job_decide(s, true, false, false), RR_DECIDE_BUSY);
+        ck_assert_int_eq(rr_job_decide(s, true, true, true, a), RR_DECIDE_BUSY);
+        ck_assert_int_eq(rr_job_decide(s, true, false, false, NULL), RR_DECIDE_BUSY);
     }
     /* --once */
-    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, true, true), RR_DECIDE_SKIP);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, true, false), RR_DECIDE_SKIP);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_FAILED, false, true, true), RR_DECIDE_RUN);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_TIMEOUT, false, true, true), RR_DECIDE_RUN);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_LOST, false, true, true), RR_DECIDE_RUN);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_NONE, false, true, true), RR_DECIDE_RUN);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_RUNNING, false, true, true), RR_DECIDE_REFUSE);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_ABANDONED, false, true, true), RR_DECIDE_REFUSE);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_ABANDONED, false, true, false), RR_DECIDE_RUN);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, true, true, a), RR_DECIDE_SKIP);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, true, false, a), RR_DECIDE_SKIP);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_FAILED, false, true, true, a), RR_DECIDE_RUN);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_TIMEOUT, false, true, true, a), RR_DECIDE_RUN);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_LOST, false, true, true, a), RR_DECIDE_RUN);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_NONE, false, true, true, a), RR_DECIDE_RUN);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_RUNNING, false, true, true, a), RR_DECIDE_REFUSE);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_ABANDONED, false, true, true, a), RR_DECIDE_REFUSE);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_ABANDONED, false, true, false, a), RR_DECIDE_RUN);
     /* without --once, success does not prevent the next run */
-    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, false, false), RR_DECIDE_RUN);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_RUNNING, false, false, false), RR_DECIDE_RUN);
-    ck_assert_int_eq(rr_job_decide(RR_JOB_RUNNING, false, false, true), RR_DECIDE_REFUSE);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, false, false, NULL), RR_DECIDE_RUN);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_RUNNING, false, false, false, NULL), RR_DECIDE_RUN);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_RUNNING, false, false, true, NULL), RR_DECIDE_REFUSE);
+}
+END_TEST
+
+/* Issue 28, 1: by default an --once ID has one attempt; a failed, timed
+ * out, lost or abandoned one spends it on every server. */
+START_TEST(test_decide_attempts)
+{
+    const struct rr_job_attempts one = { .used = 1, .allowed = 1 };
+    const struct rr_job_attempts of3 = { .used = 2, .allowed = 3 };
+    const struct rr_job_attempts all3 = { .used = 3, .allowed = 3 };
+    const struct rr_job_attempts retry = { .used = 1, .allowed = 1, .retry = true };
+    const struct rr_job_attempts zero = { .used = 1, .allowed = 0 };   /* 0: 1 */
+    const enum rr_job_status ended[] = { RR_JOB_FAILED, RR_JOB_TIMEOUT, RR_JOB_LOST,
+                                         RR_JOB_ABANDONED, RR_JOB_RUNNING };
+
+    for (size_t i = 0; i < sizeof ended / sizeof ended[0]; i++) {
+        enum rr_job_status s = ended[i];
+        ck_assert_int_eq(rr_job_decide(s, false, true, true, &one), RR_DECIDE_SPENT);
+        ck_assert_int_eq(rr_job_decide(s, false, true, false, &one), RR_DECIDE_SPENT);
+        ck_assert_int_eq(rr_job_decide(s, false, true, false, &zero), RR_DECIDE_SPENT);
+        ck_assert_int_eq(rr_job_decide(s, false, true, false, &all3), RR_DECIDE_SPENT);
+        ck_assert_int_eq(rr_job_decide(s, false, true, false, &of3), RR_DECIDE_RUN);
+        /* --resolve retry: one more, even for a dead run under refuse */
+        ck_assert_int_eq(rr_job_decide(s, false, true, true, &retry), RR_DECIDE_RUN);
+        /* the lock held still comes first */
+        ck_assert_int_eq(rr_job_decide(s, true, true, true, &one), RR_DECIDE_BUSY);
+        /* without --once nothing is counted */
+        ck_assert_int_eq(rr_job_decide(s, false, false, false, &one), RR_DECIDE_RUN);
+    }
+    /* attempts left, but a dead run is still refused under --on-stale refuse */
+    ck_assert_int_eq(rr_job_decide(RR_JOB_ABANDONED, false, true, true, &of3), RR_DECIDE_REFUSE);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_FAILED, false, true, true, &of3), RR_DECIDE_RUN);
+    /* success and no record are never spent */
+    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, true, true, &all3), RR_DECIDE_SKIP);
+    ck_assert_int_eq(rr_job_decide(RR_JOB_NONE, false, true, true, &all3), RR_DECIDE_RUN);
+    /* a retry allowed on a succeeded ID does not run it */
+    ck_assert_int_eq(rr_job_decide(RR_JOB_SUCCEEDED, false, true, true, &retry), RR_DECIDE_SKIP);
+}
+END_TEST
+
+START_TEST(test_attempts_used)
+{
+    struct rr_job_record rec;
+    redisReply *r = resp("*4\r\n$6\r\nstatus\r\n$6\r\nfailed\r\n"
+                         "$8\r\nattempts\r\n$1\r\n2\r\n");
+
+    rr_job_record_parse(&rec, r);
+    ck_assert_int_eq(rr_job_attempts_used(&rec), 2);
+    ck_assert(!rec.retry);
+    freeReplyObject(r);
+    /* a record from before attempts were counted: one */
+    r = resp("*4\r\n$6\r\nstatus\r\n$4\r\nlost\r\n$5\r\nretry\r\n$1\r\n1\r\n");
+    rr_job_record_parse(&rec, r);
+    ck_assert_int_eq(rr_job_attempts_used(&rec), 1);
+    ck_assert(rec.retry);
+    freeReplyObject(r);
+    rr_job_record_parse(&rec, NULL);
+    ck_assert_int_eq(rr_job_attempts_used(&rec), 0);
 }
 END_TEST
 
@@ -156,6 +218,8 @@ static Suite *job_suite(void)
     tcase_add_test(tc, test_status_names);
     tcase_add_test(tc, test_record_parse);
     tcase_add_test(tc, test_decide);
+    tcase_add_test(tc, test_decide_attempts);
+    tcase_add_test(tc, test_attempts_used);
     tcase_add_test(tc, test_status_exit);
     suite_add_tcase(s, tc);
     return s;

@@ -509,7 +509,8 @@ START_TEST(test_spawn_failures)
                      "say:exec_failed enter:releasing disarm_renew disarm_lost disarm_timeout release:0");
     ck_assert_int_eq(sm.exit_code, RR_EXIT_NOTFOUND);
     ck_assert_int_eq(sm.child_exit, RR_EXIT_NOTFOUND);
-    ck_assert_int_eq(sm.status, RR_JOB_FAILED);
+    /* Issue 28, 2: a command that never started is no failed run. */
+    ck_assert_int_eq(sm.status, RR_JOB_NONE);
     /* Never started: given back, then out of the queue. */
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .freed = true }), "leave");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_LEFT }), "enter:done finish:127");
@@ -522,6 +523,7 @@ START_TEST(test_spawn_failures)
     step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
     step((struct rr_run_ev){ .kind = RR_EV_CHILD_FAILED, .spawn_rc = -1 });
     ck_assert_int_eq(sm.exit_code, RR_EXIT_OSERR);
+    ck_assert_int_eq(sm.status, RR_JOB_NONE);
 
     start(&params);
     step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });

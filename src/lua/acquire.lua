@@ -2,7 +2,7 @@
 --! KEYS lock fence state history void queue qseq waiter_key once?
 --! ARGV token ttl_ms host pid once_id refuse_stale once_ttl_ms fence_floor
 --! ARGV waiter queue_ttl_ms ticket limit waiter_prefix keep wake_prefix
---! ARGV sharded contain
+--! ARGV sharded contain attempts
 -- void: the tombstone of this attempt's token; waiter_key: ours (q:WAITER).
 -- refuse_stale: 1/0; once_ttl_ms: --state-ttl + the lease (renew.lua keeps
 -- extending it, so the once record outlives the run); fence_floor: the
@@ -11,14 +11,25 @@
 -- best-known arrival ticket (0 none); limit: holders at once; keep: 1, stay
 -- queued while holding (several masters: a give-back must keep our place);
 -- sharded: 1, SPUBLISH (on a cluster); contain: what holds the command's
--- processes, 'cgroup' or 'tree' (--contain), shown by --status.
+-- processes, 'cgroup' or 'tree' (--contain), shown by --status;
+-- attempts: --attempts N, the attempts an --once ID may have (job.c's
+-- rr_job_decide is the reference of the decision below).
+-- One --limit per NAME: slot 1's record keeps the N its holders were
+-- admitted with (field 'limit', written by every acquire); a run with
+-- another N while any slot is held is refused with an error reply
+-- 'LIMIT ...' that names both (diag.c: exit 78). A plain run reads the
+-- field with the reads it makes anyway.
 -- Returns {'VOID'} if this attempt was already given back
 --      or {'OK', fence, started_ms, abandoned, slot, history id...}
 --      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket[, ahead]]} (rank,
 --         ticket: our place in the queue, when we are queued, else -1, 0;
 --         ahead: the lock is free, but this many waiters are queued ahead)
 --      or {'DONE', host, pid, fence, finished_ms, stale (1/0)}
---      or {'STALE', host, pid, fence, heartbeat_ms, key, stale (1/0)}
+--      or {'STALE', host, pid, fence, when_ms, key, stale (1/0), last,
+--          spent (1/0), used, allowed, exit_code, signal}: refused, the
+--          last attempt's status (last), when it ended or was last seen,
+--          and whether the --once ID's attempt budget is spent (1) or a
+--          dead run is refused by --on-stale refuse (0).
 -- A record still 'running' while this master has no lock belongs to a run
 -- that died -- or, with several masters, to a live run whose key this
 -- master lost. Only the overall decision can tell, so nothing is written
@@ -126,13 +137,38 @@ for i = 1, limit do
     pttl, minslot = p, i
   end
 end
+-- A run whose --limit differs from the holders' (L, slot 1's record's):
+-- refused if any slot of either is held.
+local function other_limit(l)
+  l = tonumber(l)
+  if not l or l == limit then return nil end
+  for i = 1, math.max(l, limit) do
+    if redis.call('EXISTS', slotkey(KEYS[KEY_LOCK], i)) == 1 then
+      return redis.error_reply('LIMIT this run\'s --limit ' .. limit .. ' differs from the --limit ' ..
+        l .. ' its holders were admitted with: give a NAME one --limit on every host')
+    end
+  end
+  return nil
+end
+local held_limit = false
+if limit > 1 then
+  held_limit = redis.call('HGET', statek, 'limit')
+  local e = other_limit(held_limit)
+  if e then return e end
+end
 if not slot then
   -- Report the holder only when the state record belongs to the lock's token.
   local holder = redis.call('GET', slotkey(lock, minslot))
-  local h = redis.call('HMGET', slotkey(statek, minslot), 'token', 'host', 'pid', 'fence')
+  local h = redis.call('HMGET', slotkey(statek, minslot), 'token', 'host', 'pid', 'fence',
+                       'limit')
+  if limit == 1 then
+    local e = other_limit(h[5])
+    if e then return e end
+  end
   if h[1] ~= holder then h = {false, false, false, false} end
   return busy(pttl, h[2] or '', h[3] or '', h[4] or '')
 end
+local basestate = statek
 lock, statek = slotkey(lock, slot), slotkey(statek, slot)
 
 local t = redis.call('TIME')
@@ -143,7 +179,11 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- does not grow (t_fair checks it).
 local sr = redis.call('HMGET', statek, 'status', 'queued', 'last_success_ms',
                       'last_success_fence', 'last_success_host', 'finished_ms', 'fence',
-                      'host')
+                      'host', 'limit')
+if limit == 1 then
+  local e = other_limit(sr[9])
+  if e then return e end
+end
 local queued = ''
 if wid ~= '' or limit > 1 or sr[2] == '1' then
   -- Free, but waiters may be queued: only they may take it, in order.
@@ -173,27 +213,39 @@ if wid ~= '' or limit > 1 or sr[2] == '1' then
   if limit == 1 and redis.call('ZCARD', queuek) > 0 then queued = '1' end
 end
 
-local function status_of(key, s)
-  if s == nil then s = redis.call('HGET', key, 'status') end
+local function status_of(s)
   if s == 'running' then return 'abandoned', 1 end
   return s, 0
 end
-local st, stale = status_of(statek, sr[1])
+local st, stale = status_of(sr[1])
 local rec = statek
 local once_stale = 0
+-- The attempts an --once ID has used (a record written before they were
+-- counted is one), and whether an operator allowed one more since the last
+-- (--resolve retry).
+local used, retry, allowed = 0, false, tonumber(ARGV[ARG_ATTEMPTS]) or 1
 if oncek then
+  local o = redis.call('HMGET', oncek, 'status', 'attempts', 'retry')
   local s1
-  s1, once_stale = status_of(oncek)
+  s1, once_stale = status_of(o[1])
   st, rec, stale = s1, oncek, math.max(stale, once_stale)
+  used = tonumber(o[2]) or (o[1] and 1 or 0)
+  retry = o[3] == '1'
 end
 --mutant once_no_record_check: if false then
 if st == 'succeeded' and oncek then
   local r = redis.call('HMGET', oncek, 'host', 'pid', 'fence', 'finished_ms')
   return {'DONE', r[1] or '', r[2] or '', r[3] or '', r[4] or '', stale}
 end
-if st == 'abandoned' and refuse then
-  local r = redis.call('HMGET', rec, 'host', 'pid', 'fence', 'heartbeat_ms')
-  return {'STALE', r[1] or '', r[2] or '', r[3] or '', r[4] or '', rec, stale}
+local ended = st == 'failed' or st == 'timeout' or st == 'lost' or st == 'abandoned'
+local spent = oncek and ended and not retry and used >= allowed
+if spent or (st == 'abandoned' and refuse and not retry) then
+  local r = redis.call('HMGET', rec, 'host', 'pid', 'fence', 'heartbeat_ms', 'finished_ms',
+                       'exit_code', 'signal')
+  local when = r[4]
+  if st ~= 'abandoned' and r[5] and r[5] ~= '' then when = r[5] end
+  return {'STALE', r[1] or '', r[2] or '', r[3] or '', when or '', rec, stale, st,
+          spent and 1 or 0, used, allowed, r[6] or '', r[7] or ''}
 end
 
 -- We take the lock. A dead run's record gets its history entry (once per
@@ -233,7 +285,7 @@ end
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once,
-                'queued', queued, 'contain', ARGV[ARG_CONTAIN] or ''}
+                'queued', queued, 'contain', ARGV[ARG_CONTAIN] or '', 'limit', limit}
 if #ids > 0 then
   fields[#fields + 1] = 'buried'
   fields[#fields + 1] = table.concat(ids, ' ')
@@ -244,11 +296,12 @@ end
 -- The last success (release.lua writes it) outlives the runs after it:
 -- ls is {last_success_ms, _fence, _host, status, finished_ms, fence, host}
 -- of the record we replace.
-local function replace(key, ls)
+local function replace(key, ls, extra)
   redis.call('HDEL', key, 'prev')   -- one level back is all we need
   -- A success recorded before records kept last_success_*.
   if not ls[1] and ls[4] == 'succeeded' and ls[5] then ls = {ls[5], ls[6], ls[7]} end
   local f = {unpack(fields)}
+  for _, v in ipairs(extra or {}) do f[#f + 1] = v end
   if ls[1] then
     f[#f + 1] = 'last_success_ms'; f[#f + 1] = ls[1]
     f[#f + 1] = 'last_success_fence'; f[#f + 1] = ls[2] or ''
@@ -262,9 +315,13 @@ local function replace(key, ls)
   redis.call('HSET', key, unpack(f))
 end
 replace(statek, {sr[3], sr[4], sr[5], sr[1], sr[6], sr[7], sr[8]})
+if slot ~= 1 and tonumber(held_limit) ~= limit then
+  redis.call('HSET', basestate, 'limit', limit)
+end
 if oncek then
   replace(oncek, redis.call('HMGET', oncek, 'last_success_ms', 'last_success_fence',
-                            'last_success_host', 'status', 'finished_ms', 'fence', 'host'))
+                            'last_success_host', 'status', 'finished_ms', 'fence', 'host'),
+          {'attempts', used + 1})
   redis.call('PEXPIRE', oncek, once_ttl)
 end
 return {'OK', fence, now, abandoned, slot, unpack(ids)}

@@ -1,9 +1,12 @@
 -- resolve: the operator's verdict on an abandoned (or any finished) record.
 --! KEYS lock record history
 --! ARGV action host pid once
--- action: succeeded|clear; host, pid: the operator's; once: the --once ID.
+-- action: succeeded|clear|retry; host, pid: the operator's; once: the
+-- --once ID. retry allows the ID one more attempt (acquire.lua): the record
+-- stays as it is, with 'retry' = 1 until the next attempt takes the lock.
 -- Returns {'OK', previous status} or {'RUNNING'} when the job holds the lock
--- right now, or {'NONE'} when there is no record.
+-- right now, or {'NONE'} when there is no record, or {'SUCCEEDED'} for a
+-- retry of an ID that succeeded (nothing to retry).
 local lock, rec, histk = KEYS[KEY_LOCK], KEYS[KEY_RECORD], KEYS[KEY_HISTORY]
 local action, by = ARGV[ARG_ACTION], ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID]
 local s = redis.call('HGET', rec, 'status')
@@ -12,8 +15,11 @@ if s == 'running' and redis.call('EXISTS', lock) == 1 then return {'RUNNING'} en
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local r = redis.call('HMGET', rec, 'host', 'pid', 'fence', 'started_ms')
+if action == 'retry' and s == 'succeeded' then return {'SUCCEEDED'} end
 if action == 'clear' then
   redis.call('DEL', rec)
+elseif action == 'retry' then
+  redis.call('HSET', rec, 'retry', '1', 'resolved_by', by, 'resolved_ms', now)
 else
   redis.call('HSET', rec, 'status', 'succeeded', 'resolved_by',
              by, 'resolved_ms', now, 'resolved_from', s,
@@ -21,7 +27,8 @@ else
              'last_success_host', r[1] or '')
 end
 redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status',
-           action == 'clear' and 'cleared' or 'resolved-succeeded',
+           action == 'clear' and 'cleared' or action == 'retry' and 'retry-allowed'
+             or 'resolved-succeeded',
            'exit_code', '', 'signal', '', 'host', r[1] or '', 'pid', r[2] or '',
            'fence', r[3] or '', 'once', ARGV[ARG_ONCE], 'started_ms', r[4] or now,
            'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_completions.sh — the shell completions in completions/ know every long
 # option of `redlock-run --help` and nothing more, and the fixed values
-# (--on-stale run|refuse, --resolve succeeded|clear, --log-format text|json,
+# (--on-stale run|refuse, --resolve succeeded|clear|retry, --log-format text|json,
 # --contain auto|cgroup|tree).
 # Adding an option to --help without adding it to the completions fails here.
 # The bash (and, where fish is installed, fish) completion is also run for
@@ -41,7 +41,7 @@ done
 
 t "every completion file knows the fixed values"
 for f in "$BASH_C" "$ZSH_C" "$FISH_C"; do
-    for v in 'run refuse' 'succeeded clear' 'text json' 'auto cgroup tree'; do
+    for v in 'run refuse' 'succeeded clear retry' 'text json' 'auto cgroup tree'; do
         grep -q -- "$v" "$f" || fail "$(basename "$f"): no '$v'"
     done
 done
@@ -77,7 +77,7 @@ bash_checks() {
 
     t "bash completion ($how): fixed values"
     assert_eq "$(printf 'refuse\nrun')" "$(complete_bash redlock-run --on-stale '')" "--on-stale"
-    assert_eq "$(printf 'clear\nsucceeded')" "$(complete_bash redlock-run --resolve '')" "--resolve"
+    assert_eq "$(printf 'clear\nretry\nsucceeded')" "$(complete_bash redlock-run --resolve '')" "--resolve"
     assert_eq "json" "$(complete_bash redlock-run -q --log-format j)" "--log-format j"
     # --on-stale=r<TAB>: readline hands "--on-stale" "=" "r".
     assert_eq "$(printf 'refuse\nrun')" "$(complete_bash redlock-run --on-stale = r)" "--on-stale=r"
@@ -137,7 +137,7 @@ if command -v fish >/dev/null; then
 
     t "fish completion: fixed values, and the command after NAME"
     assert_eq "$(printf 'refuse\nrun')" "$(complete_fish 'redlock-run --on-stale ')" "--on-stale"
-    assert_eq "$(printf 'clear\nsucceeded')" "$(complete_fish 'redlock-run --resolve ')" "--resolve"
+    assert_eq "$(printf 'clear\nretry\nsucceeded')" "$(complete_fish 'redlock-run --resolve ')" "--resolve"
     assert_eq "$(printf 'json\ntext')" "$(complete_fish 'redlock-run --log-format ')" "--log-format"
     assert_contains "$(complete_fish 'redlock-run -t 30s nightly -- ech')" "echo" "command after NAME"
     assert_eq "" "$(complete_fish 'redlock-run --status nightly ')" "nothing after NAME in --status"

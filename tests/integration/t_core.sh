@@ -301,6 +301,39 @@ assert_eq "$f2" "$(R S GET "$(k_fence $job)")" "fence key"
 assert_hash S "$(k_state $job)" fence "$f2"
 
 # ---------------------------------------------------------------------------
+t "one --limit per NAME: a run with another N while a slot is held is refused (78), naming both"
+# Issue 28, 5: a host with --limit 2 and one without held the same NAME at
+# once (saw it fail without the fix: both ran beside the --limit 3 holder).
+job=onelimit
+bg "$TMP/lim3" "$RR_BIN" -r "$U" --limit 3 "$job" -- sh -c 'touch "$1"; sleep 5' sh "$TMP/lim3.started"
+w=$BG
+wait_for 10 file_there "$TMP/lim3.started" || fail "the --limit 3 holder did not start"
+assert_hash S "$(k_state $job)" limit 3
+rr -r "$U" --limit 2 "$job" -- touch "$TMP/lim2.ran"
+assert_rc 78 "--limit 2 beside a --limit 3 holder"
+assert_contains "$(cat "$ERR")" "this run's --limit 2 differs from the --limit 3 its holders were admitted with" "message"
+assert_no_file "$TMP/lim2.ran" "marker of --limit 2"
+rr -r "$U" "$job" -- touch "$TMP/lim1.ran"
+assert_rc 78 "no --limit beside a --limit 3 holder (slot 1 is held)"
+assert_contains "$(cat "$ERR")" "this run's --limit 1 differs from the --limit 3" "message"
+assert_no_file "$TMP/lim1.ran" "marker without --limit"
+rr -r "$U" --limit 3 "$job" -- touch "$TMP/lim3b.ran"
+assert_rc 0 "the same --limit 3: admitted"
+kill_wait TERM "$w" 10
+# No slot held: another N is admitted, and becomes the NAME's N.
+rr -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "--limit 2 once no slot is held"
+assert_hash S "$(k_state $job)" limit 2
+# A plain holder in slot 1 keeps a --limit run out of slots 2..N.
+bg "$TMP/lim1h" "$RR_BIN" -r "$U" "$job" -- sh -c 'touch "$1"; sleep 5' sh "$TMP/lim1h.started"
+w=$BG
+wait_for 10 file_there "$TMP/lim1h.started" || fail "the plain holder did not start"
+rr -r "$U" --limit 3 "$job" -- touch "$TMP/lim3c.ran"
+assert_rc 78 "--limit 3 beside a plain holder"
+assert_contains "$(cat "$ERR")" "this run's --limit 3 differs from the --limit 1" "message"
+assert_no_file "$TMP/lim3c.ran" "marker"
+kill_wait TERM "$w" 10
+
 t "usage errors: 64, one line on stderr, no child, nothing in Redis"
 start_redis FRESH || fail "cannot start the fresh server"
 F=$FRESH_URL

@@ -57,30 +57,80 @@ rr_direct -r "$U" -t 1s --state-ttl 2s --once L1 "$job" -- "${COUNT_CMD[@]}"
 assert_rc 0 "second run"
 assert_eq 1 "$(count_lines "$TMP/longrun.count")" "times the child ran"
 
-t "a failed attempt does not count: the next one runs"
+t "a failed attempt spends the ID's one attempt: the next run is refused (65), on every server"
+# Issue 28, 1: the failed run of an ID used to be run again at once by
+# every server that fired after it (saw it fail without the fix: the
+# command ran 9 times of 10).
+job=fan
+counter "$TMP/fan.count"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    bg "$TMP/fan$i" "$RR_BIN" -q -r "$U" --once f1 "$job" -- \
+        sh -c 'echo ran >> "$1"; sleep 0.2; exit 1' sh "$TMP/fan.count"
+    eval "fan$i=\$BG"
+    sleep 0.3
+done
+for i in 1 2 3 4 5 6 7 8 9 10; do eval "wait_pid \$fan$i 15"; done
+assert_eq 1 "$(count_lines "$TMP/fan.count")" "times the command ran"
+assert_hash S "$(k_once $job f1)" status failed
+assert_hash S "$(k_once $job f1)" attempts 1
+n=$(grep -l "has used 1 of 1 attempt: the last one failed (exit 1)" "$TMP"/fan*.err | wc -l)
+assert_eq 9 "$n" "runs refused with the one line (under -q)"
+line=$(grep -h "has used 1 of 1 attempt" "$TMP"/fan*.err | head -1)
+assert_contains "$line" "on $(hostname)" "the refusal names the host"
+assert_contains "$line" "'redlock-run --resolve retry --once f1 $job' allows one more" "the refusal names the command"
+rr -r "$U" --once f1 "$job" -- "${COUNT_CMD[@]}"
+assert_rc 65 "a later run"
+assert_eq 1 "$(count_lines "$TMP/fan.count")" "times the command ran"
+
+t "--resolve retry allows exactly one more attempt; --attempts N allows N"
 job=retry
 counter "$TMP/retry.count"
 rr -r "$U" --once r1 "$job" -- sh -c 'echo x >> "$1"; exit 1' sh "$TMP/retry.count"
 assert_rc 1 "first run"
-assert_hash S "$(k_once $job r1)" status failed
 rr -r "$U" --once r1 "$job" -- "${COUNT_CMD[@]}"
-assert_rc 0 "second run"
-assert_eq 2 "$(count_lines "$TMP/retry.count")" "times the child ran"
+assert_rc 65 "second run, refused"
+rr -r "$U" --status --once r1 "$job"
+assert_contains "$(cat "$OUT")" "one more redlock-run --resolve retry --once r1 $job" "--status"
+rr -r "$U" --resolve retry --once r1 "$job"
+assert_rc 0 "--resolve retry"
+assert_contains "$(cat "$OUT")" "may have one more attempt (the last was failed)" "--resolve retry says so"
+rr -r "$U" --status --once r1 "$job"
+assert_contains "$(cat "$OUT")" "1 used, one more allowed (--resolve retry)" "--status"
+rr -r "$U" --once r1 "$job" -- sh -c 'echo x >> "$1"; exit 2' sh "$TMP/retry.count"
+assert_rc 2 "the retried run"
+assert_hash S "$(k_once $job r1)" attempts 2
+rr -r "$U" --once r1 "$job" -- "${COUNT_CMD[@]}"
+assert_rc 65 "after the retry failed too"
+rr -r "$U" --once r1 --attempts 3 "$job" -- "${COUNT_CMD[@]}"
+assert_rc 0 "--attempts 3: the third attempt"
+assert_eq 3 "$(count_lines "$TMP/retry.count")" "times the child ran"
 assert_hash S "$(k_once $job r1)" status succeeded
-rr -r "$U" --once r1 "$job" -- "${COUNT_CMD[@]}"
-assert_rc 0 "third run"
-assert_eq 2 "$(count_lines "$TMP/retry.count")" "times the child ran after success"
+assert_hash S "$(k_once $job r1)" attempts 3
+rr -r "$U" --once r1 --attempts 5 "$job" -- "${COUNT_CMD[@]}"
+assert_rc 0 "after success"
+assert_eq 3 "$(count_lines "$TMP/retry.count")" "times the child ran after success"
+rr -r "$U" --resolve retry --once r1 "$job"
+assert_rc 1 "--resolve retry of a succeeded ID"
+assert_contains "$(cat "$OUT")" "succeeded: nothing to retry" "--resolve retry of a success"
+rr -r "$U" --resolve retry "$job"
+assert_rc 64 "--resolve retry without --once"
+rr -r "$U" --attempts 2 "$job" -- true
+assert_rc 64 "--attempts without --once"
 
-t "a timed-out attempt does not count: the next one runs"
+t "a timed-out attempt spends the attempt; --attempts 2 runs it again"
 job=tmo
 rr -r "$U" --once t1 --max-runtime 0.3s "$job" -- sleep 10
 assert_rc 124 "first run"
 assert_hash S "$(k_once $job t1)" status timeout
 rr -r "$U" --once t1 "$job" -- touch "$TMP/tmo.ran"
-assert_rc 0 "second run"
-assert_file_exists "$TMP/tmo.ran" "second run's marker"
+assert_rc 65 "second run"
+assert_contains "$(cat "$ERR")" "the last one timed out" "the refusal"
+assert_no_file "$TMP/tmo.ran" "second run's marker"
+rr -r "$U" --once t1 --attempts 2 "$job" -- touch "$TMP/tmo.ran"
+assert_rc 0 "--attempts 2"
+assert_file_exists "$TMP/tmo.ran" "marker with --attempts 2"
 
-t "an attempt that lost its lock does not count: the next one runs"
+t "an attempt that lost its lock spends the attempt; the next run is refused"
 job=lostonce
 bg "$TMP/lo" "$RR_BIN" -r "$U" -t 1s --once l1 "$job" -- sh -c 'touch "$1"; sleep 10' sh "$TMP/lo.started"
 w=$BG
@@ -89,10 +139,89 @@ R S DEL "$(k_lock $job)" >/dev/null
 wait_pid "$w" 10
 assert_rc 79 "first run"
 assert_hash S "$(k_once $job l1)" status lost
-rr -r "$U" --once l1 "$job" -- touch "$TMP/lo.ran"
-assert_rc 0 "second run"
-assert_file_exists "$TMP/lo.ran" "second run's marker"
+rr -r "$U" -q --once l1 "$job" -- touch "$TMP/lo.ran"
+assert_rc 65 "second run"
+assert_contains "$(cat "$ERR")" "the last one lost its lock" "the refusal, under -q"
+assert_no_file "$TMP/lo.ran" "second run's marker"
+rr -r "$U" --once l1 --attempts 2 "$job" -- touch "$TMP/lo.ran"
+assert_rc 0 "--attempts 2"
 assert_hash S "$(k_once $job l1)" status succeeded
+
+t "a command that never started (not found: 127) uses no attempt and leaves the record as it was"
+# Issue 28, 2: it was recorded 'failed' (saw it fail without the fix).
+job=never
+rr -r "$U" --once n1 "$job" -- "$TMP/no/such/command"
+assert_rc 127 "not found"
+assert_contains "$(cat "$ERR")" "it never started: the lock is given back, nothing is recorded" "message"
+assert_key_gone S "$(k_once $job n1)" "the once record:"
+assert_key_gone S "$(k_state $job)" "the state record:"
+assert_key_gone S "$(k_lock $job)" "the lock:"
+rr -r "$U" --once n1 "$job" -- touch "$TMP/never.ran"
+assert_rc 0 "the next run"
+assert_file_exists "$TMP/never.ran" "marker"
+# A failed attempt's record stays as it was, its count too.
+rr -r "$U" --once n2 --attempts 2 "$job" -- false
+assert_rc 1 "a failed attempt"
+before=$(R S HGETALL "$(k_once $job n2)" | tr -d '\r')
+rr -r "$U" --once n2 --attempts 2 "$job" -- "$TMP/no/such/command"
+assert_rc 127 "not found after a failure"
+assert_eq "$before" "$(R S HGETALL "$(k_once $job n2)" | tr -d '\r')" "the once record"
+assert_hash S "$(k_state $job)" status failed
+
+t "the command cannot be forked (ulimit -u, an unprivileged user): 71, no record, no attempt used"
+# Issue 28, 3: the guard forks, the command cannot be (RLIMIT_NPROC: us
+# and the guard, no more); it was recorded 'failed exit_code 71' (saw it
+# fail without the fix).
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+    skip "needs root and setpriv (to be an unprivileged user)"
+else
+    job=nofork
+    # Every task of the user counts: the limit leaves room for us and the guard.
+    n=$(( $(ps -L -u 65534 -o lwp= 2>/dev/null | wc -l) + 2 ))
+    run_limited setpriv --reuid=65534 --regid=65534 --clear-groups \
+        bash -c 'ulimit -u "$1"; shift; exec "$@"' sh "$n" \
+        "$RR_BIN" -r "$U" --once u1 "$job" -- touch "$TMP/nofork.ran"
+    assert_rc 71 "the run"
+    assert_no_file "$TMP/nofork.ran" "marker"
+    assert_key_gone S "$(k_once $job u1)" "the once record:"
+    assert_key_gone S "$(k_state $job)" "the state record:"
+    assert_key_gone S "$(k_lock $job)" "the lock:"
+    rr -r "$U" --once u1 "$job" -- true
+    assert_rc 0 "the next run, with no limit"
+fi
+
+t "--once IDs on the lock service's clock: a host a day ahead (faketime +1d) runs the same ID"
+# Issue 28, 4: the ID came from the local clock, so a host a day ahead ran
+# tomorrow's ID today (saw it fail without the fix: skew-<tomorrow>).
+if ! command -v faketime >/dev/null 2>&1; then
+    skip "needs faketime (Debian's package faketime: scripts/deps.sh test)"
+else
+    job=skew
+    id="skew-$(date +%F)"
+    run_limited faketime -f +1d "$RR_BIN" -v -r "$U" --once 'skew-%F' "$job" -- \
+        sh -c 'echo "$REDLOCK_ONCE" >> "$1"' sh "$TMP/skew.ids"
+    assert_rc 0 "the run a day ahead"
+    if [ "skew-$(date +%F)" = "$id" ]; then   # the date did not turn over meanwhile
+        assert_eq "$id" "$(head -1 "$TMP/skew.ids" 2>/dev/null)" "REDLOCK_ONCE a day ahead"
+        assert_hash S "$(k_once $job "$id")" status succeeded
+        assert_contains "$(cat "$ERR")" "--once ID $id, from the lock service's clock" "-v"
+        assert_contains "$(cat "$ERR")" "this host's clock is +8640" "-v: the skew"
+        rr -r "$U" --once 'skew-%F' "$job" -- sh -c 'echo "$REDLOCK_ONCE" >> "$1"' sh "$TMP/skew.ids"
+        assert_rc 0 "a normal run the same day"
+        assert_eq 1 "$(count_lines "$TMP/skew.ids")" "times the command ran"
+    fi
+fi
+
+t "--once without time fields asks no clock; a service that cannot tell the time: 69, nothing run"
+job=noclock
+rr -r "$U" -v --once plain "$job" -- true
+assert_rc 0 "a literal ID"
+assert_not_contains "$(cat "$ERR")" "from the lock service's clock" "-v"
+dead=$(free_port)
+rr -r "redis://127.0.0.1:$dead" --once 'x-%F' "$job" -- touch "$TMP/noclock.ran"
+assert_rc 69 "no server"
+assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "message"
+assert_no_file "$TMP/noclock.ran" "marker"
 
 # ---------------------------------------------------------------------------
 # abandon JOB ID — start a --once run with a 1 s lease, kill -9 the wrapper
@@ -122,8 +251,15 @@ assert_eq 1 "$(R S XRANGE "$(k_hist $job)" - + | grep -cx abandoned)" "abandoned
 rr -r "$U" --once s1 "$job" -- touch "$TMP/stale.ran"
 assert_rc 65 "still refused"
 assert_eq 1 "$(R S XRANGE "$(k_hist $job)" - + | grep -cx abandoned)" "abandoned entries after the second refusal"
+assert_contains "$(cat "$ERR")" "has used 1 of 1 attempt: the last one died mid-way (abandoned), last seen" "the refusal"
 rr -r "$U" --once s1 --on-stale run "$job" -- touch "$TMP/stale.ran"
-assert_rc 0 "--on-stale run"
+assert_rc 65 "--on-stale run: the attempt is spent all the same"
+assert_no_file "$TMP/stale.ran" "marker"
+rr -r "$U" --once s1 --attempts 2 "$job" -- touch "$TMP/stale.ran"
+assert_rc 65 "--attempts 2: a dead run is still refused (--on-stale refuse)"
+assert_contains "$(cat "$ERR")" "died mid-way, last seen" "the refusal"
+rr -r "$U" --once s1 --attempts 2 --on-stale run "$job" -- touch "$TMP/stale.ran"
+assert_rc 0 "--attempts 2 --on-stale run"
 assert_file_exists "$TMP/stale.ran" "marker with --on-stale run"
 
 t "--resolve succeeded: the next run is skipped (0, not run)"
@@ -135,6 +271,19 @@ assert_hash S "$(k_once $job s2)" status succeeded
 rr -r "$U" --once s2 "$job" -- touch "$TMP/resolved.ran"
 assert_rc 0
 assert_no_file "$TMP/resolved.ran" "marker"
+
+t "--resolve retry after a dead run: the next run runs, once"
+job=retried
+abandon "$job" s6
+rr -r "$U" --resolve retry --once s6 "$job"
+assert_rc 0 "--resolve retry"
+assert_hash S "$(k_once $job s6)" retry 1
+rr -r "$U" --once s6 "$job" -- sh -c 'touch "$1"; exit 3' sh "$TMP/retried.ran"
+assert_rc 3 "the retried run"
+assert_file_exists "$TMP/retried.ran" "marker"
+assert_hash S "$(k_once $job s6)" attempts 2
+rr -r "$U" --once s6 "$job" -- true
+assert_rc 65 "and no more"
 
 t "--resolve clear: the next run runs"
 job=cleared
@@ -153,7 +302,7 @@ job=named
 abandon "$job" s4
 rr -r "$U" --status "$job"
 assert_rc 3 "--status"
-assert_contains "$(cat "$OUT")" "resolve with: redlock-run --resolve succeeded|clear --once s4 $job" "--status"
+assert_contains "$(cat "$OUT")" "resolve with: redlock-run --resolve succeeded|retry|clear --once s4 $job" "--status"
 rr -r "$U" --resolve clear "$job"
 assert_rc 0 "--resolve clear without --once"
 assert_contains "$(cat "$OUT")" "cleared the last run of $job (was running); --once records are not touched: add --once with the ID that --status lists" "--resolve clear"
@@ -161,19 +310,19 @@ assert_key_gone S "$(k_state $job)"
 assert_hash S "$(k_once $job s4)" status running
 abandon "$job" s5
 rr -r "$U" --status "$job"
-assert_contains "$(cat "$OUT")" "resolve each with: redlock-run --resolve succeeded|clear --once ID $job, ID one of the above" "--status, two IDs"
+assert_contains "$(cat "$OUT")" "resolve each with: redlock-run --resolve succeeded|retry|clear --once ID $job, ID one of the above" "--status, two IDs"
 rr -r "$U" --resolve clear --once s4 "$job"
 assert_rc 0 "--resolve clear --once s4"
 assert_not_contains "$(cat "$OUT")" "not touched" "--resolve clear --once"
 end_test
 
-t "without --once an abandoned run is reported and the next run goes ahead"
+t "without --once an abandoned run is reported (under -q too) and the next run goes ahead"
 job=noonce
 abandon "$job" ""
-rr -r "$U" "$job" -- touch "$TMP/noonce.ran"
+rr -r "$U" -q "$job" -- touch "$TMP/noonce.ran"
 assert_rc 0
 assert_file_exists "$TMP/noonce.ran" "marker"
-[ -s "$ERR" ] || fail "no warning on stderr"
+assert_contains "$(cat "$ERR")" "the previous run died without finishing" "the warning under -q"
 assert_hash S "$(k_state $job)" status succeeded
 hist=$(R S XRANGE "$(k_hist $job)" - +)
 assert_contains "$hist" abandoned "history"
@@ -336,5 +485,26 @@ w=$BG
 wait_pid "$w" 15
 assert_rc 74 "the run"
 assert_contains "$(cat "$TMP/unrec.err")" "the command ended with status 0, but its outcome could not be recorded" "message"
+
+t "an unrecorded attempt (74) spends the attempt: the next run is refused (65)"
+# The command kills a persisted server as it ends; it comes back from its
+# AOF only after the lease: no release landed (74), the record says
+# 'running', and the next run of the ID is refused.
+job=unrec2
+start_redis P2 --appendonly yes --appendfsync always --appenddirname P2.aof ||
+    fail "cannot start a persisted redis-server"
+bg "$TMP/unrec2" "$RR_BIN" -r "$P2_URL" -t 1s --once d2 "$job" -- \
+    sh -c 'echo ran >> "$1"; kill -9 "$2"' sh "$TMP/unrec2.count" "$P2_PID"
+w=$BG
+wait_pid "$w" 15
+assert_rc 74 "the run"
+spawn_redis P2 "$P2_PORT" --appendonly yes --appendfsync always --appenddirname P2.aof ||
+    fail "cannot restart the persisted redis-server"
+wait_for 5 key_gone P2 "$(k_lock $job)" || fail "the lease did not end"
+assert_hash P2 "$(k_once $job d2)" status running
+rr -r "$P2_URL" --once d2 "$job" -- sh -c 'echo ran >> "$1"' sh "$TMP/unrec2.count"
+assert_rc 65 "the next run"
+assert_contains "$(cat "$ERR")" "the last one died mid-way (abandoned)" "the refusal"
+assert_eq 1 "$(count_lines "$TMP/unrec2.count")" "times the command ran"
 
 done_testing

@@ -92,6 +92,25 @@ fi
 for m in M1 M2 M3 M4 M5; do assert_key_gone "$m" "$(k_lock $job)"; done
 
 # --- masters down ---------------------------------------------------------------
+t "3 masters: a failed --once attempt is refused on every master; a master restarted empty does not bring it back"
+# Issue 28, 1 with a quorum: the count is in each master's once record,
+# and a refusal on any master wins while none has a holder.
+mapfile -t ropts < <(urls 3)
+job=rlspent
+rr "${ropts[@]}" --once a1 "$job" -- sh -c 'echo ran >> "$1"; exit 1' sh "$TMP/rlspent.count"
+assert_rc 1 "the failed attempt"
+for m in M1 M2 M3; do assert_hash "$m" "$(k_once $job a1)" attempts 1; done
+restart_redis M3 || fail "cannot restart M3"
+rr "${ropts[@]}" --once a1 "$job" -- sh -c 'echo ran >> "$1"' sh "$TMP/rlspent.count"
+assert_rc 65 "after M3 lost its records"
+assert_contains "$(cat "$ERR")" "has used 1 of 1 attempt: the last one failed (exit 1)" "the refusal"
+assert_eq 1 "$(count_lines "$TMP/rlspent.count")" "times the command ran"
+rr "${ropts[@]}" --resolve retry --once a1 "$job"
+assert_rc 0 "--resolve retry on the quorum"
+rr "${ropts[@]}" --once a1 "$job" -- sh -c 'echo ran >> "$1"' sh "$TMP/rlspent.count"
+assert_rc 0 "the allowed attempt"
+assert_eq 2 "$(count_lines "$TMP/rlspent.count")" "times the command ran"
+
 t "3 masters, 1 killed: still runs"
 mapfile -t ropts < <(urls 3)
 stop_redis M3
