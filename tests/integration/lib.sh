@@ -368,13 +368,16 @@ redis_up() {
 
 # R NAME ARGS... — redis-cli against that server (raw output, no tty).
 # A server from start_tls is reached over TLS without verifying (some have
-# bad certificates on purpose), with $PKI/client.crt when there is one (for
+# bad certificates on purpose; a redis-cli without --insecure verifies with
+# $PKI/ca.crt), with $PKI/client.crt when there is one (for
 # --tls-auth-clients yes).
+RR_CLI_INSECURE=$(redis-cli --help 2>&1 | grep -c -- --insecure)
 R() {
     local name=$1; shift
     local pv="${name}_PORT" pw="${name}_PASS" tv="${name}_TLS"
     if [ -n "${!tv:-}" ]; then
         local tls=(--tls --insecure) auth=()
+        [ "$RR_CLI_INSECURE" != 0 ] || tls=(--tls --cacert "$PKI/ca.crt")
         [ -e "$PKI/client.crt" ] && tls+=(--cert "$PKI/client.crt" --key "$PKI/client.key")
         [ -n "${!pw}" ] && auth=(env REDISCLI_AUTH="${!pw}")
         "${auth[@]}" timeout 10 redis-cli --no-auth-warning "${tls[@]}" -h 127.0.0.1 -p "${!pv}" "$@"
