@@ -193,6 +193,29 @@ static void text_history(FILE *f, const redisReply *hist)
 }
 
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete} */
+/* The --once ID's part of the text: its record, its last success, the
+ * attempts it used, and the command that allows one more. */
+static void text_once(struct op *op, const struct rr_job_record *on, const redisReply *once,
+                      bool held)
+{
+    const struct rr_config *cfg = op->cfg;
+    FILE *f = op->out;
+
+    fprintf(f, "once %s:\n", cfg->once_id);
+    text_record(f, "  ", once, held, op->keys.once);
+    text_success(f, "  last ok", on);
+    /* The attempts the ID used (--attempts N allows N per ID). */
+    if (on->status != RR_JOB_NONE)
+        fprintf(f, "%-10s %d used%s\n", "  attempts", rr_job_attempts_used(on),
+                on->retry ? ", one more allowed (--resolve retry)" : "");
+    /* Refused (65) once --attempts are used: the command that allows one
+     * more, to copy. */
+    if (!on->retry && (on->status == RR_JOB_FAILED || on->status == RR_JOB_TIMEOUT ||
+                       on->status == RR_JOB_LOST))
+        fprintf(f, "%-10s redlock-run --resolve retry --once %s %s\n", "  one more",
+                cfg->once_id, cfg->name);
+}
+
 static int print_status(struct op *op, const redisReply *r)
 {
     const struct rr_config *cfg = op->cfg;
@@ -286,21 +309,8 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "%-10s free, but the last run's holder (%s pid %lld) stopped renewing at %s "
                    "and its record still says running: it died, or could not record its "
                    "outcome (it then exited 74)\n", "warning", TXT(st.host, host), st.pid, beat);
-    if (cfg->once_id[0]) {
-        fprintf(f, "once %s:\n", cfg->once_id);
-        text_record(f, "  ", have_once ? once : NULL, held, op->keys.once);
-        text_success(f, "  last ok", &on);
-        /* The attempts the ID used (--attempts N allows N per ID). */
-        if (on.status != RR_JOB_NONE)
-            fprintf(f, "%-10s %d used%s\n", "  attempts", rr_job_attempts_used(&on),
-                    on.retry ? ", one more allowed (--resolve retry)" : "");
-        /* Refused (65) once --attempts are used: the command that allows
-         * one more, to copy. */
-        if (!on.retry && (on.status == RR_JOB_FAILED || on.status == RR_JOB_TIMEOUT ||
-                          on.status == RR_JOB_LOST))
-            fprintf(f, "%-10s redlock-run --resolve retry --once %s %s\n", "  one more",
-                    cfg->once_id, cfg->name);
-    }
+    if (cfg->once_id[0])
+        text_once(op, &on, have_once ? once : NULL, held);
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");
