@@ -52,6 +52,7 @@ struct rr_child {
     pid_t successor;           /* after the guard's death: its successor's pid */
     bool foreground;
     bool watching;             /* the handles were initialised */
+    bool spawn_tried;          /* rr_child_spawn asked the guard */
     bool closing;              /* rr_child_free was called: handles closing */
     bool tty;                  /* its group has the terminal (tty.h) */
     bool lease_ran_out;        /* the guard had acted, seen as it stood down */
@@ -341,6 +342,7 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     if (!ch && rr_child_prepare(&ch, o, err, errlen) != 0)
         return -1;
     ch->loop = loop;
+    ch->spawn_tried = true;
     ch->tty = !ch->foreground && rr_tty_ours();
     const struct rr_guard_spawn gs = { .argv = argv, .envp = envp ? envp : environ,
                                        .tty = ch->tty, .deadline_ms = o->deadline_ms,
@@ -435,9 +437,14 @@ void rr_child_free(struct rr_child *ch)
     /* A command still running is left to its guard, which kills
      * everything when told to stand down or when we exit. */
     ch->closing = true;
-    rr_guard_stop(ch->guard);
+    /* A guard that never spawned, or one that reported everything gone,
+     * exits by itself: not waited for (rr_guard_let_go). */
+    if (ch->state == CHILD_PREPARED && !ch->spawn_tried)
+        rr_guard_let_go(ch->guard);
+    else
+        rr_guard_stop(ch->guard);
     ch->guard = NULL;
-    rr_guard_stop(ch->spent_guard);
+    rr_guard_let_go(ch->spent_guard);
     ch->spent_guard = NULL;
     if (!ch->watching) {
         free(ch);

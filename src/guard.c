@@ -298,6 +298,21 @@ static int release(struct rr_guard *g)
     return st;
 }
 
+void rr_guard_let_go(struct rr_guard *g)
+{
+    if (!g)
+        return;
+    /* Nothing of the command is left, or nothing was spawned: it exits at
+     * once by itself. Not waited for: its exit (an address space torn down,
+     * a millisecond on some VMs) is not the run's. Reaped by us if we live
+     * on, by init once we exit. */
+    rr_guard_stand_down(g);
+    if (g->rep >= 0)
+        close(g->rep);
+    munmap(g->sh, sizeof *g->sh);
+    free(g);
+}
+
 void rr_guard_stop(struct rr_guard *g)
 {
     if (!g)

@@ -136,6 +136,11 @@ pid_t rr_guard_pid(const struct rr_guard *g);
  * then exits), without waiting for it. Then rr_guard_stop. NULL is fine. */
 void rr_guard_stand_down(struct rr_guard *g);
 
+/* Stand it down and free everything without waiting for its exit: for a
+ * guard that has nothing left to kill (it reported GONE, or spawned
+ * nothing). NULL is fine. */
+void rr_guard_let_go(struct rr_guard *g);
+
 /* Stand it down if not yet, reap it and free everything. NULL is fine. */
 void rr_guard_stop(struct rr_guard *g);
 
