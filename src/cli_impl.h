@@ -31,6 +31,7 @@ enum rr_cli_given {
     RR_GIVEN_CONTAIN = 1 << 12,
     RR_GIVEN_WAIT = 1 << 13,
     RR_GIVEN_NONBLOCK = 1 << 14,  /* flock's -n */
+    RR_GIVEN_WARN_HELD = 1 << 15,
 };
 
 /* What the loop saw, judged after it. */
