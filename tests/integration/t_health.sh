@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t_health.sh — the job's health, told truly (issue 34): a hung run shows
-# (--status and --list say since when and for how long the holder has held
-# the lock; --status --max-age --warn-held DUR warns past DUR); a NAME or
+# (the busy message, --status and --list say for how long (since when) the
+# holder has held the lock; --status --max-age --warn-held DUR warns past DUR); a NAME or
 # --once ID that never ran is not healthy (exit 4, "did you mean");
 # --status --max-age is OK only when no --once ID of the job is unsettled,
 # and --list (--json) gives the same status_code as --status NAME.
@@ -50,6 +50,13 @@ rr -r "$U" --status "$job"
 assert_rc 1 "held"
 assert_contains "$(cat "$OUT")" "held by $(hostname) pid $w (fence $fence) since "
 assert_contains "$(cat "$OUT")" " (held for " "how long it has held it, not only the lease left"
+rr -r "$U" "$job" -- true
+assert_rc 75 "busy"
+assert_contains "$(cat "$ERR")" "not running: lock is held by $(hostname) pid $w (fence $fence) for " "the busy message says for how long"
+rr -r "$U" -w 300ms "$job" -- true
+assert_rc 75 "busy after --wait"
+assert_contains "$(cat "$ERR")" "waiting up to 300ms for $job: held by $(hostname) pid $w (fence $fence) for "
+assert_contains "$(cat "$ERR")" "gave up waiting: lock is held by $(hostname) pid $w (fence $fence) for "
 rr -r "$U" --status --max-age 25h --warn-held 2s "$job"
 assert_rc 2 "never succeeded: CRITICAL, and the hung holder named"
 assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - hung held "
@@ -59,10 +66,10 @@ R S HSET "$(k_state $job)" last_success_ms "$(( $(now_ms) - 3600000 ))" >/dev/nu
 rr -r "$U" --status --max-age 25h --warn-held 2s "$job"
 assert_rc 1 "held past --warn-held: WARNING"
 assert_contains "$(cat "$OUT")" "REDLOCK WARNING - hung held "
-assert_contains "$(cat "$OUT")" "more than --warn-held 2s; succeeded 1h ago"
+assert_contains "$(cat "$OUT")" "more than --warn-held 2s; succeeded 1h"
 rr -r "$U" --status --max-age 25h --warn-held 1h "$job"
 assert_rc 0 "held within --warn-held: OK"
-assert_contains "$(cat "$OUT")" "REDLOCK OK - hung running now; succeeded 1h ago"
+assert_contains "$(cat "$OUT")" "REDLOCK OK - hung running now; succeeded 1h"
 rr -r "$U" --status --max-age 25h "$job"
 assert_rc 0 "no --warn-held: no bound"
 rr -r "$U" --list --json
