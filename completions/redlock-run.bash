@@ -16,7 +16,7 @@ _redlock_run() {
         --min-hold --limit --prefix --once --on-stale --attempts --state-ttl --max-runtime --kill-after
         --connect-timeout --redis-timeout --password-file --sentinel-password-file
         --sync-replicas --tls-ca --tls-ca-dir --tls-cert
-        --tls-key --tls-sni --log-format --metrics-file --resolve --max-age --contain --fence
+        --tls-key --tls-sni --log-format --metrics-file --resolve --max-age --warn-held --contain --fence
         --slot -c --command'
     local no_arg='-n --nonblock --foreground --tls-insecure -q --quiet -v --verbose --syslog
         --status --json --release --force --all-slots --list -h --help -V --version'

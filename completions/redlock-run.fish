@@ -12,7 +12,7 @@ function __redlock_run_name_at
     set -e args[1]
     set -l takes redis r ttl t renew wait w conflict-exit-code E min-hold limit prefix once \
         on-stale attempts state-ttl max-runtime kill-after connect-timeout redis-timeout \
-        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age contain \
+        password-file sentinel-password-file sync-replicas tls-ca tls-ca-dir tls-cert tls-key tls-sni log-format metrics-file resolve max-age warn-held contain \
         command c
     set -l skip 0
     set -l op
@@ -112,6 +112,7 @@ $c -l metrics-file -r -F -d 'Write Prometheus textfile metrics'
 $c -l status -d 'Show the holder and the last run'
 $c -l json -d 'Print JSON (status and list modes)'
 $c -l max-age -x -d 'Monitoring check: succeeded within DUR? (status mode)'
+$c -l warn-held -x -d 'With --max-age: WARNING if held longer than DUR'
 $c -l release -d 'Free the lock: its holder stops and releases first'
 $c -l force -d 'With --release: delete now, even under a live holder'
 $c -l fence -x -d 'With --release: only if the holder has this fence, in any slot'

@@ -81,7 +81,7 @@ set +e
 ./redlock-run -r "unix://$sock" --status demo-settle
 st=$?
 set -e
-if [ "$st" != 0 ] && [ "$st" != 1 ] && [ "$st" != 2 ] && [ "$st" != 3 ]; then
+if [ "$st" != 0 ] && [ "$st" != 1 ] && [ "$st" != 2 ] && [ "$st" != 3 ] && [ "$st" != 4 ]; then
     echo "(--status is not available: exit $st; here is the raw record)"
     echo "\$ redis-cli -s $sock HGETALL 'redlock:{demo-settle}:state'"
     redis-cli -s "$sock" HGETALL 'redlock:{demo-settle}:state'

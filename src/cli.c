@@ -78,6 +78,7 @@ const struct rr_cli_opt rr_cli_opts[] = {
     { .name = "status", .kind = RR_CLI_MARK, .mark = RR_GIVEN_STATUS },
     { .name = "json", .kind = RR_CLI_FLAG, CFG(json) },
     { .name = "max-age", .kind = RR_CLI_DURATION, CFG(max_age_ms), .mark = RR_GIVEN_MAX_AGE },
+    { .name = "warn-held", .kind = RR_CLI_DURATION, CFG(warn_held_ms), .mark = RR_GIVEN_WARN_HELD },
     { .name = "release", .kind = RR_CLI_MARK, .mark = RR_GIVEN_RELEASE },
     { .name = "list", .kind = RR_CLI_MARK, .mark = RR_GIVEN_LIST },
     { .name = "force", .kind = RR_CLI_FLAG, CFG(force) },

@@ -565,6 +565,15 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
         snprintf(err, errlen, "--max-age must be a positive finite duration, like 25h");
         return -1;
     }
+    if (given(sn, RR_GIVEN_WARN_HELD) && !given(sn, RR_GIVEN_MAX_AGE)) {
+        snprintf(err, errlen, "--warn-held works only with --status --max-age: "
+                 "redlock-run --status --max-age DUR --warn-held DUR NAME");
+        return -1;
+    }
+    if (given(sn, RR_GIVEN_WARN_HELD) && (cfg->warn_held_ms <= 0 || cfg->warn_held_ms == RR_INF)) {
+        snprintf(err, errlen, "--warn-held must be a positive finite duration, like 2h");
+        return -1;
+    }
     if (quiet && sn->verbose) {
         snprintf(err, errlen, "-q/--quiet and -v/--verbose cannot be used together; give only one");
         return -1;

@@ -32,6 +32,7 @@ enum rr_cli_given {
     RR_GIVEN_WAIT = 1 << 13,
     RR_GIVEN_NONBLOCK = 1 << 14,  /* flock's -n */
     RR_GIVEN_ATTEMPTS = 1 << 15,
+    RR_GIVEN_WARN_HELD = 1 << 16,
 };
 
 /* What the loop saw, judged after it. */

@@ -56,6 +56,7 @@ struct rr_config {
     int64_t connect_timeout_ms;   /* --connect-timeout, RR_DEFAULT_CONNECT_TIMEOUT_MS */
     int64_t redis_timeout_ms;     /* --redis-timeout, RR_DEFAULT_REDIS_TIMEOUT_MS */
     int64_t max_age_ms;           /* --status --max-age, 0 = not a check */
+    int64_t warn_held_ms;         /* --warn-held: WARNING past it, 0 = no bound */
     int64_t state_ttl_ms;         /* --state-ttl, RR_DEFAULT_STATE_TTL_MS (once records) */
     int conflict_exit_code;       /* -E, RR_DEFAULT_CONFLICT_EXIT */
     int limit;                    /* --limit, default 1: holders at once */

@@ -2,9 +2,14 @@
  * master of a cluster), then read each job with the --status scripts, a
  * few at a time, all within one overall deadline.
  *
- *   SCANNING ─all cursors at 0─▶ READING ─every job read─▶ DONE
- *       │                           │
- *       └──── the deadline, or a master fails: partial ───▶ DONE
+ *   SCANNING ─all cursors at 0─▶ ONCE ─all cursors at 0, every record read─▶
+ *       READING ─every job read─▶ DONE
+ *   (from any: the deadline, or a master fails: partial ─▶ DONE)
+ *
+ * ONCE is a second SCAN of each master, for the --once records of every
+ * job at once (not a walk of the keyspace per job): each record's status
+ * is read (HMGET), so that a job's status_code counts its unsettled IDs
+ * as --status NAME does.
  *
  * Nothing is written. A listing that is not complete says so (a last line,
  * a last JSON object) and exits 69 (78 when a server refused our
@@ -48,7 +53,9 @@ struct lst {
     int n_mcfg;
     struct lmaster m[RR_LIST_MAX_MASTERS];
     int n_masters, scanning;
-    char pattern[400];
+    char pattern[400], once_pattern[400];
+    bool once_phase;
+    size_t once_pending, once_seen;
     struct rr_list_row *rows;
     size_t n_rows, cap;
     struct lread *reads;
@@ -184,6 +191,65 @@ static void read_next(struct lst *l)
 static void start_reading(struct lst *l)
 {
     l->reading = true;
+    read_next(l);
+}
+
+/* The once records' SCAN is done on every master and each record read. */
+static void once_check_done(struct lst *l)
+{
+    if (!l->finished && l->once_phase && l->scanning == 0 && l->once_pending == 0) {
+        l->once_phase = false;
+        start_reading(l);
+    }
+}
+
+/* r: {status, once} of one --once record of the row rd names. */
+static void on_once(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct lread *rd = arg;
+    struct lst *l = rd->l;
+
+    if (l->finished)
+        return;
+    l->once_pending--;
+    if (status != RR_REPLY_OK || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        if (status != RR_REPLY_CLOSED)
+            note_error(l, c, status, r);
+    } else {
+        rr_list_row_once(&l->rows[rd->i], rr_record_str(r->element[1]),
+                         rr_record_str(r->element[0]));
+    }
+    once_check_done(l);
+}
+
+/* One page of the once records' SCAN: read each record's status. */
+static void once_keys(struct lst *l, struct rr_svc *c, const redisReply *keys)
+{
+    for (size_t i = 0; i < keys->elements; i++) {
+        const char *k = rr_record_str(keys->element[i]);
+        char name[RR_NAME_MAX + 1];
+        struct rr_list_row *row;
+        if (rr_list_once_name_of(l->cfg->prefix, k, name, sizeof name) != 0 ||
+            !(row = rr_list_find(l->rows, l->n_rows, name)))
+            continue;   /* a job without a state record is not listed */
+        if (++l->once_seen > RR_LIST_MAX_ONCE) {
+            l->partial = true;
+            if (!l->why[0])
+                snprintf(l->why, sizeof l->why, "more than %d --once records: the jobs' "
+                         "unsettled IDs were counted among the first found", RR_LIST_MAX_ONCE);
+            return;
+        }
+        const char *argv[] = { "HMGET", k, "status", "once", NULL };
+        if (rr_svc_commandv(c, on_once, &l->reads[row - l->rows], argv) == 0)
+            l->once_pending++;
+    }
+}
+
+static void scan_step(struct lmaster *m);
+
+/* Sort the rows, then SCAN every master again for the --once records. */
+static void start_once(struct lst *l)
+{
     l->n_rows = rr_list_sort(l->rows, l->n_rows);
     if (l->n_rows && !(l->reads = calloc(l->n_rows, sizeof *l->reads))) {
         l->partial = true;
@@ -193,7 +259,21 @@ static void start_reading(struct lst *l)
     }
     for (size_t i = 0; i < l->n_rows; i++)
         l->reads[i] = (struct lread){ l, i };
-    read_next(l);
+    if (l->n_rows == 0) {
+        start_reading(l);
+        return;
+    }
+    l->once_phase = true;
+    l->scanning = 0;
+    for (int i = 0; i < l->n_masters; i++) {
+        snprintf(l->m[i].cursor, sizeof l->m[i].cursor, "0");
+        l->m[i].scanned = !l->m[i].svc;
+        l->scanning += !l->m[i].scanned;
+    }
+    for (int i = 0; i < l->n_masters && !l->finished; i++)
+        if (!l->m[i].scanned)
+            scan_step(&l->m[i]);
+    once_check_done(l);
 }
 
 static int add_row(struct lst *l, int master, const char *name)
@@ -213,12 +293,14 @@ static int add_row(struct lst *l, int master, const char *name)
     return 0;
 }
 
-static void scan_step(struct lmaster *m);
-
 static void master_done(struct lst *l)
 {
-    if (--l->scanning == 0 && !l->finished)
-        start_reading(l);
+    if (--l->scanning == 0 && !l->finished) {
+        if (l->once_phase)
+            once_check_done(l);
+        else
+            start_once(l);
+    }
 }
 
 /* r: {cursor, {key...}} */
@@ -239,7 +321,9 @@ static void on_scan(struct rr_svc *c, int status, redisReply *r, void *arg)
         return;
     }
     l->any_answer = true;
-    for (size_t i = 0; i < r->element[1]->elements; i++) {
+    if (l->once_phase)
+        once_keys(l, c, r->element[1]);
+    for (size_t i = 0; !l->once_phase && i < r->element[1]->elements; i++) {
         char name[RR_NAME_MAX + 1];
         if (rr_list_name_of(l->cfg->prefix, rr_record_str(r->element[1]->element[i]), name,
                             sizeof name) != 0)
@@ -265,7 +349,9 @@ static void on_scan(struct rr_svc *c, int status, redisReply *r, void *arg)
 
 static void scan_step(struct lmaster *m)
 {
-    const char *argv[] = { "SCAN", m->cursor, "MATCH", m->l->pattern, "COUNT", RR_LIST_COUNT, NULL };
+    const char *argv[] = { "SCAN", m->cursor, "MATCH",
+                           m->l->once_phase ? m->l->once_pattern : m->l->pattern,
+                           "COUNT", RR_LIST_COUNT, NULL };
 
     if (rr_svc_commandv(m->svc, on_scan, m, argv) != 0) {
         m->scanned = true;
@@ -436,6 +522,8 @@ static void finish(struct lst *l)
         free_rows(l);
         memset(l->m, 0, sizeof l->m);
         l->n_masters = l->scanning = l->in_flight = 0;
+        l->once_phase = false;
+        l->once_pending = l->once_seen = 0;
         l->reading = l->partial = l->refused = l->finished = false;
         l->why[0] = '\0';
         l->src++;
@@ -489,7 +577,8 @@ int rr_list_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
     l->loop = loop;
     l->cfg = cfg;
     l->out = out;
-    if (rr_list_pattern(cfg->prefix, l->pattern, sizeof l->pattern) != 0) {
+    if (rr_list_pattern(cfg->prefix, l->pattern, sizeof l->pattern) != 0 ||
+        rr_list_once_pattern(cfg->prefix, l->once_pattern, sizeof l->once_pattern) != 0) {
         free(l);
         rr_log(RR_LOG_ERROR, "usage", NULL, "--prefix is too long for --list");
         return RR_EXIT_USAGE;

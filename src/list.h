@@ -3,7 +3,9 @@
  * the state records (never KEYS), on each master of a cluster; each job is
  * read as --status reads it: the holders of each slot (qstatus.lua), then
  * the state record (HGETALL). status.lua is not used: its search for
- * abandoned --once records walks the keyspace, once per job. The pure
+ * abandoned --once records walks the keyspace, once per job; --list makes
+ * one more SCAN per master for every job's --once records instead, and
+ * reads each one's status (HMGET), so that status_code counts them. The pure
  * parts (names from keys, masters from CLUSTER SLOTS, rows from replies,
  * the table) are below and tested in tests/check_list.c. */
 #ifndef RR_LIST_H
@@ -19,6 +21,7 @@
 
 #define RR_LIST_COUNT "500"           /* SCAN COUNT */
 #define RR_LIST_MAX_JOBS 20000        /* more: the listing is partial */
+#define RR_LIST_MAX_ONCE 200000       /* --once records read; more: partial */
 #define RR_LIST_MAX_MASTERS 64        /* cluster masters scanned */
 #define RR_LIST_BUDGET_FACTOR 30      /* overall bound: 30 x --redis-timeout */
 
@@ -35,6 +38,12 @@ struct rr_list_row {
     long long holder_pid, holder_fence, holder_since_ms, ttl_ms;
     struct rr_job_record last;        /* the state record; RUNNING with no lock: ABANDONED */
     int status_code;                  /* what --status NAME would exit with */
+    /* The job's --once records that are not settled (rr_list_row_once):
+     * failed, timeout, lost, abandoned or another status; and 'running'
+     * ones, unsettled when no lock is held. The first such ID is kept. */
+    int once_bad, once_abandoned, once_running;
+    int n_unsettled;                  /* judged with the holders: what the NOTE says */
+    char unsettled_id[RR_ONCE_MAX + 1], unsettled_status[16];
     char *last_json;                  /* the state record as --status --json shows it */
     char err[RR_ERRLEN];              /* why it could not be read, "" */
 };
@@ -58,6 +67,21 @@ int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_no
  * slot of the lock. Returns 0, or -1 with row->err set when r has not its
  * shape. */
 int rr_list_row_holders(struct rr_list_row *row, const redisReply *r);
+
+/* The SCAN MATCH pattern for the --once records under prefix. Returns 0,
+ * or -1 if it does not fit. Pure. */
+int rr_list_once_pattern(const char *prefix, char *buf, size_t len);
+
+/* The job NAME of a once key "PREFIX{NAME}:once:ID". Returns 0, or -1 for
+ * a key that is not one. Pure. */
+int rr_list_once_name_of(const char *prefix, const char *key, char *name, size_t len);
+
+/* The row of rows[0..n) (sorted, rr_list_sort) named name, or NULL. Pure. */
+struct rr_list_row *rr_list_find(struct rr_list_row *rows, size_t n, const char *name);
+
+/* Count one --once record of row's job: its ID and status (HMGET status
+ * once), before rr_list_row_state. Pure. */
+void rr_list_row_once(struct rr_list_row *row, const char *id, const char *status);
 
 /* Then from the state record (HGETALL, as --status reads it): the last
  * run, the last success; 'running' with no holder is abandoned. Returns 0,

@@ -11,10 +11,9 @@
 #include "record.h"
 #include "status.h"
 
-int rr_list_pattern(const char *prefix, char *buf, size_t len)
+static int pattern(const char *prefix, const char *tail, char *buf, size_t len)
 {
     size_t o = 0;
-    const char *tail = "\\{*\\}:state*";
 
     for (; *prefix; prefix++) {
         if (strchr("*?[]\\", *prefix)) {
@@ -30,6 +29,51 @@ int rr_list_pattern(const char *prefix, char *buf, size_t len)
         return -1;
     strcpy(buf + o, tail);
     return 0;
+}
+
+int rr_list_pattern(const char *prefix, char *buf, size_t len)
+{
+    return pattern(prefix, "\\{*\\}:state*", buf, len);
+}
+
+int rr_list_once_pattern(const char *prefix, char *buf, size_t len)
+{
+    return pattern(prefix, "\\{*\\}:once:*", buf, len);
+}
+
+int rr_list_once_name_of(const char *prefix, const char *key, char *name, size_t len)
+{
+    size_t pl = strlen(prefix);
+
+    if (strncmp(key, prefix, pl) != 0 || key[pl] != '{')
+        return -1;
+    const char *b = key + pl + 1, *e = strstr(b, "}:once:");
+    if (!e || e == b || (size_t)(e - b) > RR_NAME_MAX || (size_t)(e - b) + 1 > len)
+        return -1;
+    memcpy(name, b, (size_t)(e - b));
+    name[e - b] = '\0';
+    char why[RR_ERRLEN];
+    return rr_cli_check_name(name, why, sizeof why) == 0 ? 0 : -1;
+}
+
+void rr_list_row_once(struct rr_list_row *row, const char *id, const char *status)
+{
+    bool running = strcmp(status, "running") == 0;
+
+    if (!*status || strcmp(status, "succeeded") == 0)
+        return;
+    if (running) {
+        row->once_running++;
+    } else {
+        row->once_bad++;
+        row->once_abandoned += strcmp(status, "abandoned") == 0;
+    }
+    /* Keep the first ID that is not settled whatever the lock: a failed
+     * one before a running one, which is unsettled only with no holder. */
+    if (row->unsettled_id[0] && (running || strcmp(row->unsettled_status, "running") != 0))
+        return;
+    snprintf(row->unsettled_id, sizeof row->unsettled_id, "%s", id);
+    snprintf(row->unsettled_status, sizeof row->unsettled_status, "%s", status);
 }
 
 int rr_list_name_of(const char *prefix, const char *key, char *name, size_t len)
@@ -159,7 +203,13 @@ int rr_list_row_state(struct rr_list_row *row, const redisReply *r)
     const char *shown = NULL;
     if (st->status == RR_JOB_RUNNING && !row->held)
         shown = rr_job_status_name(st->status = RR_JOB_ABANDONED);
-    row->status_code = rr_status_exit_code(row->held, st->status, 0);
+    /* As status.lua judges them: a 'running' --once record with no lock
+     * held is abandoned. */
+    int stale = row->once_abandoned + (row->held ? 0 : row->once_running);
+    row->n_unsettled = row->once_bad + (row->held ? 0 : row->once_running);
+    if (row->n_unsettled && strcmp(row->unsettled_status, "running") == 0)
+        snprintf(row->unsettled_status, sizeof row->unsettled_status, "abandoned");
+    row->status_code = rr_status_exit_code(row->held, st->status, stale);
     free(row->last_json);
     row->last_json = NULL;
     if (st->status != RR_JOB_NONE) {
@@ -171,6 +221,23 @@ int rr_list_row_state(struct rr_list_row *row, const redisReply *r)
         }
     }
     return 0;
+}
+
+struct rr_list_row *rr_list_find(struct rr_list_row *rows, size_t n, const char *name)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(rows[mid].name, name);
+        if (c == 0)
+            return &rows[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 static int by_name(const void *a, const void *b)
@@ -278,6 +345,15 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
         snprintf(c[C_NOTE], CELL, "--once %s", rr_record_text(st->once, e, sizeof e));
     else
         c[C_NOTE][0] = '\0';
+    if (!r->err[0] && r->n_unsettled) {
+        /* Not settled: what --status NAME lists, and --max-age warns of. */
+        char id[200], more[48] = "";
+        size_t at = strlen(c[C_NOTE]);
+        if (r->n_unsettled > 1)
+            snprintf(more, sizeof more, " (+%d more)", r->n_unsettled - 1);
+        snprintf(c[C_NOTE] + at, CELL - at, "%snot settled: --once %s %s%s", at ? "; " : "",
+                 rr_record_text(r->unsettled_id, id, sizeof id), r->unsettled_status, more);
+    }
 }
 
 void rr_list_print_text(FILE *f, const struct rr_list_row *rows, size_t n)
@@ -333,7 +409,17 @@ void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n)
         } else if (r->held) {
             fputs(",\"host\":null,\"pid\":null,\"fence\":null,\"since_ms\":null", f);
         }
-        fprintf(f, "},\"last_run\":%s,\"last_success\":", r->last_json ? r->last_json : "null");
+        fprintf(f, "},\"unsettled_once\":%d,\"unsettled_once_first\":", r->n_unsettled);
+        if (r->n_unsettled) {
+            fputs("{\"id\":", f);
+            rr_record_json_str(f, r->unsettled_id);
+            fputs(",\"status\":", f);
+            rr_record_json_str(f, r->unsettled_status);
+            fputc('}', f);
+        } else {
+            fputs("null", f);
+        }
+        fprintf(f, ",\"last_run\":%s,\"last_success\":", r->last_json ? r->last_json : "null");
         if (r->last.last_success_ms > 0) {
             fprintf(f, "{\"ms\":%lld,\"fence\":%lld,\"host\":", r->last.last_success_ms,
                     r->last.last_success_fence);

@@ -1,4 +1,5 @@
 /* status.c — --status and --resolve (--release: revoke.c). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct op {
     int n, next, pending;
     int exit_code;
     char host[256], pid[24];
+    char state_pattern[1024];
     /* --release / --resolve tallies over all masters */
     int done, none, running, succeeded, errors;
     char what[512];
@@ -37,6 +39,8 @@ int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
         return RR_STATUS_HELD;
     if (n_abandoned > 0 || last == RR_JOB_ABANDONED || last == RR_JOB_RUNNING)
         return RR_STATUS_ABANDONED;
+    if (last == RR_JOB_NONE)
+        return RR_STATUS_NONE;
     if (last == RR_JOB_FAILED || last == RR_JOB_TIMEOUT || last == RR_JOB_LOST)
         return RR_STATUS_FAILED;
     return RR_STATUS_IDLE;
@@ -74,7 +78,7 @@ static void text_success(FILE *f, const char *label, const struct rr_job_record 
 static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_job_record *st,
                       const char *contain)
 {
-    char d[32], since[64], beat[64], host[300];
+    char d[32], since[64], beat[64], host[300], held_for[48] = "";
 
     if (!tok) {
         fprintf(f, "%-10s free\n", "lock");
@@ -84,10 +88,16 @@ static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_
     rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
     rr_record_time(st->started_ms, since, sizeof since);
     rr_record_time(st->heartbeat_ms, beat, sizeof beat);
+    /* How long the run has held it: a hung run shows, not only its lease. */
+    if (st->started_ms > 0 && rr_record_wall_ms() >= st->started_ms) {
+        char dd[32];
+        rr_duration_format((rr_record_wall_ms() - st->started_ms) / 1000 * 1000, dd, sizeof dd);
+        snprintf(held_for, sizeof held_for, " (held for %s)", dd);
+    }
     if (revoked || strcmp(st->token, tok) == 0)
-        fprintf(f, "%-10s %sheld by %s pid %lld (fence %lld) since %s, last renewed %s, "
+        fprintf(f, "%-10s %sheld by %s pid %lld (fence %lld) since %s%s, last renewed %s, "
                 "%s left\n", "lock", revoked ? "being released (--release): " : "",
-                TXT(st->host, host), st->pid, st->fence, since, beat, d);
+                TXT(st->host, host), st->pid, st->fence, since, held_for, beat, d);
     else {
         fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
         return;
@@ -135,10 +145,62 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
                 rec.masters_failed[0] ? ": " : "", TXT(rec.masters_failed, failed));
 }
 
-/* --status --max-age: the one plugin line for rec, and its exit status. */
-static int check_line(struct op *op, const struct rr_job_record *rec, bool held)
+/* The SCAN MATCH pattern of every job's state record under prefix, as
+ * --list's (list_view.c, which calls into this file: not shared). */
+static int state_pattern(const char *prefix, char *buf, size_t len)
 {
-    char name[RR_ONCE_MAX + 320], line[2048];
+    size_t o = 0;
+
+    for (; *prefix; prefix++) {
+        if (o + 3 >= len)
+            return -1;
+        if (strchr("*?[]\\", *prefix))
+            buf[o++] = '\\';
+        buf[o++] = *prefix;
+    }
+    return snprintf(buf + o, len - o, "\\{*\\}:state") >= (int)(len - o) ? -1 : 0;
+}
+
+/* The name a missing NAME or ID may be a typo of: near holds the state
+ * keys "PREFIX{NAME}:state" there are (for a NAME) or the job's once IDs
+ * (for an ID). Writes the closest to buf and returns it; NULL if none is
+ * close. */
+static const char *closest(const struct op *op, const redisReply *near, char *buf, size_t len)
+{
+    const char *want = op->cfg->once_id[0] ? op->cfg->once_id : op->cfg->name;
+    char names[200][RR_NAME_MAX + 1];
+    const char *cands[200];
+    size_t n = 0, pl = strlen(op->cfg->prefix);
+
+    for (size_t i = 0; near->type == REDIS_REPLY_ARRAY && i < near->elements && n < 200; i++) {
+        const char *k = rr_record_str(near->element[i]), *e = strstr(k, "}:state");
+        if (op->cfg->once_id[0]) {
+            cands[n++] = k;
+            continue;
+        }
+        if (strncmp(k, op->cfg->prefix, pl) != 0 || k[pl] != '{' || !e || e[7] ||
+            (size_t)(e - k) - pl - 1 > RR_NAME_MAX)
+            continue;   /* not a job's state key (a --limit slot's is ":state:N") */
+        snprintf(names[n], sizeof names[n], "%.*s", (int)(e - k - (ptrdiff_t)pl - 1), k + pl + 1);
+        cands[n] = names[n];
+        n++;
+    }
+    int at = rr_verdict_closest(want, cands, n);
+    if (at < 0)
+        return NULL;
+    snprintf(buf, len, "%s", cands[at]);
+    return buf;
+}
+
+/* --status --max-age: the one plugin line for rec, and its exit status. */
+static int check_line(struct op *op, const struct rr_job_record *rec, bool held,
+                      const struct rr_job_record *st, bool know_holder, const redisReply *r,
+                      const char *near)
+{
+    char name[RR_ONCE_MAX + 320], line[4096];
+    const redisReply *uns = r->element[8];
+    const char *ids[200];
+    size_t n_uns = 0;
 
     if (op->cfg->once_id[0])
         snprintf(name, sizeof name, "%s --once %s", op->cfg->name, op->cfg->once_id);
@@ -149,7 +211,19 @@ static int check_line(struct op *op, const struct rr_job_record *rec, bool held)
         .last = rec->status, .held = held, .now_ms = rr_record_wall_ms(),
         .max_age_ms = op->cfg->max_age_ms, .success_ms = rec->last_success_ms,
         .success_fence = rec->last_success_fence, .success_host = rec->last_success_host,
+        .held_since_ms = know_holder ? st->started_ms : 0,
+        .held_fence = know_holder ? st->fence : 0, .held_host = know_holder ? st->host : "",
+        .warn_held_ms = op->cfg->warn_held_ms, .job = op->cfg->name,
     };
+    /* The unsettled --once IDs are the job's: a check of one ID is about it. */
+    for (size_t i = 0; !op->cfg->once_id[0] && uns->type == REDIS_REPLY_ARRAY &&
+                       i + 1 < uns->elements && n_uns < 200; i += 2) {
+        ids[n_uns++] = rr_record_str(uns->element[i]);
+        ids[n_uns++] = rr_record_str(uns->element[i + 1]);
+    }
+    in.unsettled = ids;
+    in.n_unsettled = n_uns / 2;
+    in.near = near;
     int code = rr_verdict(&in, line, sizeof line);
     fprintf(op->out, "%s\n", line);
     return code;
@@ -192,7 +266,6 @@ static void text_history(FILE *f, const redisReply *hist)
     }
 }
 
-/* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete} */
 /* The --once ID's part of the text: its record, its last success, the
  * attempts it used, and the command that allows one more. */
 static void text_once(struct op *op, const struct rr_job_record *on, const redisReply *once,
@@ -216,6 +289,28 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
                 cfg->once_id, cfg->name);
 }
 
+/* The abandoned --once IDs (stale), and the command that resolves them. */
+static void text_abandoned(FILE *f, const char *name, const redisReply *stale)
+{
+    char id[RR_ONCE_MAX * 4 + 1];
+    size_t n = stale->type == REDIS_REPLY_ARRAY ? stale->elements : 0;
+
+    if (n == 0)
+        return;
+    fprintf(f, "%-10s", "abandoned");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
+    /* The real ID when there is one; the operator copies this line. */
+    if (n == 1)
+        fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|retry|clear --once %s %s\n",
+                "", TXT(rr_record_str(stale->element[0]), id), name);
+    else
+        fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|retry|clear "
+                   "--once ID %s, ID one of the above\n", "", name);
+}
+
+/* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete,
+ *         near, unsettled} */
 static int print_status(struct op *op, const redisReply *r)
 {
     const struct rr_config *cfg = op->cfg;
@@ -248,13 +343,19 @@ static int print_status(struct op *op, const redisReply *r)
                                          on.status, 0)
                    : rr_status_exit_code(held, st.status, n_stale);
 
+    char near_b[RR_ONCE_MAX + RR_NAME_MAX + 2];
+    const char *near = (cfg->once_id[0] ? on.status : st.status) == RR_JOB_NONE && !held
+                           ? closest(op, r->element[7], near_b, sizeof near_b) : NULL;
+
     if (cfg->max_age_ms > 0)
-        return check_line(op, cfg->once_id[0] ? &on : &st, held);
+        return check_line(op, cfg->once_id[0] ? &on : &st, held, &st, know_holder, r, near);
 
     if (cfg->json) {
         fputs("{\"name\":", f);
         rr_record_json_str(f, cfg->name);
-        fprintf(f, ",\"exit_code\":%d,\"never_ran\":%s,\"lock\":{\"held\":%s", code,
+        fprintf(f, ",\"exit_code\":%d,\"did_you_mean\":", code);
+        if (near) rr_record_json_str(f, near); else fputs("null", f);
+        fprintf(f, ",\"never_ran\":%s,\"lock\":{\"held\":%s",
                 (cfg->once_id[0] ? on.status : st.status) == RR_JOB_NONE ? "true" : "false",
                 held ? "true" : "false");
         if (held) {
@@ -311,28 +412,22 @@ static int print_status(struct op *op, const redisReply *r)
                    "outcome (it then exited 74)\n", "warning", TXT(st.host, host), st.pid, beat);
     if (cfg->once_id[0])
         text_once(op, &on, have_once ? once : NULL, held);
+    if (near && cfg->once_id[0])
+        fprintf(f, "%-10s did you mean %s? redlock-run --status --once %s %s\n", "note",
+                TXT(near, id), id, cfg->name);
+    else if (near)
+        fprintf(f, "%-10s did you mean %s? redlock-run --status %s\n", "note", TXT(near, id), id);
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");
-    if (n_stale > 0) {
-        fprintf(f, "%-10s", "abandoned");
-        for (int i = 0; i < n_stale; i++)
-            fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
-        /* The real ID when there is one; the operator copies this line. */
-        if (n_stale == 1)
-            fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|retry|clear --once %s %s\n",
-                    "", TXT(rr_record_str(stale->element[0]), id), cfg->name);
-        else
-            fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|retry|clear "
-                       "--once ID %s, ID one of the above\n", "", cfg->name);
-    }
+    text_abandoned(f, cfg->name, stale);
     text_history(f, hist);
     return code;
 }
 
 static bool status_shape(const redisReply *r)
 {
-    return r && r->type == REDIS_REPLY_ARRAY && r->elements == 7;
+    return r && r->type == REDIS_REPLY_ARRAY && r->elements == 9;
 }
 
 static void close_all(struct op *op)
@@ -488,6 +583,7 @@ static void ask_status(struct op *op)
     };
     const char *args[RR_STATUS_NARGS] = {
         [RR_STATUS_ARG_ONCE_PATTERN] = op->keys.once_pattern, [RR_STATUS_ARG_HISTORY_COUNT] = "10",
+        [RR_STATUS_ARG_STATE_PATTERN] = op->state_pattern,
     };
 
     while (op->next < op->n) {
@@ -598,6 +694,8 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         rr_log(RR_LOG_ERROR, "usage", NULL, "job name, prefix and --once ID are too long together");
         return RR_EXIT_USAGE;
     }
+    if (state_pattern(cfg->prefix, op.state_pattern, sizeof op.state_pattern) != 0)
+        op.state_pattern[0] = '\0';   /* no suggestions; the read is the same */
     if (gethostname(op.host, sizeof(op.host) - 1) != 0)
         snprintf(op.host, sizeof(op.host), "unknown");
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());

@@ -9,10 +9,11 @@
 
 /* Exit statuses of --status, for monitoring checks. */
 enum rr_status_exit {
-    RR_STATUS_IDLE = 0,       /* free, last run succeeded or never ran */
+    RR_STATUS_IDLE = 0,       /* free, last run succeeded */
     RR_STATUS_HELD = 1,       /* the lock is held right now */
     RR_STATUS_FAILED = 2,     /* last run failed, timed out or lost its lock */
     RR_STATUS_ABANDONED = 3,  /* a run died mid-way and nobody resolved it */
+    RR_STATUS_NONE = 4,       /* no record: the NAME (or --once ID) never ran */
 };
 
 /* The --status exit code from what was read. Pure. */

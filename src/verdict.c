@@ -1,5 +1,7 @@
 /* verdict.c — the --status --max-age verdict (see verdict.h). */
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "duration.h"
 #include "escape.h"
@@ -13,16 +15,72 @@ static bool failed(enum rr_job_status s)
            s == RR_JOB_ABANDONED || s == RR_JOB_UNKNOWN;
 }
 
+/* Append to line at *n (bounded by len), as snprintf. */
+#define ADD(...)                                                                   \
+    do {                                                                           \
+        if (*n < len)                                                              \
+            *n += (size_t)snprintf(line + *n, len - *n, __VA_ARGS__);              \
+    } while (0)
+
+/* "held 3d by web-1 (fence 42), more than --warn-held 6h; " */
+static void add_held(const struct rr_verdict_in *in, char *line, size_t len, size_t *n)
+{
+    char held_s[32], warn_s[32], host[400];
+
+    rr_nagios_escape(in->held_host ? in->held_host : "", host, sizeof host);
+    rr_duration_format((in->now_ms - in->held_since_ms) / 1000 * 1000, held_s, sizeof held_s);
+    rr_duration_format(in->warn_held_ms, warn_s, sizeof warn_s);
+    ADD("held %s", held_s);
+    if (*host)
+        ADD(" by %s", host);
+    if (in->held_fence > 0)
+        ADD(" (fence %lld)", in->held_fence);
+    ADD(", more than --warn-held %s; ", warn_s);
+}
+
+/* "--once d1 abandoned, settle with: redlock-run --resolve succeeded|clear
+ * --once d1 settle; " (or the first three of several, and how to settle each) */
+static void add_unsettled(const struct rr_verdict_in *in, char *line, size_t len, size_t *n)
+{
+    char id[600], st[100], job[600];
+    size_t k = in->n_unsettled;
+
+    rr_nagios_escape(in->job ? in->job : in->name, job, sizeof job);
+    if (k == 1) {
+        rr_nagios_escape(in->unsettled[0], id, sizeof id);
+        rr_nagios_escape(in->unsettled[1], st, sizeof st);
+        ADD("--once %s %s, settle it with: redlock-run --resolve succeeded|clear --once %s %s; ",
+            id, st, id, job);
+        return;
+    }
+    ADD("%zu --once IDs not settled (", k);
+    for (size_t i = 0; i < k && i < 3; i++) {
+        rr_nagios_escape(in->unsettled[2 * i], id, sizeof id);
+        rr_nagios_escape(in->unsettled[2 * i + 1], st, sizeof st);
+        ADD("%s%s %s", i ? ", " : "", id, st);
+    }
+    ADD("%s), settle each with: redlock-run --resolve succeeded|clear --once ID %s; ",
+        k > 3 ? ", ..." : "", job);
+}
+
+bool rr_verdict_held_long(const struct rr_verdict_in *in)
+{
+    return in->held && in->warn_held_ms > 0 && in->held_since_ms > 0 &&
+           in->now_ms - in->held_since_ms > in->warn_held_ms;
+}
+
 /* The plugin line is one line whose perfdata (after '|') only we write:
  * every string in it goes through rr_nagios_escape, the record's host
  * (which any tenant of the Redis may have written) as much as the name
  * (a NAME may hold a '|'). */
 int rr_verdict(const struct rr_verdict_in *in, char *line, size_t len)
 {
-    char age_s[32], max_s[32], where[600] = "", name[600], key[600], host[400];
+    char age_s[32], max_s[32], where[600] = "", name[600], key[600], host[400], near[600];
     long long age = in->now_ms - in->success_ms;
     enum rr_job_status last = in->last;
+    bool long_held = rr_verdict_held_long(in);
     int code;
+    size_t n0 = 0, *n = &n0;
 
     if (last == RR_JOB_RUNNING && !in->held)
         last = RR_JOB_ABANDONED;   /* its holder died, as --status says */
@@ -30,14 +88,21 @@ int rr_verdict(const struct rr_verdict_in *in, char *line, size_t len)
     rr_nagios_escape(in->key, key, sizeof key);
     rr_nagios_escape(in->success_host, host, sizeof host);
     if (last == RR_JOB_NONE && in->success_ms <= 0) {
-        snprintf(line, len, "REDLOCK CRITICAL - %s never ran (no record under %s)",
-                 name, key);
+        ADD("REDLOCK CRITICAL - %s never ran (no record under %s)", name, key);
+        if (in->near) {
+            rr_nagios_escape(in->near, near, sizeof near);
+            ADD("; did you mean %s?", near);
+        }
         return RR_VERDICT_CRITICAL;
     }
     rr_duration_format(in->max_age_ms, max_s, sizeof max_s);
     if (in->success_ms <= 0) {
-        snprintf(line, len, "REDLOCK CRITICAL - %s never succeeded (last run %s)", name,
-                 rr_job_status_name(last));
+        ADD("REDLOCK CRITICAL - %s ", name);
+        if (long_held)
+            add_held(in, line, len, n);
+        if (in->n_unsettled)
+            add_unsettled(in, line, len, n);
+        ADD("never succeeded (last run %s)", rr_job_status_name(last));
         return RR_VERDICT_CRITICAL;
     }
     if (age < 0)
@@ -47,23 +112,63 @@ int rr_verdict(const struct rr_verdict_in *in, char *line, size_t len)
         snprintf(where, sizeof where, " (fence %lld on %s)", in->success_fence, host);
     if (age > in->max_age_ms)
         code = RR_VERDICT_CRITICAL;
-    else if (failed(last))
+    else if (failed(last) || in->n_unsettled || long_held)
         code = RR_VERDICT_WARNING;
     else
         code = RR_VERDICT_OK;
-    int n = snprintf(line, len, "REDLOCK %s - %s ", words[code], name);
-    if (n < 0 || (size_t)n >= len)
-        return code;
-    if (code == RR_VERDICT_WARNING || (code == RR_VERDICT_CRITICAL && failed(last)))
-        n += snprintf(line + n, len - (size_t)n, "last run %s; ", rr_job_status_name(last));
-    else if (last == RR_JOB_RUNNING)
-        n += snprintf(line + n, len - (size_t)n, "running now; ");
-    if ((size_t)n >= len)
-        return code;
-    snprintf(line + n, len - (size_t)n, "succeeded %s ago%s%s%s | age=%llds;;%llds", age_s,
-             where, code == RR_VERDICT_CRITICAL ? ", more than --max-age " : "",
-             code == RR_VERDICT_CRITICAL ? max_s : "", age / 1000, in->max_age_ms / 1000);
+    ADD("REDLOCK %s - %s ", words[code], name);
+    if (long_held)
+        add_held(in, line, len, n);
+    if (failed(last))
+        ADD("last run %s; ", rr_job_status_name(last));
+    else if (last == RR_JOB_RUNNING && !long_held)
+        ADD("running now; ");
+    if (in->n_unsettled)
+        add_unsettled(in, line, len, n);
+    ADD("succeeded %s ago%s%s%s | age=%llds;;%llds", age_s, where,
+        code == RR_VERDICT_CRITICAL ? ", more than --max-age " : "",
+        code == RR_VERDICT_CRITICAL ? max_s : "", age / 1000, in->max_age_ms / 1000);
     return code;
+}
+
+/* Levenshtein distance of a and b, two rows; SIZE_MAX when one is too long. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[2][257];
+
+    if (la > 256 || lb > 256)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= lb; j++)
+        row[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t *prev = row[(i - 1) & 1], *cur = row[i & 1];
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    }
+    return row[la & 1][lb];
+}
+
+int rr_verdict_closest(const char *want, const char *const *cands, size_t n)
+{
+    size_t best = SIZE_MAX, limit = strlen(want) / 3;
+    int at = -1;
+
+    if (limit < 2)
+        limit = 2;
+    for (size_t i = 0; i < n; i++) {
+        if (!cands[i] || strcmp(cands[i], want) == 0)
+            continue;
+        size_t d = distance(want, cands[i]);
+        if (d <= limit && d < best) {
+            best = d;
+            at = (int)i;
+        }
+    }
+    return at;
 }
 
 int rr_verdict_unknown(const char *why, char *line, size_t len)

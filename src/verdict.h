@@ -27,6 +27,17 @@ struct rr_verdict_in {
     long long success_ms;       /* the last success, 0 if none recorded */
     long long success_fence;    /* 0 if unknown */
     const char *success_host;   /* "" or NULL if unknown */
+    /* The holder, when held and known: since when (0 unknown), where. */
+    long long held_since_ms, held_fence;
+    const char *held_host;
+    long long warn_held_ms;     /* --warn-held: 0 no bound */
+    /* The job's --once IDs that are not settled: n pairs {id, status}
+     * (status as the record says it). The job name for the command that
+     * settles them is job (NULL: name). */
+    const char *const *unsettled;
+    size_t n_unsettled;
+    const char *job;
+    const char *near;           /* never ran: the closest existing name, or NULL */
 };
 
 /* The verdict for in: returns the exit status and writes the status line
@@ -36,5 +47,13 @@ int rr_verdict(const struct rr_verdict_in *in, char *line, size_t len);
 /* The UNKNOWN line for a check that could not read anything: why says
  * what went wrong. Returns RR_VERDICT_UNKNOWN. Pure. */
 int rr_verdict_unknown(const char *why, char *line, size_t len);
+
+/* Whether in's holder has held the lock longer than --warn-held. Pure. */
+bool rr_verdict_held_long(const struct rr_verdict_in *in);
+
+/* The index in cands[0..n) of the name closest to want by edit distance
+ * (Levenshtein), if it is close enough to be a typo of it (at most 2
+ * edits, or a third of want's length); -1 if none is. Pure. */
+int rr_verdict_closest(const char *want, const char *const *cands, size_t n);
 
 #endif

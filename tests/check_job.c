@@ -194,7 +194,8 @@ END_TEST
 
 START_TEST(test_status_exit)
 {
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_NONE, 0), RR_STATUS_IDLE);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_NONE, 0), RR_STATUS_NONE);
+    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_NONE, 0), RR_STATUS_HELD);
     ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_SUCCEEDED, 0), RR_STATUS_IDLE);
     ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_RUNNING, 0), RR_STATUS_HELD);
     ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_FAILED, 3), RR_STATUS_HELD);

@@ -296,6 +296,68 @@ START_TEST(test_hostile_row)
 }
 END_TEST
 
+/* Issue 34, 1: --list counts a job's unsettled --once records as --status
+ * NAME does: status_code 3 for an abandoned one (or one left running with
+ * no lock held), and the NOTE and JSON name one of them. */
+START_TEST(test_row_once)
+{
+    struct rr_list_row rows[2] = { { .name = "a" }, { .name = "settle" } };
+    struct rr_list_row *row = &rows[1];
+    redisReply *q = resp(NO_HOLDER), *r = resp(STATE_OK);
+    char n[RR_NAME_MAX + 1], b[64];
+    char *out = NULL;
+    size_t len;
+
+    ck_assert_int_eq(rr_list_once_pattern("redlock:", b, sizeof b), 0);
+    ck_assert_str_eq(b, "redlock:\\{*\\}:once:*");
+    ck_assert_int_eq(rr_list_once_name_of("redlock:", "redlock:{settle}:once:d1", n, sizeof n), 0);
+    ck_assert_str_eq(n, "settle");
+    ck_assert_int_eq(rr_list_once_name_of("redlock:", "redlock:{settle}:state", n, sizeof n), -1);
+    ck_assert_int_eq(rr_list_once_name_of("redlock:", "other:{settle}:once:d1", n, sizeof n), -1);
+    ck_assert_int_eq(rr_list_once_name_of("redlock:", "redlock:{a b}:once:d1", n, sizeof n), -1);
+    ck_assert_ptr_eq(rr_list_find(rows, 2, "settle"), row);
+    ck_assert_ptr_null(rr_list_find(rows, 2, "setle"));
+
+    rr_list_row_once(row, "d0", "succeeded");
+    rr_list_row_once(row, "d2", "running");
+    rr_list_row_once(row, "d1", "abandoned");
+    rr_list_row_once(row, "d3", "failed");
+    ck_assert_int_eq(rr_list_row_holders(row, q), 0);
+    ck_assert_int_eq(rr_list_row_state(row, r), 0);
+    ck_assert_int_eq(row->status_code, RR_STATUS_ABANDONED);
+    ck_assert_int_eq(row->n_unsettled, 3);
+    ck_assert_str_eq(row->unsettled_id, "d1");   /* a settled-whatever-the-lock one first */
+    FILE *f = open_memstream(&out, &len);
+    rr_list_print_json(f, row, 1);
+    rr_list_print_text(f, row, 1);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(out, "\"unsettled_once\":3,\"unsettled_once_first\":"
+                                      "{\"id\":\"d1\",\"status\":\"abandoned\"}"));
+    ck_assert_ptr_nonnull(strstr(out, "not settled: --once d1 abandoned (+2 more)"));
+    free(out);
+    free(row->last_json);
+
+    /* Only a running one: unsettled (abandoned) with no lock held, not while held. */
+    struct rr_list_row one = { .name = "x" };
+    rr_list_row_once(&one, "d9", "running");
+    ck_assert_int_eq(rr_list_row_holders(&one, q), 0);
+    ck_assert_int_eq(rr_list_row_state(&one, r), 0);
+    ck_assert_int_eq(one.status_code, RR_STATUS_ABANDONED);
+    ck_assert_str_eq(one.unsettled_status, "abandoned");
+    free(one.last_json);
+    /* Only a failed one: named, but --status NAME exits on the last run (0). */
+    struct rr_list_row two = { .name = "y" };
+    rr_list_row_once(&two, "d8", "failed");
+    ck_assert_int_eq(rr_list_row_holders(&two, q), 0);
+    ck_assert_int_eq(rr_list_row_state(&two, r), 0);
+    ck_assert_int_eq(two.status_code, RR_STATUS_IDLE);
+    ck_assert_int_eq(two.n_unsettled, 1);
+    free(two.last_json);
+    freeReplyObject(q);
+    freeReplyObject(r);
+}
+END_TEST
+
 static Suite *list_suite(void)
 {
     Suite *s = suite_create("list");
@@ -309,6 +371,7 @@ static Suite *list_suite(void)
     tcase_add_test(tc, test_row_limit);
     tcase_add_test(tc, test_sort_and_table);
     tcase_add_test(tc, test_hostile_row);
+    tcase_add_test(tc, test_row_once);
     suite_add_tcase(s, tc);
     return s;
 }

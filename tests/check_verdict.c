@@ -121,6 +121,90 @@ START_TEST(test_hostile_host)
 }
 END_TEST
 
+/* Issue 34, 1: an unsettled --once ID of the job is not OK, even after a
+ * later success; the line names the ID and the command that settles it. */
+START_TEST(test_unsettled)
+{
+    struct rr_verdict_in in = base();
+    const char *one[] = { "d1", "abandoned" };
+    const char *four[] = { "d1", "abandoned", "d2", "failed", "d3", "timeout", "d4", "lost" };
+    char line[1024];
+
+    in.unsettled = one;
+    in.n_unsettled = 1;
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_WARNING);
+    ck_assert_str_eq(line, "REDLOCK WARNING - settle --once d1 abandoned, settle it with: "
+                           "redlock-run --resolve succeeded|clear --once d1 settle; "
+                           "succeeded 3h ago (fence 41 on web-2) | age=10800s;;90000s");
+    in.unsettled = four;
+    in.n_unsettled = 4;
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_WARNING);
+    ck_assert_ptr_nonnull(strstr(line, "4 --once IDs not settled (d1 abandoned, d2 failed, "
+                                       "d3 timeout, ...), settle each with: redlock-run "
+                                       "--resolve succeeded|clear --once ID settle; "));
+    in.success_ms = in.now_ms - 26 * H;   /* too old as well: CRITICAL, still named */
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_CRITICAL);
+    ck_assert_ptr_nonnull(strstr(line, "d1 abandoned"));
+    in.success_ms = 0;
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_CRITICAL);
+    ck_assert_ptr_nonnull(strstr(line, "d1 abandoned"));
+}
+END_TEST
+
+/* Issue 34, 3: a run that holds the lock longer than --warn-held shows. */
+START_TEST(test_held_long)
+{
+    struct rr_verdict_in in = base();
+    char line[1024];
+
+    in.last = RR_JOB_RUNNING;
+    in.held = true;
+    in.held_since_ms = in.now_ms - 2 * H;
+    in.held_fence = 42;
+    in.held_host = "web-1";
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_OK);   /* no bound */
+    in.warn_held_ms = 3 * H;
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_OK);   /* within it */
+    in.warn_held_ms = 1 * H;
+    ck_assert(rr_verdict_held_long(&in));
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_WARNING);
+    ck_assert_str_eq(line, "REDLOCK WARNING - settle held 2h by web-1 (fence 42), more than "
+                           "--warn-held 1h; succeeded 3h ago (fence 41 on web-2) "
+                           "| age=10800s;;90000s");
+    in.held = false;   /* its holder died: abandoned, not held */
+    ck_assert(!rr_verdict_held_long(&in));
+    in.held = true;
+    in.held_since_ms = 0;   /* holder unknown: no claim */
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_OK);
+}
+END_TEST
+
+/* Issue 34, 5: a NAME that never ran names the closest one there is. */
+START_TEST(test_near)
+{
+    struct rr_verdict_in in = base();
+    const char *names[] = { "backup", "settle", "report", "settle-eu" };
+    char line[1024];
+
+    ck_assert_int_eq(rr_verdict_closest("setle", names, 4), 1);
+    ck_assert_int_eq(rr_verdict_closest("settle-e", names, 4), 3);
+    ck_assert_int_eq(rr_verdict_closest("invoice", names, 4), -1);   /* nothing close */
+    ck_assert_int_eq(rr_verdict_closest("settle", names, 4), -1);    /* not itself */
+    ck_assert_int_eq(rr_verdict_closest("x", names, 0), -1);
+    in.name = "setle";
+    in.key = "redlock:{setle}:state";
+    in.last = RR_JOB_NONE;
+    in.success_ms = 0;
+    in.near = "settle";
+    ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_CRITICAL);
+    ck_assert_str_eq(line, "REDLOCK CRITICAL - setle never ran (no record under "
+                           "redlock:{setle}:state); did you mean settle?");
+    in.near = "a|b\n";
+    rr_verdict(&in, line, sizeof line);
+    ck_assert_ptr_nonnull(strstr(line, "did you mean a\\x7cb\\n?"));
+}
+END_TEST
+
 static Suite *verdict_suite(void)
 {
     Suite *s = suite_create("verdict");
@@ -131,6 +215,9 @@ static Suite *verdict_suite(void)
     tcase_add_test(tc, test_critical);
     tcase_add_test(tc, test_unknown_and_truncation);
     tcase_add_test(tc, test_hostile_host);
+    tcase_add_test(tc, test_unsettled);
+    tcase_add_test(tc, test_held_long);
+    tcase_add_test(tc, test_near);
     suite_add_tcase(s, tc);
     return s;
 }

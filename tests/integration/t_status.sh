@@ -45,8 +45,8 @@ status_both() {
 }
 
 # ---------------------------------------------------------------------------
-t "--status of a job that never ran: 0"
-status_both never 0 "never ran"
+t "--status of a job that never ran: 4 (issue 34: a typo is not healthy)"
+status_both never 4 "never ran"
 assert_eq true "$(json_get "$TMP/status.json" 'j["never_ran"]')" "never_ran"
 rr -r "$U" --status never
 assert_contains "$(cat "$OUT")" "never ran (no record under redlock:{never}:state)"
