@@ -565,13 +565,10 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
         snprintf(err, errlen, "--max-age must be a positive finite duration, like 25h");
         return -1;
     }
-    if (given(sn, RR_GIVEN_WARN_HELD) && !given(sn, RR_GIVEN_MAX_AGE)) {
-        snprintf(err, errlen, "--warn-held works only with --status --max-age: "
-                 "redlock-run --status --max-age DUR --warn-held DUR NAME");
-        return -1;
-    }
-    if (given(sn, RR_GIVEN_WARN_HELD) && (cfg->warn_held_ms <= 0 || cfg->warn_held_ms == RR_INF)) {
-        snprintf(err, errlen, "--warn-held must be a positive finite duration, like 2h");
+    if (given(sn, RR_GIVEN_WARN_HELD) && (!given(sn, RR_GIVEN_MAX_AGE) ||
+                                          cfg->warn_held_ms <= 0 || cfg->warn_held_ms == RR_INF)) {
+        snprintf(err, errlen, "--warn-held works only with --status --max-age, and takes a "
+                 "positive finite duration: redlock-run --status --max-age 25h --warn-held 2h NAME");
         return -1;
     }
     if (quiet && sn->verbose) {
@@ -580,13 +577,6 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
     }
     cfg->verbosity = quiet ? -1 : sn->verbose > 2 ? 2 : sn->verbose;
     return 0;
-}
-
-/* flock(1)'s -c, where flock takes it: right after NAME. */
-static bool is_command_flag(const char *a)
-{
-    return strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 ||
-           strncmp(a, "--command=", 10) == 0;
 }
 
 /* NAME -c CMD: flock's rule, exactly one word after -c, and it is CMD. */
@@ -672,7 +662,9 @@ static int take_name_command(struct rr_config *cfg, const struct rr_cli_seen *sn
     cfg->name = argv[next++];
     if (rr_cli_check_name(cfg->name, err, errlen) < 0)
         return -1;
-    if (next < argc && is_command_flag(argv[next])) {
+    /* flock(1)'s -c, where flock takes it: right after NAME. */
+    if (next < argc && (strcmp(argv[next], "-c") == 0 || strcmp(argv[next], "--command") == 0 ||
+                        strncmp(argv[next], "--command=", 10) == 0)) {
         if (take_flock_command(cfg, argc, argv, next, err, errlen) < 0)
             return -1;
         next = argc;
@@ -780,8 +772,7 @@ static int check_once(struct rr_config *cfg, const struct rr_cli_seen *sn, char 
         return -1;
     }
     if (given(sn, RR_GIVEN_LIMIT) && once && cfg->mode == RR_MODE_RUN) {
-        /* --once means one success per ID; N holders at once would run it
-         * up to N times. */
+        /* One success per ID; N holders at once would run it N times. */
         snprintf(err, errlen, "--limit cannot be used with --once: a --once ID runs at most "
                  "once, so drop --limit (or --once to allow N runs at a time)");
         return -1;
