@@ -623,6 +623,12 @@ void rr_guard_main(struct gstate *s)
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     s->sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* Reports never block us: R may be stopped and read none, and a
+     * command that stops and continues over and over fills the pipe; a
+     * guard asleep in write(2) would never kill at the lease's end. A
+     * report with no room is dropped, but for the two R cannot do without
+     * (report_owed: sent again every TICK_MS until there is room). */
+    fcntl(s->rep, F_SETFL, O_NONBLOCK);
     /* R's descriptors stay open until C is spawned: C is to inherit those
      * R would have handed it, and the others are close-on-exec, some of
      * them libuv's, whose fork handler in C closes them by number (closed
