@@ -116,6 +116,20 @@ static void signal_command(struct gstate *s, int sig)
         kill(-s->cpid, sig);
 }
 
+/* May C's process group still be signalled? Until C is reaped, yes (its
+ * pid is pinned). After, only while the group may have members (we have a
+ * child) and no process has C's pid: the id of a group with members is
+ * never given to a new process, so one that has it now means the group is
+ * empty and the id someone else's (a pid wrap), maybe a group's of its own. */
+static bool group_ours(const struct gstate *s, int n)
+{
+    if (s->cpid <= 0 || s->foreground)
+        return false;
+    if (!s->c_reaped)
+        return true;
+    return n > 0 && kill(s->cpid, 0) < 0 && errno == ESRCH;
+}
+
 /* sig to C (its group unless foreground), to each of our children and its
  * group (never R's group, never ours), and for SIGKILL to the cgroup. A
  * TERM or KILL also thaws the cgroup (R froze it if the job was stopped,
@@ -135,9 +149,10 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
     /* A group lives on while it has members, whatever became of its
      * leader; its id is not reused meanwhile. Every member is C or a
      * descendant of ours (we are the subreaper), so once C is reaped and
-     * we have no child left the group is empty, and its id may already
-     * name someone else's group: it is not signalled then. */
-    if (s->cpid > 0 && !s->foreground && (!s->c_reaped || n > 0))
+     * we have no child left the group is empty; and if some process has
+     * C's pid again, it is empty too. Its id may then name someone else's
+     * group: it is not signalled then (group_ours). */
+    if (group_ours(s, n))
         kill(-s->cpid, sig);
     if (sig == SIGKILL && s->cgroup)
         rr_cgroup_kill(s->cgroup);
