@@ -668,9 +668,11 @@ void rr_guard_successor_main(struct gstate *s)
     s->ctl = -1;
     close_others(s);
     for (;;) {
-        if (s->cpid > 0)
+        /* Once: the group's id may be someone else's later; and if C was
+         * reaped, already now if a process has its pid again (group_ours). */
+        if (group_ours(s, 1))
             kill(-s->cpid, SIGKILL);
-        s->cpid = 0;   /* once: the group's id may be someone else's later */
+        s->cpid = 0;
         if (s->cgroup)
             rr_cgroup_kill(s->cgroup);
         int n = rr_proc_children(s->parent, s->self, kids, RR_PROC_MAX);
