@@ -230,7 +230,8 @@ static void guard_died(struct rr_child *ch)
                "the guard (pid %d) died after the command ended; what the command left "
                "is being stopped", (int)gpid);
     }
-    ch->successor = rr_guard_start_successor(ch->foreground ? 0 : ch->pid, ch->cgroup);
+    ch->successor = rr_guard_start_successor(ch->foreground ? 0 : ch->pid, !ch->guard_died,
+                                             ch->cgroup);
     if (ch->successor < 0)
         rr_log(RR_LOG_ERROR, "guard", NULL,
                "cannot start a process to stop what the command left: %s", strerror(errno));

@@ -327,9 +327,9 @@ int rr_guard_reap_dead(struct rr_guard *g)
     return g ? release(g) : 0;
 }
 
-pid_t rr_guard_start_successor(pid_t pgid, const struct rr_cgroup *cgroup)
+pid_t rr_guard_start_successor(pid_t pgid, bool reaped, const struct rr_cgroup *cgroup)
 {
-    struct gstate init = { .cgroup = cgroup, .cpid = pgid, .gp = -1, .sfd = -1,
+    struct gstate init = { .cgroup = cgroup, .cpid = pgid, .c_reaped = reaped, .gp = -1, .sfd = -1,
                            .parent = getpid(), .own_pgid = getpgid(0) };
     struct rr_guard *g = launch(rr_guard_successor_main, &init);
     if (!g)

@@ -149,11 +149,12 @@ void rr_guard_stop(struct rr_guard *g);
 int rr_guard_reap_dead(struct rr_guard *g);
 
 /* After a guard's death: fork a successor that kills what is left of the
- * command — C's group (pgid, 0: none), the cgroup, every child of ours but
- * itself and their groups — every 10 ms (then every 250) until nothing of
- * it is left, then exits. The caller reaps what dies (it is their parent,
- * a subreaper) and then the successor. Its pid, or -1 with errno. */
-pid_t rr_guard_start_successor(pid_t pgid, const struct rr_cgroup *cgroup);
+ * command — C's group (pgid, 0: none; once C was reaped, only if no
+ * process has that pid again), the cgroup, every child of ours but itself
+ * and their groups — every 10 ms (then every 250) until nothing of it is
+ * left, then exits. The caller reaps what dies (it is their parent, a
+ * subreaper) and then the successor. Its pid, or -1 with errno. */
+pid_t rr_guard_start_successor(pid_t pgid, bool reaped, const struct rr_cgroup *cgroup);
 
 /* The guard's clock, as a pure function (unit-tested): what to do at now
  * for a lease ending at deadline with the TERM grace before it, given what

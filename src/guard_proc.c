@@ -117,6 +117,20 @@ static void signal_command(struct gstate *s, int sig)
         kill(-s->cpid, sig);
 }
 
+/* May C's process group still be signalled? Until C is reaped, yes (its
+ * pid is pinned). After, only while the group may have members (we have a
+ * child) and no process has C's pid: the id of a group with members is
+ * never given to a new process, so one that has it now means the group is
+ * empty and the id someone else's (a pid wrap), maybe a group's of its own. */
+static bool group_ours(const struct gstate *s, int n)
+{
+    if (s->cpid <= 0 || s->foreground)
+        return false;
+    if (!s->c_reaped)
+        return true;
+    return n > 0 && kill(s->cpid, 0) < 0 && errno == ESRCH;
+}
+
 /* sig to C (its group unless foreground), to each of our children and its
  * group (never R's group, never ours), and for SIGKILL to the cgroup. A
  * TERM or KILL also thaws the cgroup (R froze it if the job was stopped,
@@ -136,9 +150,10 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
     /* A group lives on while it has members, whatever became of its
      * leader; its id is not reused meanwhile. Every member is C or a
      * descendant of ours (we are the subreaper), so once C is reaped and
-     * we have no child left the group is empty, and its id may already
-     * name someone else's group: it is not signalled then. */
-    if (s->cpid > 0 && !s->foreground && (!s->c_reaped || n > 0))
+     * we have no child left the group is empty; and if some process has
+     * C's pid again, it is empty too. Its id may then name someone else's
+     * group: it is not signalled then (group_ours). */
+    if (group_ours(s, n))
         kill(-s->cpid, sig);
     if (sig == SIGKILL && s->cgroup && !RR_MUTANT_IS(no_cgroup_kill))
         rr_cgroup_kill(s->cgroup);
@@ -626,6 +641,12 @@ void rr_guard_main(struct gstate *s)
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     s->sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    /* Reports never block us: R may be stopped and read none, and a
+     * command that stops and continues over and over fills the pipe; a
+     * guard asleep in write(2) would never kill at the lease's end. A
+     * report with no room is dropped, but for the two R cannot do without
+     * (report_owed: sent again every TICK_MS until there is room). */
+    fcntl(s->rep, F_SETFL, O_NONBLOCK);
     /* R's descriptors stay open until C is spawned: C is to inherit those
      * R would have handed it, and the others are close-on-exec, some of
      * them libuv's, whose fork handler in C closes them by number (closed
@@ -650,9 +671,11 @@ void rr_guard_successor_main(struct gstate *s)
     s->ctl = -1;
     close_others(s);
     for (;;) {
-        if (s->cpid > 0)
+        /* Once: the group's id may be someone else's later; and if C was
+         * reaped, already now if a process has its pid again (group_ours). */
+        if (group_ours(s, 1))
             kill(-s->cpid, SIGKILL);
-        s->cpid = 0;   /* once: the group's id may be someone else's later */
+        s->cpid = 0;
         if (s->cgroup && !RR_MUTANT_IS(no_cgroup_kill))
             rr_cgroup_kill(s->cgroup);
         int n = rr_proc_children(s->parent, s->self, kids, RR_PROC_MAX);

@@ -137,4 +137,86 @@ wait_for 3 pid_gone "$h" || fail "the helper $h outlived the run"
 kill -KILL "$h" 2>/dev/null
 end_test
 
+# stranger_at PID FILE: a process of pid PID (through ns_last_pid, as a pid
+# wrap would give it) that leads a session and group of its own and sleeps
+# 20 s; FILE says it was made. Root only.
+stranger_at() {
+    "$PY" - "$1" "$2" <<'PYEOF'
+import os, sys
+target, out = int(sys.argv[1]), sys.argv[2]
+for _ in range(200):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(target - 1))
+    pid = os.fork()
+    if pid == 0:
+        if os.getpid() == target:
+            os.setsid()
+            with open(out + ".tmp", "w") as f:
+                f.write(str(target))
+            os.rename(out + ".tmp", out)
+            os.execvp("sleep", ["sleep", "20"])
+        os._exit(0)
+    if pid == target:
+        sys.exit(0)
+    os.waitpid(pid, 0)
+sys.exit(1)
+PYEOF
+}
+
+t "the command's pid taken by a stranger's group while what it left is swept: the stranger lives"
+# Once the command is reaped and its process group is empty, its pid (the
+# group's id) is free, and another process may get it and lead a group of
+# its own. Found in review: the sweep of what the command left signalled
+# that group (TERM, then KILL every 10 ms after the grace). The stranger
+# gets the pid through ns_last_pid, as a pid wrap would give it.
+if [ "$(id -u)" != 0 ] || [ ! -w /proc/sys/kernel/ns_last_pid ]; then
+    skip "needs root to write /proc/sys/kernel/ns_last_pid"
+else
+    bg "$TMP/ru" "$RR_BIN" -r "$U" -t 30s --kill-after 3s pidreuse -- \
+        sh -c 'echo $$ > "$1"; setsid sh -c "trap \"\" TERM; echo > \"\$1.r\"; exec sleep 62" sh "$1" &
+               while [ ! -e "$1.r" ]; do sleep 0.01; done' sh "$TMP/ru.c"
+    w=$BG
+    wait_for 10 grep -q 'left .*running' "$TMP/ru.err" || fail "the command left nothing running"
+    c=$(cat "$TMP/ru.c" 2>/dev/null)
+    # A process of pid $c that leads a session (and group) of its own.
+    stranger_at "$c" "$TMP/ru.s"
+    if [ ! -s "$TMP/ru.s" ]; then
+        skip "could not get pid $c for the stranger (a busy machine)"
+        kill -KILL "$w" 2>/dev/null
+    else
+        wait_pid "$w" 20
+        assert_eq "$HUNG" 0 "the run hung"
+        pid_gone "$c" && fail "the stranger (pid $c, its own group) was killed by the sweep"
+        kill -KILL "$c" 2>/dev/null
+        end_test
+    fi
+fi
+
+t "the guard killed while it sweeps, the command's pid a stranger's by then: the successor spares it"
+if [ "$(id -u)" != 0 ] || [ ! -w /proc/sys/kernel/ns_last_pid ]; then
+    skip "needs root to write /proc/sys/kernel/ns_last_pid"
+else
+    bg "$TMP/rs" "$RR_BIN" -r "$U" -t 30s --kill-after 20s pidreuse2 -- \
+        sh -c 'echo $$ > "$1"; setsid sh -c "trap \"\" TERM; echo \$\$ > \"\$1.r\"; exec sleep 63" sh "$1" &
+               while [ ! -s "$1.r" ]; do sleep 0.01; done' sh "$TMP/rs.c"
+    w=$BG
+    wait_for 10 grep -q 'left .*running' "$TMP/rs.err" || fail "the command left nothing running"
+    c=$(cat "$TMP/rs.c" 2>/dev/null)
+    h=$(cat "$TMP/rs.c.r" 2>/dev/null)
+    stranger_at "$c" "$TMP/rs.s"
+    if [ ! -s "$TMP/rs.s" ]; then
+        skip "could not get pid $c for the stranger (a busy machine)"
+        kill -KILL "$w" 2>/dev/null
+    else
+        g=$(cut -d" " -f4 "/proc/$h/stat" 2>/dev/null)
+        [ "$(cat "/proc/$g/comm" 2>/dev/null)" = redlock-guard ] && kill -KILL "$g"
+        wait_pid "$w" 20
+        assert_eq "$HUNG" 0 "the run hung after its guard died"
+        wait_for 3 pid_gone "$h" || fail "the helper $h outlived the run"
+        pid_gone "$c" && fail "the stranger (pid $c, its own group) was killed by the successor"
+        kill -KILL "$c" "$h" 2>/dev/null
+        end_test
+    fi
+fi
+
 done_testing

@@ -140,6 +140,9 @@ assert_contains "$(cat "$OUT")" "d3 failed"
 # Settled, the check clears.
 rr -r "$U" --resolve succeeded --once d1 "$job"
 assert_rc 0 "resolve d1"
+# d3 used its one attempt (issue 28's budget): one more is allowed first.
+rr -r "$U" --resolve retry --once d3 "$job"
+assert_rc 0 "allow d3 one more attempt"
 rr -r "$U" --once d3 "$job" -- true
 assert_rc 0 "d3 re-run"
 rr -r "$U" --status --max-age 25h "$job"

@@ -77,6 +77,28 @@ t "SIGSTOP of the wrapper alone: the guard kills the command at the lease's end"
 stopped_past_lease STOP wstop
 end_test
 
+t "SIGSTOP of the wrapper, a command stopped and continued over and over: killed at the lease's end"
+# Each stop and continuation of the command is a report to the wrapper,
+# which reads none while it is stopped: the report pipe fills in well under
+# a second. Found in review: the guard's write end was blocking, so the
+# guard slept in write(2) and never killed; the command ran on past the
+# lease, beside the next holder.
+bg "$TMP/flood" "$RR_BIN" -r "$U" -t 2s --kill-after 300ms flood -- sh -c '
+    sh -c "while :; do kill -STOP \$PPID; kill -CONT \$PPID; done" 2>/dev/null &
+    '"$LOOP" sh "$TMP/flood.a"
+w=$BG
+wait_for 5 test -s "$TMP/flood.a" || fail "the first command did not start"
+kill -STOP "$w"
+wait_for 6 lock_gone flood || fail "the lock was never given up"
+rr_direct -r "$U" -t 5s flood -- sh -c 'date +%s%N >> "$1"; sleep 1; date +%s%N >> "$1"' sh "$TMP/flood.b"
+assert_rc 0
+no_overlap "$TMP/flood.a" "$TMP/flood.b"
+kill -CONT "$w"
+wait_pid "$w" 10
+assert_eq "$HUNG" 0 "the first wrapper hung after SIGCONT"
+assert_rc 79
+end_test
+
 t "a full stderr pipe nobody reads does not keep a lost command running"
 mkfifo "$TMP/err.fifo"
 exec 7<>"$TMP/err.fifo"     # held open, never read
