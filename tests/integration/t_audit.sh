@@ -93,7 +93,7 @@ wait_for 5 key_gone S "$(k_lock aud1s)" || fail "the lease did not expire"
 rr -q --syslog -r "$U" --once s1 aud1s -- true
 assert_rc 65
 one_line
-wait_for 3 logged "<11>.*aud1s: not running: the previous run" || fail "65 not in syslog"
+wait_for 3 logged "<11>.*aud1s: not running: --once s1 has used 1 of 1 attempt" || fail "65 not in syslog"
 end_test
 
 t "-q: a succeeded, a busy and a skipped run print nothing"
