@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -296,7 +297,14 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
     const struct rr_guard_opts go = { .foreground = o->foreground, .cgroup = o->cgroup };
     ch->guard = rr_guard_start(&go);
     if (!ch->guard) {
-        snprintf(err, errlen, "cannot start the guard process: %s", strerror(errno));
+        struct rlimit nproc;
+        if (errno == EAGAIN && getrlimit(RLIMIT_NPROC, &nproc) == 0 &&
+            nproc.rlim_cur != RLIM_INFINITY)
+            snprintf(err, errlen, "cannot start the guard process: the limit on processes is "
+                     "reached (ulimit -u is %llu); raise it, or end some of this user's "
+                     "processes", (unsigned long long)nproc.rlim_cur);
+        else
+            snprintf(err, errlen, "cannot start the guard process: %s", strerror(errno));
         free(ch);
         return -1;
     }

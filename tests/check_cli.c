@@ -808,6 +808,14 @@ START_TEST(expand_once)
     ck_assert_int_eq(rr_cli_expand_once("d-%F", t, out, sizeof out, e, sizeof e), 0);
     ck_assert_str_eq(out, "d-2023-11-15");
 
+    /* Braces would reach into another job's keys (issue 30: `x}:state`
+     * made a phantom job in --list); the key separator stays allowed. */
+    ck_assert_int_eq(rr_cli_expand_once("x}:state", t, out, sizeof out, e, sizeof e), -1);
+    assert_clean_error(e);
+    ck_assert_ptr_nonnull(strstr(e, "has '{' or '}'"));
+    ck_assert_int_eq(rr_cli_expand_once("{x", t, out, sizeof out, e, sizeof e), -1);
+    ck_assert_int_eq(rr_cli_expand_once("run-%H:%M", t, out, sizeof out, e, sizeof e), 0);
+
     /* A conversion strftime does not know would be copied as it is: refused. */
     ck_assert_int_eq(rr_cli_expand_once("x-%Q", t, out, sizeof out, e, sizeof e), -1);
     assert_clean_error(e);

@@ -225,4 +225,15 @@ done
 assert_eq "" "$(R S EXISTS "$(k_state fdlow)" | grep -v '^0$')" "a record of a run that never asked"
 end_test
 
+t "the process limit reached at the guard's fork (ulimit -u 1, as nobody): 71, and the line names the limit"
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+    skip "needs root, setpriv and the user nobody"
+else
+    run_limited setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+        bash -c 'ulimit -u 1; exec "$@"' bash "$RR_BIN" --contain tree -r "$U" nproclow -- true
+    assert_rc 71
+    assert_contains "$(cat "$ERR")" "the limit on processes is reached (ulimit -u is 1)"
+fi
+end_test
+
 done_testing
