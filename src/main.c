@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <uv.h>
@@ -68,9 +69,19 @@ int main(int argc, char **argv)
         rr_log(RR_LOG_WARN, "secret_file", NULL,
                "'%s' can be read by other users: chmod 600 it (the password is in it)",
                cfg.loose_secret_file);
+    bool short_pw = (cfg.has_password && strlen(cfg.password) < RR_LOG_SECRET_SUBSTR) ||
+                    (cfg.has_sentinel_password &&
+                     strlen(cfg.sentinel_password) < RR_LOG_SECRET_SUBSTR);
     for (int i = 0; i < cfg.n_endpoints; i++)
-        if (cfg.endpoints[i].has_password)
+        if (cfg.endpoints[i].has_password) {
             rr_log_secret(cfg.endpoints[i].password);
+            short_pw = short_pw || strlen(cfg.endpoints[i].password) < RR_LOG_SECRET_SUBSTR;
+        }
+    /* Said under -q too: only the operator can fix it. */
+    if (short_pw)
+        rr_log(RR_LOG_ERROR, "secret", NULL,
+               "a password is shorter than %d bytes: easy to guess, and redacted from messages "
+               "only where it stands alone; use a long random one", RR_LOG_SECRET_SUBSTR);
 
     /* A write to a closed socket must be an error we handle, not a death. */
     signal(SIGPIPE, SIG_IGN);

@@ -46,4 +46,12 @@ else
 fi
 end_test
 
+t "a password shorter than 4 bytes: the run works, and says (under -q too) that it is short"
+start_redis SP --requirepass e
+run_limited env REDLOCK_PASSWORD=e "$RR_BIN" -q -r "redis://127.0.0.1:$SP_PORT" shortpw -- true
+assert_rc 0
+assert_contains "$(cat "$ERR")" "a password is shorter than 4 bytes"
+assert_eq 1 "$(wc -l < "$ERR")" "lines on stderr"
+end_test
+
 done_testing
