@@ -29,8 +29,8 @@ long rr_clone3_fork(int cgroup_fd)
     a.flags = RR_CLONE_INTO_CGROUP;
     a.exit_signal = SIGCHLD;
     a.cgroup = (uint64_t)cgroup_fd;
-    /* Without CLONE_VM and without a stack, the child comes back from the
-     * system call on a copy of ours, like fork's. */
+    /* No shared memory and no stack of its own: the child comes back from
+     * the system call on a copy of ours, like fork's. */
     long r = syscall(SYS_clone3, &a, sizeof a);
     return r < 0 ? -errno : r;
 }

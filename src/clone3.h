@@ -4,9 +4,9 @@
  * kernel's threadgroup lock for writing, which waits out an RCU grace
  * period: a millisecond or more when runs are seconds apart. clone3 with
  * CLONE_INTO_CGROUP (Linux 5.7) makes the process in the cgroup instead,
- * with no migration at all. It is a fork (no CLONE_VM, no stack of its
- * own): the child returns 0 on a copy of the caller's memory, as from
- * fork(), but libc's fork handlers do not run, so it must exec soon. */
+ * with no migration at all. It is an ordinary fork: the child returns 0
+ * on a copy of the caller's memory, as from fork(), but libc's fork
+ * handlers do not run, so it must exec soon. */
 #ifndef RR_CLONE3_H
 #define RR_CLONE3_H
 

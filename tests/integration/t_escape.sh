@@ -134,6 +134,26 @@ kill9_case() {
     [ "$esc" = 0 ] || fail "$esc of $ROUNDS helpers escaped"
 }
 
+# helper_run NAME MODE: a run of NAME whose command leaves ( setsid sleep 30
+# & ) and sleeps; sets w (the run's pid), rp, gp, hp (redlock-run's, the
+# guard's and the helper's pids). Non-zero, with HELPER_WHY, if it did not
+# get that far.
+helper_run() {
+    local name=$1 mode=$2
+    rm -f "$TMP/$name.h" "$TMP/$name.h.stat"
+    # shellcheck disable=SC2046
+    bg "$TMP/$name" "${RR[@]}" $(mode_args "$mode") -r "$U" -t "$TTL" --kill-after 200ms \
+        "$name" -- sh -c "$FIND
+        ( setsid sleep 30 & echo \$! > \"\$1.tmp\" )
+        read -r h < \"\$1.tmp\"; read -r st < /proc/\$h/stat; echo \"\$st\" > \"\$1.stat\"
+        echo \"\$p \$g \$(cat \"\$1.tmp\")\" > \"\$1.tmp2\"; mv \"\$1.tmp2\" \"\$1\"
+        sleep 30" sh "$TMP/$name.h"
+    w=$BG
+    wait_for 30 test -s "$TMP/$name.h" || { HELPER_WHY="the command did not start"; return 1; }
+    read -r rp gp hp < "$TMP/$name.h"
+    [ -n "$gp" ] || { HELPER_WHY="no guard found"; return 1; }
+}
+
 NS_LAST=/proc/sys/kernel/ns_last_pid
 for mode in "${MODES[@]}"; do
     t "$mode: ( setsid sleep 30 & ) with the pid counter wrapping, then kill -9 of redlock-run"
@@ -168,18 +188,7 @@ for mode in "${MODES[@]}"; do
     name=pkill-$mode
     esc=0
     for i in $(seq "$ROUNDS"); do
-        rm -f "$TMP/$name.h" "$TMP/$name.h.stat"
-        # shellcheck disable=SC2046
-        bg "$TMP/$name" "${RR[@]}" $(mode_args "$mode") -r "$U" -t "$TTL" --kill-after 200ms \
-            "$name" -- sh -c "$FIND
-            ( setsid sleep 30 & echo \$! > \"\$1.tmp\" )
-            read -r h < \"\$1.tmp\"; read -r st < /proc/\$h/stat; echo \"\$st\" > \"\$1.stat\"
-            echo \"\$p \$g \$(cat \"\$1.tmp\")\" > \"\$1.tmp2\"; mv \"\$1.tmp2\" \"\$1\"
-            sleep 30" sh "$TMP/$name.h"
-        w=$BG
-        wait_for 30 test -s "$TMP/$name.h" || { fail "round $i: the command did not start"; break; }
-        read -r rp gp hp < "$TMP/$name.h"
-        [ -n "$gp" ] || { fail "round $i: no guard found"; break; }
+        helper_run "$name" "$mode" || { fail "round $i: $HELPER_WHY"; break; }
         # What operators type matches redlock-run and never its guard.
         matched=" $(pgrep -d ' ' -f "redlock-run.*$name") "
         [[ $matched == *" $rp "* ]] || fail "round $i: pgrep -f does not find redlock-run ($rp) in:$matched"
@@ -199,18 +208,7 @@ for mode in "${MODES[@]}"; do
     name=guard-$mode
     esc=0
     for i in $(seq "$ROUNDS"); do
-        rm -f "$TMP/$name.h" "$TMP/$name.h.stat"
-        # shellcheck disable=SC2046
-        bg "$TMP/$name" "${RR[@]}" $(mode_args "$mode") -r "$U" -t "$TTL" --kill-after 200ms \
-            "$name" -- sh -c "$FIND
-            ( setsid sleep 30 & echo \$! > \"\$1.tmp\" )
-            read -r h < \"\$1.tmp\"; read -r st < /proc/\$h/stat; echo \"\$st\" > \"\$1.stat\"
-            echo \"\$p \$g \$(cat \"\$1.tmp\")\" > \"\$1.tmp2\"; mv \"\$1.tmp2\" \"\$1\"
-            sleep 30" sh "$TMP/$name.h"
-        w=$BG
-        wait_for 30 test -s "$TMP/$name.h" || { fail "round $i: the command did not start"; break; }
-        read -r rp gp hp < "$TMP/$name.h"
-        [ -n "$gp" ] || { fail "round $i: no guard found"; break; }
+        helper_run "$name" "$mode" || { fail "round $i: $HELPER_WHY"; break; }
         kill -KILL "$gp"
         # Its SIGCHLD is pending on redlock-run once it is a zombie: the
         # stop comes after it, as in the issue's report.
