@@ -67,18 +67,12 @@ int rr_cgroup_freeze(const struct rr_cgroup *cg, int on)
     return write_byte_at(cg, "cgroup.freeze", on ? '1' : '0');
 }
 
-int rr_cgroup_populated(const struct rr_cgroup *cg)
+/* "populated 0\nfrozen 0\n" (n bytes): 1, 0, or -EINVAL. */
+static int parse_populated(const char *buf, long n)
 {
     static const char key[] = "populated ";
-    char buf[256];
-    long n;
 
-    if (!cg)
-        return -EINVAL;
-    n = pread(cg->events_fd, buf, sizeof buf - 1, 0);
-    if (n < 0)
-        return -errno;
-    /* "populated 0\nfrozen 0\n": find "populated " at a line's start. */
+    /* Find "populated " at a line's start. */
     for (long i = 0; i + (long)sizeof key - 1 < n; i++) {
         long k = 0;
         if (i > 0 && buf[i - 1] != '\n')
@@ -89,6 +83,17 @@ int rr_cgroup_populated(const struct rr_cgroup *cg)
             return buf[i + k] == '1' ? 1 : buf[i + k] == '0' ? 0 : -EINVAL;
     }
     return -EINVAL;
+}
+
+int rr_cgroup_populated(const struct rr_cgroup *cg)
+{
+    char buf[256];
+    long n;
+
+    if (!cg)
+        return -EINVAL;
+    n = pread(cg->events_fd, buf, sizeof buf - 1, 0);
+    return n < 0 ? -errno : parse_populated(buf, n);
 }
 
 int rr_cgroup_events_fd(const struct rr_cgroup *cg)
@@ -521,6 +526,78 @@ static void sweep_stale(int parent_fd)
             unlinkat(parent_fd, e->d_name, AT_REMOVEDIR);
     }
     closedir(d);
+}
+
+/* The populated flag of the child name of parent_fd: 1, 0, or -errno. */
+static int populated_at(int parent_fd, const char *name)
+{
+    char path[NAME_MAX + 32], buf[256];
+    long n;
+
+    if ((size_t)snprintf(path, sizeof path, "%s/cgroup.events", name) >= sizeof path)
+        return -ENAMETOOLONG;
+    int fd = openat(parent_fd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n < 0 ? -EIO : parse_populated(buf, n);
+}
+
+/* "redlock-run.PID.JOB": the ".JOB" part (NULL if the name is not ours). */
+static const char *job_part(const char *name)
+{
+    return rr_cgroup_name_pid(name) > 0 ? strchr(name + sizeof "redlock-run." - 1, '.') : NULL;
+}
+
+int rr_cgroup_kill_dead(const struct rr_cgroup *cg, int wait_ms, char *first, size_t firstlen)
+{
+    enum { MAX_DEAD = 16 };
+    char dead[MAX_DEAD][NAME_MAX + 1];
+    int n = 0, fd;
+    const char *job = cg ? job_part(cg->name) : NULL;
+    DIR *d = job && (fd = dup(cg->parent_fd)) >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL && n < MAX_DEAD) {
+        const char *j = job_part(e->d_name);
+        long pid = rr_cgroup_name_pid(e->d_name);
+        /* Another run of this job whose redlock-run is gone, its cgroup
+         * still populated: its guard is gone too (a living guard empties
+         * and removes it at once when its redlock-run dies). */
+        if (!j || strcmp(j, job) != 0 || strcmp(e->d_name, cg->name) == 0 ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
+            populated_at(cg->parent_fd, e->d_name) != 1)
+            continue;
+        char path[NAME_MAX + 32];
+        snprintf(path, sizeof path, "%s/cgroup.kill", e->d_name);
+        int kfd = openat(cg->parent_fd, path, O_WRONLY | O_CLOEXEC);
+        if (kfd < 0)
+            continue;
+        if (write_byte(kfd, '1') == 0) {
+            if (n == 0 && first)
+                snprintf(first, firstlen, "%s", e->d_name);
+            snprintf(dead[n++], sizeof dead[0], "%s", e->d_name);
+        }
+        close(kfd);
+    }
+    closedir(d);
+    /* SIGKILL is sent; they are gone once the kernel has run each one's
+     * exit: wait for that (bounded: a process stuck in the kernel keeps its
+     * cgroup), then remove the directories. */
+    for (int left = n, waited = 0; left > 0 && waited <= wait_ms; waited += 10) {
+        left = 0;
+        for (int i = 0; i < n; i++)
+            if (dead[i][0] && populated_at(cg->parent_fd, dead[i]) == 1)
+                left++;
+        if (left > 0)
+            nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
+    }
+    for (int i = 0; i < n; i++)
+        unlinkat(cg->parent_fd, dead[i], AT_REMOVEDIR);
+    return n;
 }
 
 static struct rr_cgroup *cg_new(void)

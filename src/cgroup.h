@@ -88,6 +88,15 @@ int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, si
  * servers work on the release, not on the way to the lock. */
 void rr_cgroup_sweep(const struct rr_cgroup *cg);
 
+/* Kill what dead runs of the same job left in their cgroups beside ours
+ * (a name "redlock-run.PID.JOB" with our JOB, no process PID, populated):
+ * their redlock-run and their guard both died (kill -9 of both, the OOM
+ * killer), so nothing of theirs can stop it, and it runs on past their
+ * lease. cgroup.kill to each, then up to wait_ms for them to empty, and
+ * rmdir. The name of the first goes into first (may be NULL). Returns how
+ * many were killed. Only the guard calls it: it is the one that kills. */
+int rr_cgroup_kill_dead(const struct rr_cgroup *cg, int wait_ms, char *first, size_t firstlen);
+
 /* The cgroup's absolute path (e.g. /sys/fs/cgroup/unified/system.slice/
  * cron.service/redlock-run.42.backup); owned by cg. */
 const char *rr_cgroup_path(const struct rr_cgroup *cg);

@@ -92,6 +92,7 @@ fail:
 struct rr_guard *rr_guard_start(const struct rr_guard_opts *o)
 {
     struct gstate init = { .cgroup = o->cgroup, .foreground = o->foreground, .gp = -1,
+                           .pre_sock = -1, .pre_gp = -1,
                            .sfd = -1, .kill_at = RR_INF, .phase = G_IDLE,
                            .parent = getpid(), .own_pgid = getpgid(0) };
     return launch(rr_guard_main, &init);
@@ -99,26 +100,11 @@ struct rr_guard *rr_guard_start(const struct rr_guard_opts *o)
 
 /* ---- R's side ---- */
 
-static bool send_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        len -= (size_t)w;
-    }
-    return true;
-}
-
 static int request(struct rr_guard *g, const struct req *q)
 {
     if (!g || g->ctl < 0)
         return -EPIPE;
-    return send_all(g->ctl, q, sizeof *q) ? 0 : -EPIPE;
+    return rr_guard_send_req(g->ctl, q, -1, NULL, 0);
 }
 
 
@@ -145,24 +131,7 @@ static int send_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, int er
     for (char *const *e = s->envp; *e; e++)
         p = stpcpy(p, *e) + 1;
     q.ms = (int64_t)len;
-
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    memset(cbuf, 0, sizeof cbuf);
-    struct iovec iov = { .iov_base = &q, .iov_len = sizeof q };
-    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                        .msg_controllen = sizeof cbuf };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &errfd, sizeof errfd);
-    ssize_t w;
-    do {
-        w = sendmsg(g->ctl, &m, MSG_NOSIGNAL);
-    } while (w < 0 && errno == EINTR);
-    int rc = w == (ssize_t)sizeof q ? 0 : -EPIPE;
-    if (rc == 0 && !send_all(g->ctl, blob, len))
-        rc = -EPIPE;
+    int rc = rr_guard_send_req(g->ctl, &q, errfd, blob, len);
     free(blob);
     return rc;
 }
@@ -330,6 +299,7 @@ int rr_guard_reap_dead(struct rr_guard *g)
 pid_t rr_guard_start_successor(pid_t pgid, bool reaped, const struct rr_cgroup *cgroup)
 {
     struct gstate init = { .cgroup = cgroup, .cpid = pgid, .c_reaped = reaped, .gp = -1, .sfd = -1,
+                           .pre_sock = -1, .pre_gp = -1,
                            .parent = getpid(), .own_pgid = getpgid(0) };
     struct rr_guard *g = launch(rr_guard_successor_main, &init);
     if (!g)

@@ -5,6 +5,7 @@
 #define RR_GUARD_IMPL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,6 +39,25 @@ struct req {
     int32_t argc, envc;       /* REQ_SPAWN */
 };
 
+/* ---- guard_spawn.c: the wire ---- */
+
+/* Send a request on fd: its header, with xfd (SCM_RIGHTS) unless -1, then
+ * len bytes of data. 0, or -EPIPE (the other end is gone). R sends with
+ * it, and the guard relays a spawn with it to the command's process. */
+int rr_guard_send_req(int fd, const struct req *q, int xfd, const void *data, size_t len);
+
+/* One request's header, with the descriptor that came with it (a spawn's
+ * exec pipe), if any, in *fd. False at EOF (the sender is gone) or on
+ * error. */
+bool rr_guard_recv_req(int fd, struct req *q, int *xfd);
+
+/* len bytes from fd; false at EOF or on error. */
+bool rr_guard_read_all(int fd, void *buf, size_t len);
+
+/* Tell R through its exec pipe errfd why there is no command (exec.h's
+ * codes), and close it. */
+void rr_guard_spawn_failed(int errfd, int code);
+
 enum phase { G_IDLE, G_RUN, G_SWEEP, G_DONE };
 
 /* The guard process's own state. */
@@ -48,6 +68,8 @@ struct gstate {
     pid_t self, parent, own_pgid, cpid;
     int ctl, rep, sfd;
     int gp;                        /* C's exec pipe until its outcome is known, else -1 */
+    pid_t pre;                     /* the command's process, forked ahead, not yet told */
+    int pre_sock, pre_gp;          /* its request socket, its exec pipe (else -1) */
     int64_t exec_until;            /* no KILL before then while C has not exec'd */
     int64_t kill_at;               /* R's stop: KILL to C's group then (RR_INF: none) */
     enum phase phase;
@@ -61,6 +83,20 @@ static inline int64_t rr_guard_load64(const int64_t *p) { return __atomic_load_n
 static inline int rr_guard_load32(const int *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static inline void rr_guard_store32(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 static inline void rr_guard_store64(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
+
+/* ---- guard_spawn.c: the command's process, forked ahead ---- */
+
+/* In the guard: fork the command's process now, before R asks for it (in
+ * the cgroup where the kernel can), so that the fork overlaps the
+ * acquisition; it runs nothing until the guard relays R's spawn request
+ * on s->pre_sock, and exits at that socket's EOF. Sets s->pre, pre_sock,
+ * pre_gp. 0, or -errno. */
+int rr_guard_prefork(struct gstate *s);
+
+/* The forked-ahead process will not be used: it died and was reaped
+ * (kill_it false), or it is to be killed (then reaped with the guard's
+ * other children). Clears s->pre and closes its descriptors. */
+void rr_guard_drop_pre(struct gstate *s, bool kill_it);
 
 /* The guard process: waits for R's requests, spawns and guards the
  * command, exits when R stands it down or dies. Never returns. */

@@ -28,6 +28,7 @@
 #include "exec.h"
 #include "guard.h"
 #include "guard_impl.h"
+#include "log.h"
 #include "mutant.h"
 #include "proc.h"
 #include "rr.h"
@@ -55,11 +56,6 @@ enum rr_guard_act rr_guard_clock(int64_t now, int64_t deadline, int64_t grace, b
     }
     *wait_ms = w > 60000 ? 60000 : w < 1 ? 1 : w;
     return act;
-}
-
-static bool lease_ok(const struct shared *sh)
-{
-    return !load32(&sh->fired) && rr_now_ms() < load64(&sh->deadline_ms) - sh->grace_ms;
 }
 
 /* ---- reports to R ---- */
@@ -196,6 +192,10 @@ static void reap(struct gstate *s)
         r = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED | __WALL);
         if (r <= 0)
             break;
+        if (r == s->pre && r > 0) {
+            rr_guard_drop_pre(s, false);   /* killed before R's request: spawn forks anew */
+            continue;
+        }
         if (r != s->cpid || s->c_reaped)
             continue;   /* an orphan of C's, or one's stop */
         if (WIFSTOPPED(st)) {
@@ -285,6 +285,14 @@ static void kill_everything(struct gstate *s)
     pid_t kids[RR_PROC_MAX];
     int64_t start = rr_now_ms();
 
+    /* The command's process forked ahead and never told to run: killed, and
+     * reaped so that its exit is ours, not the caller's to wait for. */
+    if (s->pre > 0) {
+        pid_t pre = s->pre;
+        rr_guard_drop_pre(s, true);
+        while (waitpid(pre, NULL, __WALL) < 0 && errno == EINTR)
+            ;
+    }
     /* Told gone (the usual stand-down), or never spawned: nothing left. */
     if ((s->phase == G_DONE || s->phase == G_IDLE) && !cgroup_populated(s))
         return;
@@ -303,72 +311,6 @@ static void kill_everything(struct gstate *s)
 }
 
 /* ---- spawning ---- */
-
-static bool read_all(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    while (len > 0) {
-        ssize_t n = read(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        len -= (size_t)n;
-    }
-    return true;
-}
-
-/* The strings of a spawn request, NUL-separated in blob, as argv and envp
- * (pointers into blob). 0, or -1 if they do not add up. */
-static int split_strings(char *blob, size_t len, int argc, int envc, char ***argv, char ***envp)
-{
-    char **v = calloc((size_t)argc + (size_t)envc + 2, sizeof *v);
-    size_t o = 0;
-
-    if (!v)
-        return -1;
-    for (int i = 0; i < argc + envc; i++) {
-        char *end = o < len ? memchr(blob + o, '\0', len - o) : NULL;
-        if (!end) {
-            free(v);
-            return -1;
-        }
-        v[i < argc ? i : i + 1] = blob + o;
-        o = (size_t)(end - blob) + 1;
-    }
-    *argv = v;
-    *envp = v + argc + 1;
-    return 0;
-}
-
-static bool lease_ok_fn(const void *arg)
-{
-    return lease_ok(arg);
-}
-
-/* Fork C (born in the cgroup where the kernel can); its pid, or -errno. */
-static pid_t fork_command(struct gstate *s, struct rr_exec_spawn *sp)
-{
-    long pid = -ENOSYS;
-
-    if (s->cgroup) {
-        sp->born_in_cgroup = true;
-        pid = rr_clone3_fork(rr_cgroup_dir_fd(s->cgroup));
-        if (pid == 0)
-            rr_exec_child(sp);
-        if (pid < 0)
-            sp->born_in_cgroup = false;   /* C enters it itself, and says why it cannot */
-    }
-    if (pid < 0) {
-        pid = fork();
-        if (pid == 0)
-            rr_exec_child(sp);
-        if (pid < 0)
-            pid = -errno;
-    }
-    return (pid_t)pid;
-}
 
 /* Hold nothing open but our own: not R's descriptors that C inherited (a
  * terminal, an output pipe someone waits to see closed). With a cgroup,
@@ -411,46 +353,39 @@ static void close_others(struct gstate *s)
     closedir(d);
 }
 
-/* Tell R through its exec pipe why there is no command (exec.h's codes). */
-static void spawn_failed(int errfd, int code)
-{
-    if (errfd >= 0) {
-        write_all(errfd, &code, sizeof code);
-        close(errfd);
-    }
-}
-
-/* R's spawn request: read the command, fork it. errfd is R's exec pipe
- * (it came with the request): C's exec closes its copy, ours is closed
- * once C's pid is in the shared page, so R's EOF means both. On failure R
- * is told there (RR_EXEC_FORK - errno) and nothing is left to guard. */
+/* R's spawn request: read the command, hand it to the process forked for
+ * it (rr_guard_prefork; forked now if there is none). errfd is R's exec pipe (it
+ * came with the request): C's exec closes C's copy, ours is closed once
+ * C's pid is in the shared page, so R's EOF means both. On failure R is
+ * told there (RR_EXEC_FORK - errno) and nothing is left to guard. */
 static void spawn(struct gstate *s, const struct req *q, int errfd)
 {
-    char *blob = NULL, **argv = NULL, **envp = NULL;
-    int gpipe[2] = { -1, -1 };
+    char *blob = NULL;
     int code = RR_EXEC_FORK - EINVAL;
 
     if (errfd < 0 || q->ms <= 0 || q->ms > SPAWN_MAX || q->argc < 1 || q->envc < 0 ||
-        !(blob = malloc((size_t)q->ms)) || !read_all(s->ctl, blob, (size_t)q->ms) ||
-        split_strings(blob, (size_t)q->ms, q->argc, q->envc, &argv, &envp) != 0)
+        !(blob = malloc((size_t)q->ms)) || !rr_guard_read_all(s->ctl, blob, (size_t)q->ms))
         goto fail;
-    if (pipe2(gpipe, O_CLOEXEC) < 0) {
-        code = RR_EXEC_FORK - errno;
-        goto fail;
+    /* Once more with a new one if the first is gone (someone killed it). */
+    for (int tries = 0;; tries++) {
+        int rc = s->pre > 0 ? 0 : rr_guard_prefork(s);
+        if (rc < 0) {
+            code = RR_EXEC_FORK + rc;
+            goto fail;
+        }
+        if (rr_guard_send_req(s->pre_sock, q, errfd, blob, (size_t)q->ms) == 0)
+            break;
+        rr_guard_drop_pre(s, true);
+        if (tries == 1) {
+            code = RR_EXEC_FORK - EPIPE;
+            goto fail;
+        }
     }
-    struct rr_exec_spawn sp = {
-        .argv = argv, .envp = envp, .own_group = !s->foreground, .pgid = s->own_pgid,
-        .tty = q->arg != 0, .parent = s->self, .errfd = errfd, .cgroup = s->cgroup,
-        .lease_ok = lease_ok_fn, .lease_arg = s->sh,
-    };
-    pid_t pid = fork_command(s, &sp);
-    close(gpipe[1]);
-    if (pid < 0) {
-        close(gpipe[0]);
-        code = RR_EXEC_FORK + pid;
-        goto fail;
-    }
-    s->gp = gpipe[0];
+    pid_t pid = s->pre;
+    close(s->pre_sock);
+    s->gp = s->pre_gp;
+    s->pre = 0;
+    s->pre_sock = s->pre_gp = -1;
     s->cpid = pid;
     s->phase = G_RUN;
     store32(&s->sh->child_pid, (int)pid);
@@ -463,15 +398,13 @@ static void spawn(struct gstate *s, const struct req *q, int errfd)
     s->exec_until = load64(&s->sh->deadline_ms);
     if (s->exec_until < soonest)
         s->exec_until = soonest;
-    free(argv);
     free(blob);
     /* What C inherited is not ours to keep open. */
     close_others(s);
     return;
 fail:
-    free(argv);
     free(blob);
-    spawn_failed(errfd, code);
+    rr_guard_spawn_failed(errfd, code);
     s->phase = G_DONE;
 }
 
@@ -550,34 +483,12 @@ static int64_t next_wait(struct gstate *s, int64_t now)
     return wait;
 }
 
-/* One request's header, with the descriptor that came with it (a spawn's
- * exec pipe), if any, in *fd. False at EOF (R is gone) or on error. */
-static bool recv_req(int ctl, struct req *q, int *fd)
-{
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = { .iov_base = q, .iov_len = sizeof *q };
-    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                        .msg_controllen = sizeof cbuf };
-    ssize_t n;
-
-    do {
-        n = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
-    } while (n < 0 && errno == EINTR);
-    if (n <= 0)
-        return false;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy(fd, CMSG_DATA(c), sizeof *fd);
-    /* The rest of a header split by the stream (it never is, at 24 bytes). */
-    return (size_t)n == sizeof *q || read_all(ctl, (char *)q + n, sizeof *q - (size_t)n);
-}
-
 /* One request from R. Returns false once the guard is to exit. */
 static bool handle_request(struct gstate *s)
 {
     struct req q;
     int fd = -1;
-    bool gone = !recv_req(s->ctl, &q, &fd);
+    bool gone = !rr_guard_recv_req(s->ctl, &q, &fd);
 
     if (gone || q.op == REQ_EXIT) {
         if (fd >= 0)
@@ -647,6 +558,19 @@ void rr_guard_main(struct gstate *s)
      * report with no room is dropped, but for the two R cannot do without
      * (report_owed: sent again every TICK_MS until there is room). */
     fcntl(s->rep, F_SETFL, O_NONBLOCK);
+    /* The command's process, forked now so that its fork overlaps R's
+     * acquisition; if it cannot be, spawn tries again and says why. */
+    rr_guard_prefork(s);
+    /* A dead run of this job may have left its command's descendants in
+     * its cgroup with nothing of ours to stop them: killed now, while R
+     * asks for the lock, and before our command can run beside them. */
+    char first[256];
+    int dead = rr_cgroup_kill_dead(s->cgroup, GIVE_UP_MS, first, sizeof first);
+    if (dead > 0)
+        rr_log(RR_LOG_WARN, "leftovers", (struct rr_field[]){ RR_FN("count", dead), RR_FIELD_END },
+               "killed what a dead run of this job left running in its cgroup %s%s (its "
+               "redlock-run and its guard had both died)", first,
+               dead > 1 ? " and others" : "");
     /* R's descriptors stay open until C is spawned: C is to inherit those
      * R would have handed it, and the others are close-on-exec, some of
      * them libuv's, whose fork handler in C closes them by number (closed

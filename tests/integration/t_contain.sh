@@ -119,6 +119,32 @@ if [ "$can_cgroup" = 1 ]; then
     pid_gone "$o" || fail "the process $o that joined the cgroup still runs after the run"
     wait_pid "$o" 1   # reaped, quietly
     end_test
+
+    t "--contain cgroup: redlock-run and its guard both killed: the next run of the job kills what they left"
+    # Both stopped, then both SIGKILLed: nothing of ours is left to act, and
+    # what the command started in a session of its own runs on in the dead
+    # run's cgroup, past the lease. The next run of the same job on this
+    # host kills it (cgroup.kill) before its own command runs.
+    bg "$TMP/deadpair" "$RR_BIN" -r "$U" -t 1s --contain cgroup deadpair -- sh -c \
+        'setsid sh -c "trap \"\" TERM; while :; do echo x >> \"\$1\"; sleep 0.05; done" sh "$1" & sleep 60' \
+        sh "$TMP/deadpair.beat"
+    r=$BG
+    wait_for 10 file_there "$TMP/deadpair.beat" || fail "the command did not start its helper"
+    g=$(pgrep -P "$r" -x redlock-guard | head -1)
+    kill -STOP "$g" "$r"
+    kill -9 "$r" "$g"
+    wait_pid "$r" 2
+    sleep 1.2   # past the 1 s lease
+    beats() { wc -l < "$TMP/deadpair.beat"; }
+    n1=$(beats); sleep 0.3
+    [ "$(beats)" -gt "$n1" ] || fail "the dead run's helper does not run (nothing to test)"
+    rr -r "$U" --contain cgroup deadpair true
+    assert_rc 0 "the next run of the job"
+    assert_contains "$(cat "$ERR")" "killed what a dead run of this job left running in its cgroup redlock-run.$r.deadpair"
+    n1=$(beats); sleep 0.3
+    assert_eq "$n1" "$(beats)" "lines written by the dead run's helper after the next run"
+    [ -e "$CG2/redlock-run.$r.deadpair" ] && fail "the dead run's cgroup is left"
+    end_test
 else
     t "the cgroup-mode cases"
     skip "no cgroup can be made here"
