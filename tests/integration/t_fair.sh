@@ -20,18 +20,21 @@ script_calls() {
         awk '{ s += $1 } END { print s + 0 }'
 }
 
-# fifo_round JOB N — a holder, then N waiters 60 ms apart; prints the order
-# in which they ran (their numbers, space-separated).
+# fifo_round JOB N — a holder, then N waiters 60 ms apart, each started
+# once the one before it is in the queue (so that their arrival order is
+# their start order however loaded the machine is); prints the order in
+# which they ran (their numbers, space-separated).
 fifo_round() {
     local job=$1 n=$2 d=$TMP/$1 i pids=()
     mkdir -p "$d"
-    bg "$d/h" "$RR_BIN" -r "$U" "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+    bg "$d/h" "$RR_BIN" -r "$U" "$job" -- sh -c 'touch "$1"; sleep 2' sh "$d/held"
     pids+=("$BG")
     wait_for 10 file_there "$d/held" || fail "holder did not start"
     for i in $(seq -w 1 "$n"); do
         bg "$d/w$i" "$RR_BIN" -r "$U" -w 60s "$job" -- sh -c 'echo "$1" >> "$2"' sh "$i" "$d/order"
         pids+=("$BG")
         nap 0.06
+        wait_for 2 qlen_is "$job" "$((10#$i))" || true
     done
     for p in "${pids[@]}"; do wait_pid "$p" 60; done
     tr '\n' ' ' < "$d/order" | sed 's/ $//'
@@ -477,13 +480,14 @@ t "Redlock (3 masters): waiters still run in arrival order"
 job=fair3 d=$TMP/fair3
 mkdir -p "$d"
 M=(-r "$U" -r "$G_URL" -r "$H_URL")
-bg "$d/h" "$RR_BIN" "${M[@]}" "$job" -- sh -c 'touch "$1"; sleep 1' sh "$d/held"
+bg "$d/h" "$RR_BIN" "${M[@]}" "$job" -- sh -c 'touch "$1"; sleep 2' sh "$d/held"
 pids=("$BG")
 wait_for 10 file_there "$d/held" || fail "holder did not start"
 for i in 01 02 03 04 05 06; do
     bg "$d/w$i" "$RR_BIN" "${M[@]}" -w 60s "$job" -- sh -c 'echo "$1" >> "$2"' sh "$i" "$d/order"
     pids+=("$BG")
     nap 0.08
+    wait_for 2 qlen_is "$job" "$((10#$i))" || true   # queued (on the first master) before the next
 done
 wait_all 60 "${pids[@]}"
 got=$(tr '\n' ' ' < "$d/order" | sed 's/ $//')
