@@ -3,8 +3,9 @@
 # lock with an application"): redis-py's Lock (Debian's python3-redis) on
 # redlock:{NAME}:lock and redlock-run exclude each other both ways;
 # --release revokes an application's lock like a live run's (it waits for
-# its lease, or needs --force), never deletes it at once; --limit N counts
-# the application's key as one of the N.
+# its lease, or needs --force), never deletes it at once; a waiter behind
+# the application takes the lock within a bounded time of its release;
+# --limit N counts the application's key as one of the N.
 # shellcheck disable=SC2016  # child commands
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -150,6 +151,34 @@ assert_rc 1 "--release"
 assert_contains "$(cat "$OUT")" "with no expiry: there is no lease to wait for" "what it says"
 assert_eq apptoken "$(R A GET "$(k_lock "$job")")" "the lock is untouched"
 R A DEL "$(k_lock "$job")" >/dev/null
+
+t "a waiter takes the lock within 1 s of the application's release (it polls every 250 ms behind it)"
+# On the code before this change the first waiter slept a third of its
+# queue entry's life (3.3 s at the default --ttl 30s) between looks: an
+# application publishes nothing when it lets go.
+job=wake
+app_hold "$TMP/w" 30
+bg "$TMP/w.rr" "$RR_BIN" -r "$U" -w 20s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$TMP/w.ran"
+h=$BG
+wait_for 10 grep -q 'waiting up to' "$TMP/w.rr.err" || fail "the waiter did not say it waits"
+nap 0.5
+touch "$TMP/w/stop"
+wait_pid "$h" 15
+assert_rc 0 "the waiter"
+rel=$(ms_of "$TMP/w/released") ran=$(cat "$TMP/w.ran" 2>/dev/null)
+note "released at $rel, the waiter's command ran at $ran: $(( ran - rel )) ms"
+assert_lt "$(( ran - rel ))" 1000 "from the application's release to the waiter's command (ms)"
+wait_pid "$APP" 5
+
+t "a waiter takes the lock within 1 s of an application's lock expiring"
+job=expire
+R A SET "$(k_lock "$job")" apptoken PX 1500 >/dev/null
+stamp
+t0=$NOW_MS
+rr_direct -r "$U" -w 20s "$job" -- true
+assert_rc 0 "the waiter"
+note "the lock expired 1500 ms after it was set; the waiter was done after $(( NOW_MS - t0 )) ms"
+assert_lt "$(( NOW_MS - t0 ))" 2500 "from SET to the waiter's end (ms)"
 
 t "--limit 2: the application's key is one holder of the two"
 job=lim
