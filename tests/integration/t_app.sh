@@ -195,4 +195,15 @@ assert_rc 0 "the --limit 2 run"
 touch "$TMP/l/stop"
 wait_pid "$APP" 10
 
+t "a hash on the lock key (Redisson's RLock) is an outage whose hint names it, not 'is Redis up'"
+job=hash
+R A HSET "$(k_lock "$job")" "app:1" 1 >/dev/null
+R A PEXPIRE "$(k_lock "$job")" 30000 >/dev/null
+rr_direct -r "$U" "$job" -- touch "$TMP/h.ran"
+assert_rc 69 "a run"
+assert_no_file "$TMP/h.ran"
+assert_contains "$(cat "$ERR")" "Redisson's RLock keeps a hash" "the hint"
+assert_not_contains "$(cat "$ERR")" "check that Redis is up" "no outage hint"
+R A DEL "$(k_lock "$job")" >/dev/null
+
 done_testing
