@@ -5,7 +5,8 @@
 # --release revokes an application's lock like a live run's (it waits for
 # its lease, or needs --force), never deletes it at once; a waiter behind
 # the application takes the lock within a bounded time of its release;
-# --limit N counts the application's key as one of the N.
+# --limit N counts the application's key as one of the N; a hash on the
+# key (Redisson's RLock) is named as such.
 # shellcheck disable=SC2016  # child commands
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
