@@ -11,7 +11,8 @@
 #           (t_lease.sh: a slow vfork/exec, a missing close_range)
 #           universal-ctags (scripts/check-layers, from t_docs.sh: no
 #           function over 120 lines) faketime (t_once.sh: a host whose
-#           clock is a day off)
+#           clock is a day off) python3-redis (t_app.sh: redis-py's Lock,
+#           an application sharing the job's lock)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)
 #   static  musl-tools dpkg-dev cmake perl file busybox-static qemu-user-static
@@ -21,7 +22,7 @@
 #   ci      test + package + static + valgrind clang zsh fish systemd (the
 #           completions' syntax and fish's answers; systemd-analyze verify),
 #           and promtool out of Debian's prometheus package (see below)
-#   bench   test + hyperfine python3-redis etcd-server etcd-client gnuplot-nox
+#   bench   test + hyperfine etcd-server etcd-client gnuplot-nox
 #
 # Quiet when nothing is missing. Runs `apt-get update` once, only when
 # something is missing. Uses sudo when not root; without sudo, prints the
@@ -33,7 +34,7 @@ usage() { echo "usage: scripts/deps.sh build|test|package|static|ci|bench" >&2; 
 
 build=(gcc libc6-dev make pkg-config libhiredis-dev libuv1-dev libssl-dev)
 test=("${build[@]}" check redis-server redis-tools redis-sentinel python3 procps time openssl
-      cron python3-yaml groff-base bash-completion strace universal-ctags faketime)
+      cron python3-yaml groff-base bash-completion strace universal-ctags faketime python3-redis)
 package=(build-essential debhelper devscripts lintian fakeroot dpkg-dev)
 static=(musl-tools dpkg-dev cmake perl file busybox-static qemu-user-static
         gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross)
@@ -43,7 +44,7 @@ case $1 in
     package) want=("${package[@]}") ;;
     static) want=("${static[@]}") ;;
     ci) want=("${test[@]}" "${package[@]}" "${static[@]}" valgrind clang zsh fish systemd) ;;
-    bench) want=("${test[@]}" hyperfine python3-redis etcd-server etcd-client gnuplot-nox) ;;
+    bench) want=("${test[@]}" hyperfine etcd-server etcd-client gnuplot-nox) ;;
     *) usage ;;
 esac
 

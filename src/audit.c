@@ -111,13 +111,13 @@ static void say_waiting(const struct rr_audit *au, const struct rr_run_sm *sm,
         snprintf(holder, sizeof holder, ": held by %s pid %lld (fence %lld)",
                  res->holder.host, res->holder.pid, res->holder.fence);
     held_for(au, res, holder, sizeof holder);
-    if (res->retry_ms >= 0)
-        fmt_dur(res->retry_ms, left_s, sizeof left_s);
+    if (res->lease_ms >= 0)
+        fmt_dur(res->lease_ms, left_s, sizeof left_s);
     rr_log(RR_LOG_NOTICE, "waiting",
            (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
                                 RR_FN("holder_pid", res->holder.pid),
                                 RR_FN("holder_fence", res->holder.fence),
-                                RR_FN("ttl_ms", res->retry_ms), RR_FIELD_END },
+                                RR_FN("ttl_ms", res->lease_ms), RR_FIELD_END },
            "waiting %s%s for %s%s%s%s", forever ? "" : "up to ", w, au->cfg->name, holder,
            left_s[0] ? ", its lease ends in " : "", left_s);
 }
@@ -130,8 +130,8 @@ static void say_busy(const struct rr_audit *au, const struct rr_acquire_result *
         snprintf(holder, sizeof(holder), " by %s pid %lld (fence %lld)", res->holder.host,
                  res->holder.pid, res->holder.fence);
     held_for(au, res, holder, sizeof holder);
-    if (res->retry_ms >= 0)
-        fmt_dur(res->retry_ms, d, sizeof(d));
+    if (res->lease_ms >= 0)
+        fmt_dur(res->lease_ms, d, sizeof(d));
     if (!holder[0] && !d[0] && res->ahead > 0) {
         /* Nobody holds it: the queue's waiters come first, in turn. */
         rr_log_audit(RR_LOG_NOTICE, "busy",
@@ -145,7 +145,7 @@ static void say_busy(const struct rr_audit *au, const struct rr_acquire_result *
                  (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
                                       RR_FN("holder_pid", res->holder.pid),
                                       RR_FN("holder_fence", res->holder.fence),
-                                      RR_FN("ttl_ms", res->retry_ms), RR_FIELD_END },
+                                      RR_FN("ttl_ms", res->lease_ms), RR_FIELD_END },
                  "%s: lock is held%s%s%s%s", au->cfg->wait_ms ? "gave up waiting" : "not running",
                  holder, d[0] ? ", " : "", d, d[0] ? " left" : "");
 }

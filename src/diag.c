@@ -175,6 +175,11 @@ static const struct {
                   "give --wait" },
     { "CLUSTERDOWN", "the cluster serves no master for the job's slot: check CLUSTER INFO, or "
                      "give --wait" },
+    /* Another program keeps a key of the job as something else than we do:
+     * Redisson's RLock, pointed at the lock key, keeps a hash there. */
+    { "WRONGTYPE", "a key of the job holds another type than redlock-run's: another program "
+                   "uses it (Redisson's RLock keeps a hash); an application sharing the lock "
+                   "must keep it a string (README: Sharing a lock with an application)" },
 };
 
 const char *rr_diag_unavailable_hint(const char *msg)

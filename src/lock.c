@@ -232,7 +232,8 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
     res->n_stale = a->n_stale;
     res->n_err = a->n_err;
     res->fence = a->fence;
-    res->retry_ms = -1;
+    res->retry_ms = res->lease_ms = -1;
+    res->foreign = false;
     res->rank = -1;
     if (a->n_err > 0)
         snprintf(res->err, sizeof res->err, "%s", a->text);
@@ -253,8 +254,9 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
                 lk->ticket = v->ticket;
             if (v->ahead > res->ahead)
                 res->ahead = v->ahead;
-            if (v->pttl_ms >= 0 && (res->retry_ms < 0 || v->pttl_ms < res->retry_ms))
-                res->retry_ms = v->pttl_ms;
+            if (v->pttl_ms >= 0 && (res->lease_ms < 0 || v->pttl_ms < res->lease_ms))
+                res->lease_ms = v->pttl_ms;
+            res->foreign |= v->foreign;
             if (!rep || rep->kind != RR_VOTE_BUSY || (!rep->host[0] && v->host[0]))
                 rep = v;
             break;
@@ -274,6 +276,14 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
     }
     if (rep)
         res->holder = *rep;
+    /* A foreign holder's release publishes nothing: the first waiter
+     * looks again soon rather than at the end of its lease. */
+    res->retry_ms = res->lease_ms;
+    if (res->foreign) {
+        int64_t poll = rr_lock_foreign_poll_ms(lk->o.ttl_ms);
+        if (res->retry_ms < 0 || poll < res->retry_ms)
+            res->retry_ms = poll;
+    }
     explain(rd);
     if (res->result == RR_ACQ_OK) {
         /* The release records it for --status, in the HSET it does anyway. */

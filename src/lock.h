@@ -48,7 +48,11 @@ struct rr_acquire_result {
     long long fence;          /* OK: max fence over the quorum */
     int64_t validity_ms;
     int64_t elapsed_ms;
-    int64_t retry_ms;         /* BUSY: smallest holder PTTL, -1 unknown */
+    int64_t retry_ms;         /* BUSY: when to try again at the latest, with no
+                               * message: the smallest holder PTTL, or sooner
+                               * behind a foreign holder (rr_lock_foreign_poll_ms);
+                               * -1 unknown */
+    int64_t lease_ms;         /* BUSY: smallest holder PTTL, -1 unknown */
     int slot;                 /* OK: the --limit slot, 1..N (REDLOCK_SLOT) */
     long long rank;           /* BUSY: our best place in the queues, -1 not queued */
     long long ahead;          /* BUSY: a master's lock is free, but this many
@@ -56,6 +60,7 @@ struct rr_acquire_result {
     int n_ok, n_busy, n_done, n_stale, n_err;
     bool abandoned;           /* a dead previous run was found and recorded */
     struct rr_vote holder;    /* BUSY/DONE/STALE: a representative vote */
+    bool foreign;             /* BUSY: a master's holder is not a redlock-run run */
     /* ERROR: what went wrong. With several masters, every master that
      * failed is named in it, and why; with refused, it is a refusal of our
      * configuration (78): the masters that refused it are too many for a

@@ -7,7 +7,11 @@
  * happened. --force deletes at once (and says what that risks); --fence F
  * acts only on a holder of fence F. With --limit N: --slot K acts on slot
  * K, --all-slots (and --fence F without --slot) on every held slot, each
- * holder revoked and waited for at once; one line per slot acted on. */
+ * holder revoked and waited for at once; one line per slot acted on.
+ * A lock with no record of its token is another program's (an
+ * application's SET NX PX on the key): revoked like a live run, so its
+ * holder can no longer extend or delete it and its lease runs out; one
+ * with no expiry is left alone (there is no lease to wait for). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +33,12 @@
 /* One --limit slot's holder, as the masters told. */
 struct rv_slot {
     /* one round's tallies */
-    int n_free, n_revoked, n_pending, n_deleted, n_fence, n_held;
+    int n_free, n_revoked, n_pending, n_deleted, n_fence, n_held, n_forever;
     long long pttl;
     bool waiting;               /* revoked: its holder has not released yet */
     bool was_running;           /* the holder's record said running (force) */
     char who[400];              /* "HOST pid P (fence F)" escaped, or "" unknown */
+    bool foreign;               /* no record of its token: not a redlock-run run */
     char fence[32];             /* the holder's, from the first round */
     bool replaced;              /* poll: a new run's record replaced the holder's */
     char status[32];
@@ -70,9 +75,11 @@ static const char *label(const struct rv *v, int k, char *buf, size_t len)
     return buf;
 }
 
+#define RV_FOREIGN "a program that is not redlock-run (no record of its token)"
+
 static const char *who(const struct rv_slot *s)
 {
-    return s->who[0] ? s->who : "(unknown)";
+    return s->who[0] ? s->who : RV_FOREIGN;
 }
 
 static void close_all(struct rv *v)
@@ -139,7 +146,8 @@ static void send_round(struct rv *v, const char *mode)
     v->mode = mode;
     for (int k = 1; k <= RR_LIMIT_MAX; k++) {
         struct rv_slot *s = &v->slots[k];
-        s->n_free = s->n_revoked = s->n_pending = s->n_deleted = s->n_fence = s->n_held = 0;
+        s->n_free = s->n_revoked = s->n_pending = s->n_deleted = s->n_fence = s->n_held =
+            s->n_forever = 0;
         s->pttl = 0;
     }
     v->errors = v->answered = 0;
@@ -182,8 +190,11 @@ static void tally_slot(struct rv *v, const redisReply *e)
                      rr_record_text(rr_record_str(e->element[5]), fence, sizeof fence));
             snprintf(s->fence, sizeof s->fence, "%s", rr_record_str(e->element[5]));
         }
-    } else if (strcmp(rr_record_str(e->element[5]), s->fence) != 0) {
-        /* Only after the holder's lock was gone could a new run take it. */
+        s->foreign = !s->who[0];
+    } else if (s->foreign ? strcmp(tag, "HELD") == 0
+                          : strcmp(rr_record_str(e->element[5]), s->fence) != 0) {
+        /* Only after the holder's lock was gone could a new run take it (a
+         * foreign holder's mark is gone once anything else holds it). */
         s->replaced = true;
     }
     if (s->replaced)
@@ -202,6 +213,8 @@ static void tally_slot(struct rv *v, const redisReply *e)
         s->was_running = s->was_running || strcmp(rr_record_str(e->element[6]), "running") == 0;
     } else if (strcmp(tag, "FENCE") == 0)
         s->n_fence++;
+    else if (strcmp(tag, "FOREVER") == 0)
+        s->n_forever++;
     else
         s->n_held++;   /* poll: another holder's lock (ours is gone) */
 }
@@ -245,6 +258,10 @@ static void report_wait(struct rv *v, int k, bool timed_out)
                "revoked until it does or its lease ends: nobody can acquire before",
                who(s), lb, last);
         v->exit_code = RR_EXIT_UNAVAILABLE;
+    } else if (s->foreign) {
+        fprintf(v->out, "released %s: its holder, %s, could no longer extend it; its lease "
+                "ended, and the lock with it%s\n", lb, RV_FOREIGN,
+                s->replaced ? "; another holder has it now" : "");
     } else if (s->replaced) {
         fprintf(v->out, "released %s: the holder %s released it; a new run holds it now\n",
                 lb, who(s));
@@ -277,14 +294,15 @@ static void poll_done(struct rv *v)
         close_all(v);
 }
 
-/* Nothing acted on: say why, one line per slot another fence holds. */
-static void nothing_done(struct rv *v, int n_fence)
+/* Nothing acted on: say why, one line per slot another fence holds or a
+ * lock that never expires holds. */
+static void nothing_done(struct rv *v, int n_kept)
 {
     char lb[400];
 
-    if (n_fence == 0 && v->answered == 0) {
+    if (n_kept == 0 && v->answered == 0) {
         v->exit_code = unavailable(v);
-    } else if (n_fence == 0) {
+    } else if (n_kept == 0) {
         if (v->target == 0 && v->slotted)
             fprintf(v->out, "no slot of the lock of %s is held; nothing to release\n",
                     v->cfg->name);
@@ -293,12 +311,17 @@ static void nothing_done(struct rv *v, int n_fence)
                     label(v, v->target ? v->target : 1, lb, sizeof lb));
         v->exit_code = 1;
     } else {
-        for (int k = 1; k <= RR_LIMIT_MAX; k++)
+        for (int k = 1; k <= RR_LIMIT_MAX; k++) {
             if (v->slots[k].n_fence > 0)
                 fprintf(v->out, "%s is held by %s, not by fence %s; nothing released\n",
                         label(v, k, lb, sizeof lb),
                         v->slots[k].who[0] ? v->slots[k].who : "a holder whose record is gone",
                         v->cfg->release_fence);
+            else if (v->slots[k].n_forever > 0)
+                fprintf(v->out, "%s is held by %s, with no expiry: there is no lease to wait "
+                        "for; nothing released (--force deletes it)\n",
+                        label(v, k, lb, sizeof lb), RV_FOREIGN);
+        }
         v->exit_code = 1;
     }
     close_all(v);
@@ -308,17 +331,17 @@ static void nothing_done(struct rv *v, int n_fence)
  * waited for, all at once, bounded by the longest lease among them. */
 static void decide(struct rv *v)
 {
-    int acted = 0, n_fence = 0, waiting = 0;
+    int acted = 0, n_kept = 0, waiting = 0;
     long long max_pttl = 0;
     char lb[400], d[32];
 
     for (int k = 1; k <= RR_LIMIT_MAX; k++) {
         struct rv_slot *s = &v->slots[k];
         acted += s->n_revoked + s->n_pending + s->n_deleted > 0;
-        n_fence += s->n_fence > 0;
+        n_kept += s->n_fence + s->n_forever > 0;
     }
     if (acted == 0)
-        return nothing_done(v, n_fence);
+        return nothing_done(v, n_kept);
     if (v->errors)
         rr_log(RR_LOG_WARN, "partial", NULL, "%d master%s did not answer: %s", v->errors,
                v->errors == 1 ? "" : "s", v->err);
@@ -331,16 +354,21 @@ static void decide(struct rv *v)
             fprintf(v->out, "released %s (%s) on %d of %d master%s\n", lb,
                     s->who[0] ? s->who : "holder unknown", s->n_deleted, v->n,
                     v->n == 1 ? "" : "s");
-            if (v->cfg->force && s->was_running)
+            if (v->cfg->force && (s->was_running || s->foreign))
                 rr_log(RR_LOG_WARN, "forced", NULL,
                        "--force: the holder %s may run its command on until its next renewal; "
                        "a run that takes the lock meanwhile overlaps it", who(s));
             continue;
         }
         rr_duration_format(s->pttl, d, sizeof d);
-        rr_log(RR_LOG_INFO, "revoked", NULL,
-               "revoked %s held by %s; waiting (at most %s, its lease) for it to stop its "
-               "command and release at its next renewal", lb, who(s), d);
+        if (s->foreign)
+            rr_log(RR_LOG_INFO, "revoked", NULL,
+                   "revoked %s held by %s; waiting (at most %s) for its lease to end: its "
+                   "holder can no longer extend or delete it", lb, who(s), d);
+        else
+            rr_log(RR_LOG_INFO, "revoked", NULL,
+                   "revoked %s held by %s; waiting (at most %s, its lease) for it to stop its "
+                   "command and release at its next renewal", lb, who(s), d);
         s->waiting = true;
         waiting++;
         if (s->pttl > max_pttl)

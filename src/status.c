@@ -99,7 +99,11 @@ static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_
                 "%s left\n", "lock", revoked ? "being released (--release): " : "",
                 TXT(st->host, host), st->pid, st->fence, since, held_for, beat, d);
     else {
-        fprintf(f, "%-10s held (holder unknown), %s left\n", "lock", d);
+        /* Another program's SET NX PX on the key (an application sharing
+         * the lock), or a mark whose record is gone. */
+        fprintf(f, "%-10s held by a program that is not redlock-run (no record of its "
+                "token), %s%s\n", "lock", pttl == -1 ? "no expiry" : d,
+                pttl == -1 ? "" : " left");
         return;
     }
     if (contain && strcmp(contain, "cgroup") == 0)

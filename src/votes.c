@@ -20,6 +20,13 @@ int rr_lock_quorum(int n)
     return RR_MUTANT_IS(quorum_half) ? n / 2 : n / 2 + 1;
 }
 
+int64_t rr_lock_foreign_poll_ms(int64_t ttl_ms)
+{
+    int64_t p = ttl_ms / 10;
+
+    return p < 10 ? 10 : p > 250 ? 250 : p;
+}
+
 int64_t rr_lock_validity(int64_t ttl_ms, int64_t elapsed_ms)
 {
     return ttl_ms - elapsed_ms - (ttl_ms / 100 + 2);
@@ -139,6 +146,9 @@ void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *
             goto malformed;
         if (r->elements >= 8 && (!int_of(r->element[7], &v->ahead) || v->ahead < 0))
             goto malformed;
+        /* A held lock (5 or 7 elements: 8 is "free, waiters ahead") whose
+         * holder the script could not name: no record carries its token. */
+        v->foreign = r->elements < 8 && !v->host[0];
         v->kind = RR_VOTE_BUSY;
     } else if (strcmp(tag, "DONE") == 0 && r->elements >= 5) {
         holder_of(r, 1, v);

@@ -27,6 +27,9 @@ struct rr_vote {
     long long ticket;         /* BUSY: our arrival ticket, 0 not queued */
     long long ahead;          /* BUSY: the lock is free, but this many waiters
                                * are queued ahead (0: it is held) */
+    bool foreign;             /* BUSY: held by a value with no redlock-run record
+                               * of its token: another program's lock (an
+                               * application's SET NX PX), or a revoked one */
     bool abandoned;           /* OK: an abandoned previous run was recorded */
     int n_undo;               /* OK: the ids of those history entries, */
     char undo[2][48];         /*     deleted again if the round fails */
@@ -48,6 +51,11 @@ struct rr_vote {
 /* Did a write reach enough replicas? want is --sync-replicas (0: always
  * yes), acked WAIT's answer (-1: none came). Pure. */
 bool rr_lock_synced(int want, long long acked);
+
+/* How long a waiter first in line sleeps at most behind a foreign holder
+ * (rr_vote.foreign), whose release publishes nothing: a tenth of the
+ * lease, between 10ms and 250ms. Pure. */
+int64_t rr_lock_foreign_poll_ms(int64_t ttl_ms);
 
 /* N/2+1. Pure. */
 int rr_lock_quorum(int n);

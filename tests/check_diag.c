@@ -114,6 +114,11 @@ START_TEST(test_unavailable_hints)
     ck_assert_str_eq(rr_diag_unavailable_hint("h:1: CLUSTERDOWN Hash slot not served"),
                      "the cluster serves no master for the job's slot: check CLUSTER INFO, or "
                      "give --wait");
+    /* Redis 7.0's words when Redisson's RLock (a hash) holds the lock key. */
+    ck_assert(strstr(rr_diag_unavailable_hint("127.0.0.1:6379: WRONGTYPE Operation against a key "
+                                              "holding the wrong kind of value script: c5c7, on "
+                                              "@user_script:161."),
+                     "Redisson's RLock keeps a hash"));
     ck_assert_str_eq(rr_diag_unavailable_hint("cannot connect to h:1: connection refused"),
                      "check that Redis is up and -r/--redis is right");
     ck_assert_str_eq(rr_diag_unavailable_hint(""), "check that Redis is up and -r/--redis is right");

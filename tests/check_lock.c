@@ -205,6 +205,39 @@ START_TEST(test_classify_busy_queued)
          RR_REPLY_OK, &v);
     ck_assert_int_eq(v.rank, 3);
     ck_assert_int_eq(v.ahead, 3);
+    ck_assert(!v.foreign);   /* free, not held */
+}
+END_TEST
+
+/* A held lock whose holder has no record (another program's SET NX PX on
+ * the key) is foreign, queued or not; a named holder never is. */
+START_TEST(test_classify_busy_foreign)
+{
+    struct rr_vote v;
+
+    vote("*5\r\n$4\r\nBUSY\r\n:2500\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n", RR_REPLY_OK, &v);
+    ck_assert(v.foreign);
+    vote("*7\r\n$4\r\nBUSY\r\n:2500\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n:7\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert(v.foreign);
+    ck_assert_int_eq(v.rank, 0);
+    vote("*5\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n", RR_REPLY_OK, &v);
+    ck_assert(v.foreign);    /* no expiry */
+    vote("*7\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n:0\r\n:41\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert(!v.foreign);
+}
+END_TEST
+
+/* Behind a foreign holder the first waiter looks again every tenth of the
+ * lease, 10..250 ms. */
+START_TEST(test_foreign_poll)
+{
+    ck_assert_int_eq(rr_lock_foreign_poll_ms(30000), 250);
+    ck_assert_int_eq(rr_lock_foreign_poll_ms(2500), 250);
+    ck_assert_int_eq(rr_lock_foreign_poll_ms(1000), 100);
+    ck_assert_int_eq(rr_lock_foreign_poll_ms(50), 10);
+    ck_assert_int_eq(rr_lock_foreign_poll_ms(INT64_MAX), 250);
 }
 END_TEST
 
@@ -408,6 +441,8 @@ static Suite *lock_suite(void)
     tcase_add_test(tc, test_quorum);
     tcase_add_test(tc, test_synced);
     tcase_add_test(tc, test_validity);
+    tcase_add_test(tc, test_foreign_poll);
+    tcase_add_test(tc, test_classify_busy_foreign);
     tcase_add_test(tc, test_decide_single);
     tcase_add_test(tc, test_decide_quorum);
     tcase_add_test(tc, test_decide_exhaustive);

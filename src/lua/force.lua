@@ -19,7 +19,12 @@
 -- tag: FREE (no lock: slot K only), FENCE (another fence holds it: nothing
 -- done), REVOKED (marked now), PENDING (marked before: still waiting for
 -- the holder), DELETED (deleted: --force, or nothing runs under it: its
--- run ended, a --min-hold tail, or no record of its token), HELD (poll).
+-- run ended, a --min-hold tail), FOREVER (a holder with no record of its
+-- token and no expiry: nothing done), HELD (poll).
+-- A holder with no record of its token is not a redlock-run run: an
+-- application that SET the key itself. It is revoked like a live run (its
+-- compare-and-extend and compare-and-delete no longer match, so its lease
+-- runs out), never deleted without --force.
 -- The holder's fields come from the state record of its token.
 local histk = KEYS[KEY_HISTORY]
 local mode, want = ARGV[ARG_MODE], ARGV[ARG_FENCE] or ''
@@ -34,7 +39,8 @@ local function act(i)
   local h = redis.call('HMGET', statek, 'token', 'host', 'pid', 'fence', 'once', 'status',
                        'heartbeat_ms', 'finished_ms')
   local function reply(tag, pttl, known)
-    if not known then return {i, tag, pttl, '', '', '', h[6] or '', h[7] or '', h[8] or ''} end
+    -- Another holder's record says nothing of this one.
+    if not known then return {i, tag, pttl, '', '', '', '', '', ''} end
     return {i, tag, pttl, h[2] or '', h[3] or '', h[4] or '', h[6] or '', h[7] or '',
             h[8] or ''}
   end
@@ -45,13 +51,18 @@ local function act(i)
   local known = h[1] == token
   if mode == 'poll' then return reply(revoked and 'PENDING' or 'HELD', pttl, known) end
   if want ~= '' and (not known or h[4] ~= want) then return reply('FENCE', pttl, known) end
-  local running = known and h[6] == 'running'
+  -- A value with no record of its token is another program's lock (an
+  -- application's SET NX PX on this key): as live as a running holder.
+  local live = not known or h[6] == 'running'
   local tag
-  if mode == 'force' or not running then
+  if mode == 'force' or not live then
     redis.call('DEL', lock)
     tag = 'DELETED'
   elseif revoked then
     return reply('PENDING', pttl, known)
+  elseif pttl < 0 then
+    -- No lease to wait for: a mark would keep it forever.
+    return reply('FOREVER', pttl, known)
   else
     redis.call('SET', lock, 'revoked:' .. token, 'KEEPTTL')
     tag = 'REVOKED'
