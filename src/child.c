@@ -447,8 +447,10 @@ void rr_child_free(struct rr_child *ch)
      * everything when told to stand down or when we exit. */
     ch->closing = true;
     /* A guard that never spawned, or one that reported everything gone,
-     * exits by itself: not waited for (rr_guard_let_go). */
-    if (ch->state == CHILD_PREPARED && !ch->spawn_tried)
+     * exits by itself: not waited for (rr_guard_let_go). But for a cgroup:
+     * the command's process it forked ahead is in it until the guard has
+     * killed and reaped it, and the cgroup is removed after this. */
+    if (ch->state == CHILD_PREPARED && !ch->spawn_tried && !ch->cgroup)
         rr_guard_let_go(ch->guard);
     else
         rr_guard_stop(ch->guard);

@@ -120,6 +120,24 @@ if [ "$can_cgroup" = 1 ]; then
     wait_pid "$o" 1   # reaped, quietly
     end_test
 
+    t "--contain cgroup: a run that does not get the lock leaves no cgroup and says one line"
+    # The guard forks the command's process into the cgroup when it starts,
+    # before the lock is asked for; a busy run must still find the cgroup
+    # empty when it removes it (the guard has killed and reaped that
+    # process first).
+    hold busycg
+    h=$BG
+    for i in 1 2 3 4 5; do
+        rr_direct -r "$U" --contain cgroup busycg -- true
+        assert_rc 75 "a busy run ($i)"
+        assert_eq 1 "$(wc -l < "$ERR")" "lines on stderr of a busy run ($i): $(cat "$ERR")"
+        left=$(cd "$CG2" && ls -d redlock-run.*.busycg 2>/dev/null | grep -vx "redlock-run.$h.busycg")
+        assert_eq "" "$left" "cgroups left by the busy runs ($i)"
+    done
+    touch "$TMP/busycg.stop"
+    wait_pid "$h" 10
+    end_test
+
     t "--contain cgroup: redlock-run and its guard both killed: the next run of the job kills what they left"
     # Both stopped, then both SIGKILLed: nothing of ours is left to act, and
     # what the command started in a session of its own runs on in the dead
