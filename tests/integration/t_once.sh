@@ -213,6 +213,21 @@ else
         rr -r "$U" --once 'skew-%F' "$job" -- sh -c 'echo "$REDLOCK_ONCE" >> "$1"' sh "$TMP/skew.ids"
         assert_rc 0 "a normal run the same day"
         assert_eq 1 "$(count_lines "$TMP/skew.ids")" "times the command ran"
+        # --status and --resolve look at the ID the runs used, not the one
+        # of this host's clock (saw both fail before: tomorrow's ID, 'no
+        # record of --once skewf-<tomorrow>').
+        run_limited faketime -f +1d "$RR_BIN" -v -r "$U" --status --once 'skew-%F' "$job"
+        assert_rc 0 "--status a day ahead"
+        assert_contains "$(cat "$OUT")" "once $id:" "--status: the ID"
+        assert_contains "$(cat "$OUT")" "succeeded" "--status: its record"
+        assert_contains "$(cat "$ERR")" "--once ID $id, from the lock service's clock" "--status -v"
+        rr -r "$U" --once 'skewf-%F' "$job" -- false
+        assert_rc 1 "a failed run"
+        run_limited faketime -f +1d "$RR_BIN" -r "$U" --resolve retry --once 'skewf-%F' "$job"
+        assert_rc 0 "--resolve retry a day ahead"
+        assert_contains "$(cat "$OUT")" "--once skewf-$(date +%F) of $job may have one more attempt" "--resolve"
+        rr -r "$U" --once 'skewf-%F' "$job" -- true
+        assert_rc 0 "the retried run"
     fi
 fi
 
@@ -226,6 +241,12 @@ rr -r "redis://127.0.0.1:$dead" --once 'x-%F' "$job" -- touch "$TMP/noclock.ran"
 assert_rc 69 "no server"
 assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "message"
 assert_no_file "$TMP/noclock.ran" "marker"
+rr -r "redis://127.0.0.1:$dead" --status --once 'x-%F' "$job"
+assert_rc 69 "--status, no server"
+assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "--status message"
+rr -r "redis://127.0.0.1:$dead" --resolve retry --once 'x-%F' "$job"
+assert_rc 69 "--resolve, no server"
+assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "--resolve message"
 
 # ---------------------------------------------------------------------------
 # abandon JOB ID — start a --once run with a 1 s lease, kill -9 the wrapper
