@@ -14,6 +14,7 @@
 #include "diag.h"
 #include "lock.h"
 #include "lock_impl.h"
+#include "log.h"
 #include "rand.h"
 #include "scripts.h"
 
@@ -275,6 +276,11 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
     if (rep)
         res->holder = *rep;
     explain(rd);
+    if (a->refused) {   /* one server under two URLs: retrying cannot help */
+        res->refused = true;
+        res->n_refused = 1;
+        snprintf(res->err, sizeof res->err, "%s", a->text);
+    }
     if (res->result == RR_ACQ_OK) {
         /* The release records it for --status, in the HSET it does anyway. */
         snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", res->n_ok);
@@ -479,6 +485,56 @@ void rr_lock_on_degraded(struct rr_lock *lk, rr_acquire_fn fn, void *arg)
     lk->degraded_arg = arg;
 }
 
+/* ---- one vote per server ----
+ * Two URLs may reach one server (127.0.0.1 beside ::1, a name beside its
+ * address, a unix socket beside a TCP port): each would vote, and one
+ * server could make a quorum. With several masters, INFO server goes in
+ * front of a master's acquire until its run_id is known (no round trip
+ * of its own: the replies come in order on one connection), so each
+ * answer is checked against the masters known before it. */
+
+static void on_info(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct rr_lock_ident *id = arg;
+    struct rr_lock *lk = id->lk;
+
+    if (status != RR_REPLY_OK)
+        return;   /* asked again with the next acquire */
+    lk->ident_done[id->idx] = true;
+    if (r->type != REDIS_REPLY_STRING ||
+        rr_vote_run_id(r->str, r->len, lk->run_id[id->idx]) != 0) {
+        lk->run_id[id->idx][0] = '\0';
+        rr_log(RR_LOG_INFO, "vote", NULL, "%s: INFO server gave no run_id (%s): a second URL "
+               "of this server would not be told apart", rr_svc_name(c),
+               r->type == REDIS_REPLY_ERROR ? "refused" : "no such field");
+    }
+}
+
+static void ask_identity(struct rr_lock *lk, int i)
+{
+    const char *argv[] = { "INFO", "server", NULL };
+
+    if (lk->n < 2 || lk->ident_done[i])
+        return;
+    lk->ident[i] = (struct rr_lock_ident){ lk, i };
+    (void)rr_svc_commandv(lk->conns[i], on_info, &lk->ident[i], argv);
+}
+
+/* Is master i a server that another master is too? Then the message,
+ * naming both, into why; its vote counts nowhere from now on. */
+static bool twin_of_another(struct rr_lock *lk, int i, char *why, size_t len)
+{
+    int j = rr_votes_twin((const char (*)[RR_RUN_ID_LEN + 1])lk->run_id, lk->n, i);
+
+    if (j < 0)
+        return false;
+    lk->twin[i] = true;
+    snprintf(why, len, "--redis: %s and %s are the same Redis server (one run_id in INFO "
+             "server); each Redlock master must be a separate server, so give it once",
+             rr_svc_name(lk->conns[j < i ? j : i]), rr_svc_name(lk->conns[j < i ? i : j]));
+    return true;
+}
+
 static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
@@ -491,7 +547,11 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
                             .closed = status == RR_REPLY_CLOSED };
 
     rr_lock_classify_acquire(status, r, v);
-    if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
+    if (status == RR_REPLY_OK && twin_of_another(rd->op.lk, sl->idx, first, sizeof first)) {
+        v->kind = RR_VOTE_ERR;
+        snprintf(v->detail, sizeof v->detail, "%s", first);
+        ev.twin = true;
+    } else if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
         /* Taken, but a failover could promote a replica that never saw it:
          * it does not count, and the give-back or the release takes it back. */
         v->kind = RR_VOTE_ERR;
@@ -576,6 +636,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         rd->votes[i].kind = RR_VOTE_PENDING;
         snprintf(rd->votes[i].detail, sizeof(rd->votes[i].detail), "not sent");
         args[RR_ACQUIRE_ARG_SHARDED] = rr_script_sharded(lk->conns[i]);
+        ask_identity(lk, i);
         if (rr_script_call(lk->conns[i], RR_SCRIPT_ACQUIRE,
                            lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
                            RR_ACQUIRE_NARGS, args, on_acquire_reply, &rd->op.slots[i]) == 0)

@@ -32,6 +32,12 @@ struct rr_lock {
     bool *unsent;                  /* per master: our acquire was never even written */
     rr_acquire_fn degraded_fn;     /* rr_lock_on_degraded */
     void *degraded_arg;
+    /* One vote per server (lock.c): with several masters, each one's INFO
+     * server run_id, asked in front of its first acquire; "" unknown. */
+    char run_id[RR_MAX_ENDPOINTS][RR_RUN_ID_LEN + 1];
+    bool ident_done[RR_MAX_ENDPOINTS];   /* known, or INFO refused: not asked again */
+    bool twin[RR_MAX_ENDPOINTS];         /* the same server as another master: no vote */
+    struct rr_lock_ident { struct rr_lock *lk; int idx; } ident[RR_MAX_ENDPOINTS];
 };
 
 struct op;
