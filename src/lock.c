@@ -15,6 +15,7 @@
 #include "lock.h"
 #include "lock_impl.h"
 #include "log.h"
+#include "once_clock.h"
 #include "rand.h"
 #include "scripts.h"
 
@@ -58,6 +59,12 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
     lk->o.host = lk->host;
     lk->o.contain = lk->contain;
     lk->o.once_id = lk->once_id;
+    if (o->once_pattern && snprintf(lk->once_pattern, sizeof lk->once_pattern, "%s",
+                                    o->once_pattern) >= (int)sizeof lk->once_pattern) {
+        snprintf(err, errlen, "--once is too long");
+        goto fail;
+    }
+    lk->o.once_pattern = NULL;
     if (rr_job_keys(&lk->keys, o->prefix, o->name, lk->once_id) != 0) {
         snprintf(err, errlen, RR_JOB_KEYS_TOO_LONG);
         goto fail;
@@ -581,7 +588,7 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
     feed(rd, &ev);
 }
 
-int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
+static int acquire_round(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 {
     struct round *rd = (struct round *)rr_op_new(lk, sizeof(struct round), arg);
     const char *keys[RR_ACQUIRE_NKEYS] = {
@@ -657,7 +664,21 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     return 0;
 }
 
-int rr_lock_set_once(struct rr_lock *lk, const char *once_id)
+/* ---- the --once ID's clock: TIME before the first acquire ---- */
+
+/* An acquisition that ends before any acquire was sent. */
+static void report_error(struct rr_lock *lk, rr_acquire_fn cb, void *arg, const char *why,
+                         bool refused)
+{
+    struct rr_acquire_result res = { .result = RR_ACQ_ERROR, .retry_ms = -1, .rank = -1,
+                                     .n_err = refused ? 0 : lk->n, .refused = refused,
+                                     .n_refused = refused };
+
+    snprintf(res.err, sizeof res.err, "%s", why);
+    cb(lk, &res, arg);
+}
+
+static int set_once(struct rr_lock *lk, const char *once_id)
 {
     struct rr_job_keys k;
 
@@ -666,4 +687,43 @@ int rr_lock_set_once(struct rr_lock *lk, const char *once_id)
     snprintf(lk->once_id, sizeof(lk->once_id), "%s", once_id);
     snprintf(lk->keys.once, sizeof(lk->keys.once), "%s", k.once);
     return 0;
+}
+
+static void on_once_clock(int n_ok, long long sec, int64_t local_ms, const char *err, void *arg)
+{
+    struct rr_lock *lk = arg;
+    rr_acquire_fn cb = lk->clock_cb;
+    char why[RR_ERRLEN], inner[RR_ERRLEN - 32] = RR_JOB_KEYS_TOO_LONG, id[RR_ONCE_MAX + 1];
+
+    if (n_ok == 0) {
+        /* A refusal (TIME not allowed, a wrong password) stays one: 78. */
+        snprintf(why, sizeof why, "cannot read the lock service's clock (TIME) for --once: %s",
+                 err);
+        report_error(lk, cb, lk->clock_arg, why, rr_diag_config(err, lk->o.gave_password,
+                                                                inner, sizeof inner));
+        return;
+    }
+    if (rr_once_clock_id(lk->once_pattern, n_ok, sec, local_ms, id, sizeof id, inner,
+                         sizeof inner) != 0 || set_once(lk, id) != 0) {
+        snprintf(why, sizeof why, "--once: %s", inner);
+        report_error(lk, cb, lk->clock_arg, why, true);
+        return;
+    }
+    lk->once_pattern[0] = '\0';   /* one ID for the whole run, even across midnight */
+    if (acquire_round(lk, cb, lk->clock_arg) != 0)
+        report_error(lk, cb, lk->clock_arg, "cannot send the acquire", false);
+}
+
+int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
+{
+    if (!lk->once_pattern[0])
+        return acquire_round(lk, cb, arg);
+    lk->clock_cb = cb;
+    lk->clock_arg = arg;
+    return rr_once_clock_ask(lk->conns, lk->n, on_once_clock, lk);
+}
+
+const char *rr_lock_once_id(const struct rr_lock *lk)
+{
+    return lk->once_id;
 }

@@ -20,6 +20,9 @@ struct rr_lock {
     char host[128];
     char contain[8];               /* "cgroup", "tree", or "" */
     char once_id[RR_ONCE_MAX + 1];
+    char once_pattern[RR_ONCE_MAX * 4 + 1];   /* "" none, or expanded already */
+    rr_acquire_fn clock_cb;        /* the acquisition that waits for TIME */
+    void *clock_arg;
     char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
     long long ticket;              /* our arrival ticket: the largest seen */
     char base_lock[320], base_state[320];   /* --limit slot 1 */
