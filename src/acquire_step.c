@@ -195,9 +195,12 @@ static void decide(struct rr_acq_sm *sm, struct rr_acq_actions *out, int64_t now
     a->n_stale = count(sm, RR_VOTE_STALE);
     a->n_err = err;
     a->fence = max;
-    a->text = sm->err;
-    a->result = sm->result = rr_lock_decide(sm->p.n, ok, a->n_busy, a->n_done, a->n_stale,
-                                            err, a->validity_ms);
+    a->text = sm->twin ? sm->twin_err : sm->err;
+    a->refused = sm->twin;
+    /* One server under two URLs would vote twice: no count can stand. */
+    a->result = sm->result = sm->twin ? RR_ACQ_ERROR
+                                      : rr_lock_decide(sm->p.n, ok, a->n_busy, a->n_done,
+                                                       a->n_stale, err, a->validity_ms);
     sm->had_quorum = sm->result == RR_ACQ_OK;
     if (sm->result == RR_ACQ_OK)
         sync_fences(sm, out, max);
@@ -243,7 +246,7 @@ static void late(struct rr_acq_sm *sm, const struct rr_acq_ev *ev, struct rr_acq
 static void on_vote(struct rr_acq_sm *sm, const struct rr_acq_ev *ev, struct rr_acq_actions *out)
 {
     int i = ev->idx;
-    enum rr_vote_kind v = ev->kind == RR_AQ_EV_ANSWER ? ev->vote : RR_VOTE_ERR;
+    enum rr_vote_kind v = ev->kind == RR_AQ_EV_ANSWER && !ev->twin ? ev->vote : RR_VOTE_ERR;
 
     if (i < 0 || i >= sm->p.n || sm->vote[i] != RR_VOTE_PENDING || v == RR_VOTE_PENDING ||
         sm->state == RR_AQ_OVER)
@@ -266,7 +269,11 @@ static void on_vote(struct rr_acq_sm *sm, const struct rr_acq_ev *ev, struct rr_
     }
     if (v == RR_VOTE_ERR && ev->kind != RR_AQ_EV_NOT_SENT)
         note(sm->err, sizeof sm->err, ev->text);
-    if (sm->unanswered == 0 || certain(sm))
+    if (ev->kind == RR_AQ_EV_ANSWER && ev->twin && !sm->twin) {
+        sm->twin = true;
+        note(sm->twin_err, sizeof sm->twin_err, ev->text);
+    }
+    if (sm->unanswered == 0 || certain(sm) || sm->twin)
         decide(sm, out, ev->now);
 }
 

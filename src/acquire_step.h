@@ -65,6 +65,9 @@ struct rr_acq_ev {
     bool abandoned;           /* ANSWER, OK: it marked one itself; MARKED: marked */
     bool unsent;              /* NO_ANSWER: never even written */
     bool closed;              /* NO_ANSWER: we closed the connection ourselves */
+    bool twin;                /* ANSWER: the master is a server another master is
+                               * too (text says which): no vote, and in VOTING
+                               * the round fails as a refusal of our configuration */
     bool ok;                  /* FENCE: raised */
     const char *text;         /* an error, the master named (for the round's message) */
 };
@@ -101,6 +104,7 @@ struct rr_acq_action {
     int64_t elapsed_ms, validity_ms;
     int n_ok, n_busy, n_done, n_stale, n_err;
     long long fence;
+    bool refused;             /* DECIDE: two masters are one server (text) */
     bool stands;              /* GIVE_BACK: the round had its quorum: the
                                * 'abandoned' entries it added stand */
     const char *text;         /* valid until the next step */
@@ -137,6 +141,8 @@ struct rr_acq_sm {
     int pending;              /* FENCING, MARKING: answers still to come */
     int fenced, fence_answers;   /* FENCING: masters at the fence; answers */
     bool late_err;            /* a master failed after the decision */
+    bool twin;                /* VOTING: two masters are one server (twin_err) */
+    char twin_err[RR_ERRLEN];
     char err[RR_ERRLEN];      /* VOTING: the round's first error */
     char fence_err[RR_ERRLEN];   /* FENCING: its first error */
 };

@@ -14,6 +14,8 @@
 #include "diag.h"
 #include "lock.h"
 #include "lock_impl.h"
+#include "log.h"
+#include "once_clock.h"
 #include "rand.h"
 #include "scripts.h"
 
@@ -57,6 +59,12 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
     lk->o.host = lk->host;
     lk->o.contain = lk->contain;
     lk->o.once_id = lk->once_id;
+    if (o->once_pattern && snprintf(lk->once_pattern, sizeof lk->once_pattern, "%s",
+                                    o->once_pattern) >= (int)sizeof lk->once_pattern) {
+        snprintf(err, errlen, "--once is too long");
+        goto fail;
+    }
+    lk->o.once_pattern = NULL;
     if (rr_job_keys(&lk->keys, o->prefix, o->name, lk->once_id) != 0) {
         snprintf(err, errlen, RR_JOB_KEYS_TOO_LONG);
         goto fail;
@@ -285,6 +293,11 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
             res->retry_ms = poll;
     }
     explain(rd);
+    if (a->refused) {   /* one server under two URLs: retrying cannot help */
+        res->refused = true;
+        res->n_refused = 1;
+        snprintf(res->err, sizeof res->err, "%s", a->text);
+    }
     if (res->result == RR_ACQ_OK) {
         /* The release records it for --status, in the HSET it does anyway. */
         snprintf(lk->masters_ok, sizeof lk->masters_ok, "%d", res->n_ok);
@@ -489,6 +502,56 @@ void rr_lock_on_degraded(struct rr_lock *lk, rr_acquire_fn fn, void *arg)
     lk->degraded_arg = arg;
 }
 
+/* ---- one vote per server ----
+ * Two URLs may reach one server (127.0.0.1 beside ::1, a name beside its
+ * address, a unix socket beside a TCP port): each would vote, and one
+ * server could make a quorum. With several masters, INFO server goes in
+ * front of a master's acquire until its run_id is known (no round trip
+ * of its own: the replies come in order on one connection), so each
+ * answer is checked against the masters known before it. */
+
+static void on_info(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct rr_lock_ident *id = arg;
+    struct rr_lock *lk = id->lk;
+
+    if (status != RR_REPLY_OK)
+        return;   /* asked again with the next acquire */
+    lk->ident_done[id->idx] = true;
+    if (r->type != REDIS_REPLY_STRING ||
+        rr_vote_run_id(r->str, r->len, lk->run_id[id->idx]) != 0) {
+        lk->run_id[id->idx][0] = '\0';
+        rr_log(RR_LOG_INFO, "vote", NULL, "%s: INFO server gave no run_id (%s): a second URL "
+               "of this server would not be told apart", rr_svc_name(c),
+               r->type == REDIS_REPLY_ERROR ? "refused" : "no such field");
+    }
+}
+
+static void ask_identity(struct rr_lock *lk, int i)
+{
+    const char *argv[] = { "INFO", "server", NULL };
+
+    if (lk->n < 2 || lk->ident_done[i])
+        return;
+    lk->ident[i] = (struct rr_lock_ident){ lk, i };
+    (void)rr_svc_commandv(lk->conns[i], on_info, &lk->ident[i], argv);
+}
+
+/* Is master i a server that another master is too? Then the message,
+ * naming both, into why; its vote counts nowhere from now on. */
+static bool twin_of_another(struct rr_lock *lk, int i, char *why, size_t len)
+{
+    int j = rr_votes_twin((const char (*)[RR_RUN_ID_LEN + 1])lk->run_id, lk->n, i);
+
+    if (j < 0)
+        return false;
+    lk->twin[i] = true;
+    snprintf(why, len, "--redis: %s and %s are the same Redis server (one run_id in INFO "
+             "server); each Redlock master must be a separate server, so give it once",
+             rr_svc_name(lk->conns[j < i ? j : i]), rr_svc_name(lk->conns[j < i ? i : j]));
+    return true;
+}
+
 static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct slot *sl = arg;
@@ -501,7 +564,11 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
                             .closed = status == RR_REPLY_CLOSED };
 
     rr_lock_classify_acquire(status, r, v);
-    if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
+    if (status == RR_REPLY_OK && twin_of_another(rd->op.lk, sl->idx, first, sizeof first)) {
+        v->kind = RR_VOTE_ERR;
+        snprintf(v->detail, sizeof v->detail, "%s", first);
+        ev.twin = true;
+    } else if (v->kind == RR_VOTE_OK && !rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
         /* Taken, but a failover could promote a replica that never saw it:
          * it does not count, and the give-back or the release takes it back. */
         v->kind = RR_VOTE_ERR;
@@ -531,7 +598,7 @@ static void on_acquire_reply(struct rr_svc *c, int status, redisReply *r, void *
     feed(rd, &ev);
 }
 
-int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
+static int acquire_round(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
 {
     struct round *rd = (struct round *)rr_op_new(lk, sizeof(struct round), arg);
     const char *keys[RR_ACQUIRE_NKEYS] = {
@@ -586,6 +653,7 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         rd->votes[i].kind = RR_VOTE_PENDING;
         snprintf(rd->votes[i].detail, sizeof(rd->votes[i].detail), "not sent");
         args[RR_ACQUIRE_ARG_SHARDED] = rr_script_sharded(lk->conns[i]);
+        ask_identity(lk, i);
         if (rr_script_call(lk->conns[i], RR_SCRIPT_ACQUIRE,
                            lk->keys.once[0] ? RR_ACQUIRE_NKEYS : RR_ACQUIRE_KEY_ONCE, keys,
                            RR_ACQUIRE_NARGS, args, on_acquire_reply, &rd->op.slots[i]) == 0)
@@ -606,7 +674,21 @@ int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
     return 0;
 }
 
-int rr_lock_set_once(struct rr_lock *lk, const char *once_id)
+/* ---- the --once ID's clock: TIME before the first acquire ---- */
+
+/* An acquisition that ends before any acquire was sent. */
+static void report_error(struct rr_lock *lk, rr_acquire_fn cb, void *arg, const char *why,
+                         bool refused)
+{
+    struct rr_acquire_result res = { .result = RR_ACQ_ERROR, .retry_ms = -1, .rank = -1,
+                                     .n_err = refused ? 0 : lk->n, .refused = refused,
+                                     .n_refused = refused };
+
+    snprintf(res.err, sizeof res.err, "%s", why);
+    cb(lk, &res, arg);
+}
+
+static int set_once(struct rr_lock *lk, const char *once_id)
 {
     struct rr_job_keys k;
 
@@ -615,4 +697,43 @@ int rr_lock_set_once(struct rr_lock *lk, const char *once_id)
     snprintf(lk->once_id, sizeof(lk->once_id), "%s", once_id);
     snprintf(lk->keys.once, sizeof(lk->keys.once), "%s", k.once);
     return 0;
+}
+
+static void on_once_clock(int n_ok, long long sec, int64_t local_ms, const char *err, void *arg)
+{
+    struct rr_lock *lk = arg;
+    rr_acquire_fn cb = lk->clock_cb;
+    char why[RR_ERRLEN], inner[RR_ERRLEN - 32] = RR_JOB_KEYS_TOO_LONG, id[RR_ONCE_MAX + 1];
+
+    if (n_ok == 0) {
+        /* A refusal (TIME not allowed, a wrong password) stays one: 78. */
+        snprintf(why, sizeof why, "cannot read the lock service's clock (TIME) for --once: %s",
+                 err);
+        report_error(lk, cb, lk->clock_arg, why, rr_diag_config(err, lk->o.gave_password,
+                                                                inner, sizeof inner));
+        return;
+    }
+    if (rr_once_clock_id(lk->once_pattern, n_ok, sec, local_ms, id, sizeof id, inner,
+                         sizeof inner) != 0 || set_once(lk, id) != 0) {
+        snprintf(why, sizeof why, "--once: %s", inner);
+        report_error(lk, cb, lk->clock_arg, why, true);
+        return;
+    }
+    lk->once_pattern[0] = '\0';   /* one ID for the whole run, even across midnight */
+    if (acquire_round(lk, cb, lk->clock_arg) != 0)
+        report_error(lk, cb, lk->clock_arg, "cannot send the acquire", false);
+}
+
+int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
+{
+    if (!lk->once_pattern[0])
+        return acquire_round(lk, cb, arg);
+    lk->clock_cb = cb;
+    lk->clock_arg = arg;
+    return rr_once_clock_ask(lk->conns, lk->n, on_once_clock, lk);
+}
+
+const char *rr_lock_once_id(const struct rr_lock *lk)
+{
+    return lk->once_id;
 }

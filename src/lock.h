@@ -25,6 +25,9 @@ struct rr_lock_opts {
     const char *prefix;
     const char *name;
     const char *once_id;      /* "" without --once */
+    /* --once as given when it has strftime fields: the acquisition expands
+     * it on the lock service's clock first (once_clock.h); NULL: none. */
+    const char *once_pattern;
     int64_t ttl_ms;
     int64_t state_ttl_ms;     /* once records */
     bool refuse_stale;
@@ -112,10 +115,13 @@ void rr_lock_free(struct rr_lock *lk);
  * runs once they all answered, with the round's final counts. */
 int rr_lock_acquire(struct rr_lock *lk, rr_acquire_fn cb, void *arg);
 
-/* The --once ID of the acquisitions to come (once_clock.h expands it on
- * the lock service's clock after rr_lock_new). 0, or -1 if the keys would
- * not fit (nothing changed). */
-int rr_lock_set_once(struct rr_lock *lk, const char *once_id);
+/* The --once ID the acquisitions use ("" without --once). With
+ * once_pattern, the first acquisition asks every master TIME and expands
+ * the pattern on the median of the answers (once_clock.h) before it sends
+ * anything; no master answering is an ERROR result like any other outage
+ * (so --wait waits it out), a pattern that makes no ID on that clock a
+ * refusal. Until then, once_id as given. Owned by lk. */
+const char *rr_lock_once_id(const struct rr_lock *lk);
 
 /* Called, after cb said OK, when masters that answered after the decision
  * failed: res has the final n_ok, n_err and failed (for the warning that

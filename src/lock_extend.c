@@ -39,7 +39,7 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
                 snprintf(op->errmsg, sizeof op->errmsg, "%s", why);
             break;
         }
-        op->ok++;
+        op->ok += !op->lk->twin[sl->idx];   /* one server, one vote */
         break;
     case 0:
         op->mismatch++;

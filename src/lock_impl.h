@@ -20,6 +20,9 @@ struct rr_lock {
     char host[128];
     char contain[8];               /* "cgroup", "tree", or "" */
     char once_id[RR_ONCE_MAX + 1];
+    char once_pattern[RR_ONCE_MAX * 4 + 1];   /* "" none, or expanded already */
+    rr_acquire_fn clock_cb;        /* the acquisition that waits for TIME */
+    void *clock_arg;
     char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
     long long ticket;              /* our arrival ticket: the largest seen */
     char base_lock[320], base_state[320];   /* --limit slot 1 */
@@ -32,6 +35,12 @@ struct rr_lock {
     bool *unsent;                  /* per master: our acquire was never even written */
     rr_acquire_fn degraded_fn;     /* rr_lock_on_degraded */
     void *degraded_arg;
+    /* One vote per server (lock.c): with several masters, each one's INFO
+     * server run_id, asked in front of its first acquire; "" unknown. */
+    char run_id[RR_MAX_ENDPOINTS][RR_RUN_ID_LEN + 1];
+    bool ident_done[RR_MAX_ENDPOINTS];   /* known, or INFO refused: not asked again */
+    bool twin[RR_MAX_ENDPOINTS];         /* the same server as another master: no vote */
+    struct rr_lock_ident { struct rr_lock *lk; int idx; } ident[RR_MAX_ENDPOINTS];
 };
 
 struct op;

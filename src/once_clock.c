@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "cli.h"
+#include "log.h"
 #include "once_clock.h"
 #include "rr.h"
 
@@ -41,6 +43,21 @@ int rr_once_clock_parse(const redisReply *r, long long *sec)
     errno = 0;
     *sec = strtoll(r->element[0]->str, &end, 10);
     return errno == 0 && end == r->element[0]->str + r->element[0]->len ? 0 : -1;
+}
+
+int rr_once_clock_id(const char *pattern, int n_ok, long long sec, int64_t local_ms, char *id,
+                     size_t idlen, char *err, size_t errlen)
+{
+    if (rr_cli_expand_once(pattern, sec, id, idlen, err, errlen) != 0)
+        return -1;
+    rr_log(RR_LOG_INFO, "once",
+           (struct rr_field[]){ RR_FS("once", id), RR_FN("clock_s", sec), RR_FN("masters", n_ok),
+                                RR_FN("local_offset_ms", local_ms - sec * 1000),
+                                RR_FIELD_END },
+           "--once ID %s, from the lock service's clock (TIME %lld: the median of %d "
+           "master answer%s; this host's clock is %+.1fs from it)", id, sec, n_ok,
+           n_ok == 1 ? "" : "s", (double)(local_ms - sec * 1000) / 1000.0);
+    return 0;
 }
 
 static void on_time(struct rr_svc *c, int status, redisReply *r, void *arg)

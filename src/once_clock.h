@@ -16,6 +16,14 @@ typedef void (*rr_once_clock_fn)(int n_ok, long long sec, int64_t local_ms, cons
  * called). */
 int rr_once_clock_ask(struct rr_svc **conns, int n, rr_once_clock_fn cb, void *arg);
 
+/* The ID that pattern (--once as given) names on the lock service's clock:
+ * the answer of rr_once_clock_ask (n_ok > 0 masters, their median sec,
+ * local_ms this host's clock then) into id, and the -v line that says
+ * which ID and which clock (a run, --status and --resolve say the same).
+ * 0, or -1 with err (the pattern makes no ID on that clock). */
+int rr_once_clock_id(const char *pattern, int n_ok, long long sec, int64_t local_ms, char *id,
+                     size_t idlen, char *err, size_t errlen);
+
 /* The median of n > 0 times (sorted in place): the middle one, or with an
  * even n the earlier of the two middle ones, so that it is always one
  * master's own answer. Pure. */

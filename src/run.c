@@ -20,7 +20,6 @@
 #include "service.h"
 #include "lock.h"
 #include "log.h"
-#include "once_clock.h"
 #include "metrics_file.h"
 #include "proc.h"
 #include "queue.h"
@@ -51,8 +50,8 @@ struct run {
     struct rr_acquire_result *busy;
     bool busy_asked;
     char host[256];
-    /* --once: the ID of this run, expanded with the lock service's clock
-     * (once_clock.c) before the first acquire; "" without --once. */
+    /* --once: the ID of this run, "" without; the lock expands a pattern
+     * on the lock service's clock at its first acquire (lock.h). */
     char once_id[RR_ONCE_MAX + 1];
 
     struct rr_child *child;
@@ -176,7 +175,8 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
                             .validity_ms = res->validity_ms, .abandoned = res->abandoned,
                             .rank = res->rank, .pttl = res->retry_ms };
 
-    (void)lk;
+    (void)lk;   /* NULL when busy_since answers */
+    snprintf(r->once_id, sizeof r->once_id, "%s", rr_lock_once_id(r->lock));
     if (busy_since(r, res))
         return;
     r->masters_reached = r->n - res->n_err;
@@ -606,43 +606,6 @@ static void free_cgroup(struct run *r)
     r->cgroup = NULL;
 }
 
-/* The --once ID on the lock service's clock (once_clock.h): strftime
- * gets the median of the masters' TIME, in local time zone rules (TZ); -v
- * says which ID and which clock. Then the run starts. */
-static void on_once_clock(int n_ok, long long sec, int64_t local_ms, const char *err, void *arg)
-{
-    struct run *r = arg;
-    const struct rr_config *cfg = r->cfg;
-    char why[RR_ERRLEN], inner[RR_ERRLEN - 32] = RR_JOB_KEYS_TOO_LONG;
-    char id[RR_ONCE_MAX + 1];
-    int code = 0;
-
-    if (n_ok == 0) {
-        snprintf(why, sizeof why, "cannot read the lock service's clock (TIME) for --once: %s",
-                 err);
-        code = RR_EXIT_UNAVAILABLE;
-    } else if (rr_cli_expand_once(cfg->once_raw, sec, id, sizeof id, inner, sizeof inner) != 0 ||
-               rr_lock_set_once(r->lock, id) != 0) {
-        snprintf(why, sizeof why, "--once: %s", inner);
-        code = RR_EXIT_USAGE;
-    }
-    if (code) {
-        feed(r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = why,
-                                     .code = code }, NULL);
-        return;
-    }
-    snprintf(r->once_id, sizeof r->once_id, "%s", id);
-    rr_log(RR_LOG_INFO, "once",
-           (struct rr_field[]){ RR_FS("once", r->once_id), RR_FN("clock_s", sec),
-                                RR_FN("masters", n_ok),
-                                RR_FN("local_offset_ms", local_ms - sec * 1000),
-                                RR_FIELD_END },
-           "--once ID %s, from the lock service's clock (TIME %lld: the median of %d "
-           "master answer%s; this host's clock is %+.1fs from it)", r->once_id, sec, n_ok,
-           n_ok == 1 ? "" : "s", (double)(local_ms - sec * 1000) / 1000.0);
-    feed_kind(r, RR_EV_START);
-}
-
 static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
     struct rr_lock_opts lo = { 0 };
@@ -663,6 +626,7 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     lo.prefix = cfg->prefix;
     lo.name = cfg->name;
     lo.once_id = r->once_id;
+    lo.once_pattern = cfg->once_raw && strchr(cfg->once_raw, '%') ? cfg->once_raw : NULL;
     lo.ttl_ms = cfg->ttl_ms;
     lo.state_ttl_ms = cfg->state_ttl_ms;
     lo.refuse_stale = cfg->on_stale == RR_STALE_REFUSE;
@@ -749,17 +713,10 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
         failed = RR_EXIT_OSERR;
     if (!failed && setup(&r, cfg, err, sizeof(err)) != 0)
         failed = RR_EXIT_SOFTWARE;
-    /* An --once ID with time fields is expanded on the lock service's
-     * clock first (on_once_clock starts the run). */
-    bool clock = !failed && cfg->once_raw && strchr(cfg->once_raw, '%');
-    if (clock && rr_once_clock_ask(r.conns, r.n, on_once_clock, &r) != 0) {
-        snprintf(err, sizeof err, "cannot ask the lock service's clock for --once");
-        failed = RR_EXIT_SOFTWARE;
-    }
     if (failed)
         feed(&r, &(struct rr_run_ev){ .kind = RR_EV_SETUP_FAILED, .now = rr_now_ms(), .text = err,
                                       .code = failed }, NULL);
-    else if (!clock)
+    else
         feed_kind(&r, RR_EV_START);
     uv_run(loop, UV_RUN_DEFAULT);
 

@@ -10,6 +10,7 @@
 #include "service.h"
 #include "duration.h"
 #include "log.h"
+#include "once_clock.h"
 #include "scripts.h"
 #include "svc_config.h"
 #include "status.h"
@@ -22,6 +23,9 @@ struct op {
     const struct rr_config *cfg;
     FILE *out;
     struct rr_job_keys keys;
+    /* --once ID: its pattern expanded on the lock service's clock, as a
+     * run expands it (once_clock.h); "" without --once. */
+    char once_id[RR_ONCE_MAX + 1];
     struct rr_svc *conns[RR_MAX_ENDPOINTS];
     int n, next, pending;
     int exit_code;
@@ -171,14 +175,14 @@ static int state_pattern(const char *prefix, char *buf, size_t len)
  * close. */
 static const char *closest(const struct op *op, const redisReply *near, char *buf, size_t len)
 {
-    const char *want = op->cfg->once_id[0] ? op->cfg->once_id : op->cfg->name;
+    const char *want = op->once_id[0] ? op->once_id : op->cfg->name;
     char names[200][RR_NAME_MAX + 1];
     const char *cands[200];
     size_t n = 0, pl = strlen(op->cfg->prefix);
 
     for (size_t i = 0; near->type == REDIS_REPLY_ARRAY && i < near->elements && n < 200; i++) {
         const char *k = rr_record_str(near->element[i]), *e = strstr(k, "}:state");
-        if (op->cfg->once_id[0]) {
+        if (op->once_id[0]) {
             cands[n++] = k;
             continue;
         }
@@ -206,12 +210,12 @@ static int check_line(struct op *op, const struct rr_job_record *rec, bool held,
     const char *ids[200];
     size_t n_uns = 0;
 
-    if (op->cfg->once_id[0])
-        snprintf(name, sizeof name, "%s --once %s", op->cfg->name, op->cfg->once_id);
+    if (op->once_id[0])
+        snprintf(name, sizeof name, "%s --once %s", op->cfg->name, op->once_id);
     else
         snprintf(name, sizeof name, "%s", op->cfg->name);
     struct rr_verdict_in in = {
-        .name = name, .key = op->cfg->once_id[0] ? op->keys.once : op->keys.state,
+        .name = name, .key = op->once_id[0] ? op->keys.once : op->keys.state,
         .last = rec->status, .held = held, .now_ms = rr_record_wall_ms(),
         .max_age_ms = op->cfg->max_age_ms, .success_ms = rec->last_success_ms,
         .success_fence = rec->last_success_fence, .success_host = rec->last_success_host,
@@ -220,7 +224,7 @@ static int check_line(struct op *op, const struct rr_job_record *rec, bool held,
         .warn_held_ms = op->cfg->warn_held_ms, .job = op->cfg->name,
     };
     /* The unsettled --once IDs are the job's: a check of one ID is about it. */
-    for (size_t i = 0; !op->cfg->once_id[0] && uns->type == REDIS_REPLY_ARRAY &&
+    for (size_t i = 0; !op->once_id[0] && uns->type == REDIS_REPLY_ARRAY &&
                        i + 1 < uns->elements && n_uns < 200; i += 2) {
         ids[n_uns++] = rr_record_str(uns->element[i]);
         ids[n_uns++] = rr_record_str(uns->element[i + 1]);
@@ -278,7 +282,7 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
     const struct rr_config *cfg = op->cfg;
     FILE *f = op->out;
 
-    fprintf(f, "once %s:\n", cfg->once_id);
+    fprintf(f, "once %s:\n", op->once_id);
     text_record(f, "  ", once, held, op->keys.once);
     text_success(f, "  last ok", on);
     /* The attempts the ID used (--attempts N allows N per ID). */
@@ -290,7 +294,7 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
     if (!on->retry && (on->status == RR_JOB_FAILED || on->status == RR_JOB_TIMEOUT ||
                        on->status == RR_JOB_LOST))
         fprintf(f, "%-10s redlock-run --resolve retry --once %s %s\n", "  one more",
-                cfg->once_id, cfg->name);
+                op->once_id, cfg->name);
 }
 
 /* The abandoned --once IDs (stale), and the command that resolves them. */
@@ -328,7 +332,7 @@ static int print_status(struct op *op, const redisReply *r)
     struct rr_job_record st, on;
     const char *holder_tok = held ? r->element[0]->str : "";
     int n_stale = stale->type == REDIS_REPLY_ARRAY ? (int)stale->elements : 0;
-    bool have_once = cfg->once_id[0] && once->type == REDIS_REPLY_ARRAY;
+    bool have_once = op->once_id[0] && once->type == REDIS_REPLY_ARRAY;
 
     rr_job_record_parse(&st, state);
     rr_job_record_parse(&on, have_once ? once : NULL);
@@ -341,18 +345,18 @@ static int print_status(struct op *op, const redisReply *r)
     bool know_holder = held && strcmp(st.token, holder_tok) == 0;
     /* What holds the holder's command (--contain), as it wrote at acquire. */
     const char *contain = rr_record_field(state, "contain");
-    int code = cfg->once_id[0]
+    int code = op->once_id[0]
                    ? rr_status_exit_code(held && (!know_holder || !st.once[0] ||
-                                                  strcmp(st.once, cfg->once_id) == 0),
+                                                  strcmp(st.once, op->once_id) == 0),
                                          on.status, 0)
                    : rr_status_exit_code(held, st.status, n_stale);
 
     char near_b[RR_ONCE_MAX + RR_NAME_MAX + 2];
-    const char *near = (cfg->once_id[0] ? on.status : st.status) == RR_JOB_NONE && !held
+    const char *near = (op->once_id[0] ? on.status : st.status) == RR_JOB_NONE && !held
                            ? closest(op, r->element[7], near_b, sizeof near_b) : NULL;
 
     if (cfg->max_age_ms > 0)
-        return check_line(op, cfg->once_id[0] ? &on : &st, held, &st, know_holder, r, near);
+        return check_line(op, op->once_id[0] ? &on : &st, held, &st, know_holder, r, near);
 
     if (cfg->json) {
         fputs("{\"name\":", f);
@@ -360,7 +364,7 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, ",\"exit_code\":%d,\"did_you_mean\":", code);
         if (near) rr_record_json_str(f, near); else fputs("null", f);
         fprintf(f, ",\"never_ran\":%s,\"lock\":{\"held\":%s",
-                (cfg->once_id[0] ? on.status : st.status) == RR_JOB_NONE ? "true" : "false",
+                (op->once_id[0] ? on.status : st.status) == RR_JOB_NONE ? "true" : "false",
                 held ? "true" : "false");
         if (held) {
             fputs(",\"host\":", f);
@@ -390,11 +394,11 @@ static int print_status(struct op *op, const redisReply *r)
             rr_record_json_str(f, rr_record_str(stale->element[i]));
         }
         fprintf(f, "],\"abandoned_once_complete\":%s", scan_complete ? "true" : "false");
-        if (cfg->once_id[0]) {
+        if (op->once_id[0]) {
             fputs(",\"once\":", f);
             if (on.status == RR_JOB_NONE) {
                 fputs("{\"id\":", f);
-                rr_record_json_str(f, cfg->once_id);
+                rr_record_json_str(f, op->once_id);
                 fputs(",\"status\":null}", f);
             } else {
                 rr_record_json(f, once, rr_record_fields, on_shown);
@@ -414,9 +418,9 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "%-10s free, but the last run's holder (%s pid %lld) stopped renewing at %s "
                    "and its record still says running: it died, or could not record its "
                    "outcome (it then exited 74)\n", "warning", TXT(st.host, host), st.pid, beat);
-    if (cfg->once_id[0])
+    if (op->once_id[0])
         text_once(op, &on, have_once ? once : NULL, held);
-    if (near && cfg->once_id[0])
+    if (near && op->once_id[0])
         fprintf(f, "%-10s did you mean %s? redlock-run --status --once %s %s\n", "note",
                 TXT(near, id), id, cfg->name);
     else if (near)
@@ -650,16 +654,16 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
     }
     if (--op->pending > 0)
         return;
-    const char *target = op->cfg->once_id[0] ? "--once " : "the last run";
+    const char *target = op->once_id[0] ? "--once " : "the last run";
     if (op->running) {
         rr_log(RR_LOG_ERROR, "running", NULL,
                "%s of %s is running right now and holds the lock; resolve it after it ends",
-               op->cfg->once_id[0] ? op->cfg->once_id : "the job", op->cfg->name);
+               op->once_id[0] ? op->once_id : "the job", op->cfg->name);
         op->exit_code = RR_EXIT_BUSY;
     } else if (op->done && op->cfg->resolve == RR_RESOLVE_RETRY) {
         char was[sizeof op->what];
         fprintf(op->out, "--once %s of %s may have one more attempt (the last was %s)\n",
-                op->cfg->once_id, op->cfg->name, TXT(op->what, was));
+                op->once_id, op->cfg->name, TXT(op->what, was));
         op->exit_code = 0;
     } else if (op->done) {
         char was[sizeof op->what];
@@ -667,22 +671,91 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
          * who meant an abandoned --once record must not think it is gone. */
         fprintf(op->out, "%s %s%s of %s (was %s)%s\n",
                 op->cfg->resolve == RR_RESOLVE_CLEAR ? "cleared" : "marked as succeeded:",
-                target, op->cfg->once_id, op->cfg->name, TXT(op->what, was),
-                op->cfg->once_id[0] ? ""
+                target, op->once_id, op->cfg->name, TXT(op->what, was),
+                op->once_id[0] ? ""
                 : "; --once records are not touched: add --once with the ID that --status lists");
         op->exit_code = 0;
     } else if (op->succeeded) {
         fprintf(op->out, "--once %s of %s succeeded: nothing to retry (--resolve clear runs "
-                "it again)\n", op->cfg->once_id, op->cfg->name);
+                "it again)\n", op->once_id, op->cfg->name);
         op->exit_code = 1;
     } else if (op->none) {
         fprintf(op->out, "no record of %s%s for %s; nothing to resolve\n", target,
-                op->cfg->once_id, op->cfg->name);
+                op->once_id, op->cfg->name);
         op->exit_code = 1;
     } else {
         op->exit_code = unavailable(op, "cannot resolve");
     }
     close_all(op);
+}
+
+/* --resolve: the script to every master (on_resolve counts the answers). */
+static void ask_resolve(struct op *op)
+{
+    const struct rr_config *cfg = op->cfg;
+    const char *keys[RR_RESOLVE_NKEYS] = {
+        [RR_RESOLVE_KEY_LOCK] = op->keys.lock,
+        [RR_RESOLVE_KEY_RECORD] = op->keys.once[0] ? op->keys.once : op->keys.state,
+        [RR_RESOLVE_KEY_HISTORY] = op->keys.history,
+    };
+    const char *args[RR_RESOLVE_NARGS] = {
+        [RR_RESOLVE_ARG_ACTION] = cfg->resolve == RR_RESOLVE_CLEAR   ? "clear"
+                                  : cfg->resolve == RR_RESOLVE_RETRY ? "retry"
+                                                                     : "succeeded",
+        [RR_RESOLVE_ARG_HOST] = op->host, [RR_RESOLVE_ARG_PID] = op->pid,
+        [RR_RESOLVE_ARG_ONCE] = op->once_id,
+    };
+
+    for (int i = 0; i < op->n; i++)
+        if (rr_script_call(op->conns[i], RR_SCRIPT_RESOLVE, RR_RESOLVE_NKEYS, keys,
+                           RR_RESOLVE_NARGS, args, on_resolve, op) == 0)
+            op->pending++;
+    if (op->pending == 0) {
+        op->exit_code = unavailable(op, "cannot resolve");
+        close_all(op);
+    }
+}
+
+/* The keys of the --once ID (or of the job): 0, or -1 said (64). */
+static int job_keys(struct op *op)
+{
+    if (rr_job_keys(&op->keys, op->cfg->prefix, op->cfg->name, op->once_id) == 0)
+        return 0;
+    rr_log(RR_LOG_ERROR, "usage", NULL, "job name, prefix and --once ID are too long together");
+    op->exit_code = RR_EXIT_USAGE;
+    return -1;
+}
+
+/* The --once ID on the lock service's clock, as a run has it: then the
+ * mode asks for its records. Without a clock nothing can be read (69). */
+static void on_once_clock(int n_ok, long long sec, int64_t local_ms, const char *err, void *arg)
+{
+    struct op *op = arg;
+    char why[RR_ERRLEN - 32];
+
+    if (n_ok == 0) {
+        snprintf(op->err, sizeof op->err,
+                 "cannot read the lock service's clock (TIME) for --once: %s", err);
+        if (op->cfg->mode == RR_MODE_STATUS) {
+            op->next = op->n;   /* ask_status: no master left, say why */
+            ask_status(op);
+        } else {
+            op->exit_code = unavailable(op, "cannot resolve");
+            close_all(op);
+        }
+        return;
+    }
+    if (rr_once_clock_id(op->cfg->once_raw, n_ok, sec, local_ms, op->once_id,
+                         sizeof op->once_id, why, sizeof why) != 0) {
+        rr_log(RR_LOG_ERROR, "usage", NULL, "--once: %s", why);
+        op->exit_code = RR_EXIT_USAGE;
+    }
+    if (op->exit_code || job_keys(op) != 0)
+        close_all(op);
+    else if (op->cfg->mode == RR_MODE_STATUS)
+        ask_status(op);
+    else
+        ask_resolve(op);
 }
 
 int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
@@ -694,10 +767,9 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
     op.cfg = cfg;
     op.out = out;
     op.n = cfg->n_endpoints;
-    if (rr_job_keys(&op.keys, cfg->prefix, cfg->name, cfg->once_id) != 0) {
-        rr_log(RR_LOG_ERROR, "usage", NULL, "job name, prefix and --once ID are too long together");
-        return RR_EXIT_USAGE;
-    }
+    snprintf(op.once_id, sizeof op.once_id, "%s", cfg->once_id);
+    if (job_keys(&op) != 0)
+        return op.exit_code;
     if (state_pattern(cfg->prefix, op.state_pattern, sizeof op.state_pattern) != 0)
         op.state_pattern[0] = '\0';   /* no suggestions; the read is the same */
     if (gethostname(op.host, sizeof(op.host) - 1) != 0)
@@ -710,26 +782,15 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
             return RR_EXIT_SOFTWARE;
         }
     }
-    if (cfg->mode == RR_MODE_STATUS) {
+    /* An ID with time fields names the slot a run on this day would take:
+     * the lock service's clock, not this host's (a run's rule). */
+    if (cfg->once_raw && strchr(cfg->once_raw, '%')) {
+        if (rr_once_clock_ask(op.conns, op.n, on_once_clock, &op) != 0)
+            on_once_clock(0, 0, 0, "no master could be asked", &op);
+    } else if (cfg->mode == RR_MODE_STATUS)
         ask_status(&op);
-    } else {
-        const char *keys[RR_RESOLVE_NKEYS] = {
-            [RR_RESOLVE_KEY_LOCK] = op.keys.lock,
-            [RR_RESOLVE_KEY_RECORD] = op.keys.once[0] ? op.keys.once : op.keys.state,
-            [RR_RESOLVE_KEY_HISTORY] = op.keys.history,
-        };
-        const char *args[RR_RESOLVE_NARGS] = {
-            [RR_RESOLVE_ARG_ACTION] = cfg->resolve == RR_RESOLVE_CLEAR   ? "clear"
-                                      : cfg->resolve == RR_RESOLVE_RETRY ? "retry"
-                                                                         : "succeeded",
-            [RR_RESOLVE_ARG_HOST] = op.host, [RR_RESOLVE_ARG_PID] = op.pid,
-            [RR_RESOLVE_ARG_ONCE] = cfg->once_id,
-        };
-        for (int i = 0; i < op.n; i++)
-            if (rr_script_call(op.conns[i], RR_SCRIPT_RESOLVE, RR_RESOLVE_NKEYS, keys,
-                               RR_RESOLVE_NARGS, args, on_resolve, &op) == 0)
-                op.pending++;
-    }
+    else
+        ask_resolve(&op);
     uv_run(loop, UV_RUN_DEFAULT);
     return op.exit_code;
 }

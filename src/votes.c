@@ -1,6 +1,7 @@
 /* votes.c — the pure part of the Redlock algorithm (votes.h): quorum,
  * validity, the round's decision, and the scripts' replies as votes.
  * Tested in tests/check_lock.c. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,4 +255,34 @@ bool rr_votes_explain(const struct rr_vote *v, int n, const bool *tls_refused,
                  "(a quorum needs %d): %s. %s", *n_refused, n, q, failed, why);
     }
     return refused;
+}
+
+int rr_vote_run_id(const char *info, size_t len, char *id)
+{
+    static const char key[] = "run_id:";
+    const size_t klen = sizeof key - 1;
+
+    /* A line of its own: "run_id:" at the start or after a newline. */
+    for (size_t i = 0; i + klen + RR_RUN_ID_LEN <= len; i++) {
+        if ((i > 0 && info[i - 1] != '\n') || memcmp(info + i, key, klen) != 0)
+            continue;
+        const char *v = info + i + klen;
+        size_t n = 0;
+        while (n < RR_RUN_ID_LEN && isxdigit((unsigned char)v[n]))
+            n++;
+        if (n != RR_RUN_ID_LEN || (i + klen + n < len && isalnum((unsigned char)v[n])))
+            return -1;
+        memcpy(id, v, RR_RUN_ID_LEN);
+        id[RR_RUN_ID_LEN] = '\0';
+        return 0;
+    }
+    return -1;
+}
+
+int rr_votes_twin(const char (*ids)[RR_RUN_ID_LEN + 1], int n, int i)
+{
+    for (int j = 0; ids[i][0] && j < n; j++)
+        if (j != i && strcmp(ids[i], ids[j]) == 0)
+            return j;
+    return -1;
 }

@@ -98,6 +98,17 @@ bool rr_votes_explain(const struct rr_vote *v, int n, const bool *tls_refused,
                       bool gave_password, char *err, size_t errlen, char *failed,
                       size_t failedlen, int *n_refused);
 
+/* One vote per server: a server's identity is INFO server's run_id (40
+ * hex digits, new at every start of the server). The run_id of an INFO
+ * reply's text into id (41 bytes): 0, or -1 if it has none. Pure. */
+#define RR_RUN_ID_LEN 40
+int rr_vote_run_id(const char *info, size_t len, char *id);
+
+/* Another of n masters with master i's identity ("" unknown: never the
+ * same as anything): the first such, or -1 if i is a server of its own.
+ * Pure. */
+int rr_votes_twin(const char (*ids)[RR_RUN_ID_LEN + 1], int n, int i);
+
 /* The answer to one renewal (r NULL: none came): 1 extended, 0 token
  * mismatch, -1 error. Pure. */
 int rr_vote_renew(const redisReply *r);

@@ -187,6 +187,46 @@ START_TEST(test_early_decision)
 }
 END_TEST
 
+/* One server under two URLs (lock.c tells it from INFO server's run_id):
+ * the twin's answer is no vote, and the round fails at once as a refusal
+ * of our configuration, giving back what it took; after an early decision
+ * it is only a master that failed. */
+static const char *twin(int i, enum rr_vote_kind v)
+{
+    return step((struct rr_acq_ev){ .kind = RR_AQ_EV_ANSWER, .idx = i, .vote = v, .twin = true,
+                                    .text = "--redis: a and b are the same Redis server" });
+}
+
+START_TEST(test_twin)
+{
+    start(3, true);
+    ck_assert_str_eq(ok(0, 7), "answered:0");
+    ck_assert_str_eq(twin(1, RR_VOTE_OK),
+                     "answered:1 unsure:2 decide:error enter:giving_back give_back");
+    const struct rr_acq_action *d = find(RR_AQ_ACT_DECIDE);
+    ck_assert(d->refused);
+    ck_assert_int_eq(d->n_ok, 1);
+    ck_assert_int_eq(d->n_err, 1);
+    ck_assert_str_eq(d->text, "--redis: a and b are the same Redis server");
+    ck_assert_str_eq(kind(RR_AQ_EV_GAVE_BACK, 0), "enter:reported report");
+    ck_assert_str_eq(ok(2, 7), "enter:over free");
+
+    /* Another master's error first: the refusal is still what is said. */
+    start(3, false);
+    ck_assert_str_eq(timeout(0), "unsure:0");
+    ck_assert_str_eq(twin(2, RR_VOTE_BUSY),
+                     "answered:2 unsure:1 decide:error enter:giving_back give_back");
+    ck_assert_str_eq(find(RR_AQ_ACT_DECIDE)->text, "--redis: a and b are the same Redis server");
+
+    /* Late: the quorum of two other servers stands; the twin failed. */
+    start(3, true);
+    ck_assert_str_eq(ok(0, 7), "answered:0");
+    ck_assert_str_eq(ok(2, 7), "answered:2 unsure:1 decide:ok enter:reported report");
+    ck_assert(!find(RR_AQ_ACT_DECIDE)->refused);
+    ck_assert_str_eq(twin(1, RR_VOTE_BUSY), "answered:1 late_err:1 degraded enter:over free");
+}
+END_TEST
+
 /* With --once or --refuse-stale a later DONE or STALE outranks the quorum. */
 START_TEST(test_no_early_decision)
 {
@@ -417,6 +457,7 @@ static Suite *acquire_suite(void)
     tcase_add_test(tc, test_single);
     tcase_add_test(tc, test_early_decision);
     tcase_add_test(tc, test_no_early_decision);
+    tcase_add_test(tc, test_twin);
     tcase_add_test(tc, test_late_errors);
     tcase_add_test(tc, test_tombstones);
     tcase_add_test(tc, test_fence_sync);

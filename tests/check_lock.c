@@ -419,6 +419,41 @@ START_TEST(test_classify_renew)
 END_TEST
 
 /* The tokens and waiter ids (rand.c). */
+/* One vote per server: INFO server's run_id read, and a master's twin. */
+START_TEST(test_run_id)
+{
+    static const char id[] = "8a5f1c0e2b3d4f6a7b8c9d0e1f2a3b4c5d6e7f80";
+    const char *info = "# Server\r\nredis_version:7.0.15\r\nrun_id:8a5f1c0e2b3d4f6a7b8c9d0e1f2a3b4c5d6e7f80\r\ntcp_port:6379\r\n";
+    char out[RR_RUN_ID_LEN + 1] = "";
+
+    ck_assert_int_eq(rr_vote_run_id(info, strlen(info), out), 0);
+    ck_assert_str_eq(out, id);
+    /* At the very start, and at the very end without a line break. */
+    ck_assert_int_eq(rr_vote_run_id("run_id:8a5f1c0e2b3d4f6a7b8c9d0e1f2a3b4c5d6e7f80", 47, out), 0);
+    ck_assert_str_eq(out, id);
+    /* Not a field of its own, too short, too long, not hex, missing. */
+    const char *bad[] = {
+        "master_run_id:8a5f1c0e2b3d4f6a7b8c9d0e1f2a3b4c5d6e7f80\r\n",
+        "run_id:8a5f1c0e2b3d\r\n",
+        "run_id:8a5f1c0e2b3d4f6a7b8c9d0e1f2a3b4c5d6e7f80a\r\n",
+        "run_id:8a5f1c0e2b3d4f6a7b8c9d0e1f2a3b4c5d6e7fzz\r\n",
+        "# Server\r\nredis_version:7.0.15\r\n", "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(rr_vote_run_id(bad[i], strlen(bad[i]), out) == -1, "%s", bad[i]);
+
+    char ids[4][RR_RUN_ID_LEN + 1] = { "a", "b", "", "a" };
+    const char (*c)[RR_RUN_ID_LEN + 1] = (const char (*)[RR_RUN_ID_LEN + 1])ids;
+    ck_assert_int_eq(rr_votes_twin(c, 4, 0), 3);
+    ck_assert_int_eq(rr_votes_twin(c, 4, 3), 0);
+    ck_assert_int_eq(rr_votes_twin(c, 4, 1), -1);
+    /* Unknown is never the same as anything, not even another unknown. */
+    snprintf(ids[1], sizeof ids[1], "%s", "");
+    ck_assert_int_eq(rr_votes_twin(c, 4, 2), -1);
+    ck_assert_int_eq(rr_votes_twin(c, 4, 1), -1);
+}
+END_TEST
+
 START_TEST(test_random_hex)
 {
     char a[33], b[33];
@@ -457,6 +492,7 @@ static Suite *lock_suite(void)
     tcase_add_test(tc, test_classify_huge_bulk);
     tcase_add_test(tc, test_classify_renew);
     tcase_add_test(tc, test_random_hex);
+    tcase_add_test(tc, test_run_id);
     suite_add_tcase(s, tc);
     return s;
 }

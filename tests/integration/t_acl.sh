@@ -5,6 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 start_redis S
+start_redis S2
 U=$S_URL
 # The README's line, as written there (between the markers).
 acl=$(sed -n '/<!-- acl -->/,/<!-- \/acl -->/p' "$TOP/README.md" | grep '^    ACL SETUSER' | sed 's/^    //')
@@ -17,6 +18,8 @@ assert_eq "$man_acl" "$acl" "the man page's ACL line"
 end_test
 # shellcheck disable=SC2086  # the line is split into words on purpose
 R S ${acl//PASSWORD/s3cret-acl} >/dev/null
+# shellcheck disable=SC2086
+R S2 ${acl//PASSWORD/s3cret-acl} >/dev/null
 export REDLOCK_USER=redlock REDLOCK_PASSWORD=s3cret-acl
 
 t "as that user: a run, a --once run and a skip"
@@ -27,6 +30,12 @@ assert_rc 0
 rr -r "$U" --once day1 aclonce -- sh -c 'touch "$1"' sh "$TMP/again"
 assert_rc 0
 assert_no_file "$TMP/again"
+end_test
+
+t "as that user: one server under two URLs is told apart (INFO allowed): 78 naming both"
+rr -r "$U" -r "unix://$S_SOCK" -r "$S2_URL" --once twin acltwin -- true
+assert_rc 78
+assert_contains "$(cat "$ERR")" "127.0.0.1:$S_PORT and $S_SOCK are the same Redis server"
 end_test
 
 t "as that user: a waiter is woken by the release (SUBSCRIBE allowed)"

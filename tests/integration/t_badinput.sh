@@ -195,7 +195,7 @@ hint_ "127.0.0.1:$B_PORT and localhost:$B_PORT are the same Redis server" \
 hint_ "$B_SOCK and $TMP/socklink/$(basename "$B_SOCK") are the same Redis server" \
     -r "$B_SOCKURL" -r "$Q_SOCKURL" -r "unix://$TMP/socklink/$(basename "$B_SOCK")" job "${RUN[@]}"
 # (A unix socket beside a TCP port of the same server cannot be told
-# without asking it: that is for a run_id check per connection.)
+# without asking it: t_redlock checks the run_id check, 78.)
 end_test
 
 t "unix://user:pass@/path: accepted as redis-cli and redis-py take it, the password never shown"

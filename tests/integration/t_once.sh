@@ -213,6 +213,21 @@ else
         rr -r "$U" --once 'skew-%F' "$job" -- sh -c 'echo "$REDLOCK_ONCE" >> "$1"' sh "$TMP/skew.ids"
         assert_rc 0 "a normal run the same day"
         assert_eq 1 "$(count_lines "$TMP/skew.ids")" "times the command ran"
+        # --status and --resolve look at the ID the runs used, not the one
+        # of this host's clock (saw both fail before: tomorrow's ID, 'no
+        # record of --once skewf-<tomorrow>').
+        run_limited faketime -f +1d "$RR_BIN" -v -r "$U" --status --once 'skew-%F' "$job"
+        assert_rc 0 "--status a day ahead"
+        assert_contains "$(cat "$OUT")" "once $id:" "--status: the ID"
+        assert_contains "$(cat "$OUT")" "succeeded" "--status: its record"
+        assert_contains "$(cat "$ERR")" "--once ID $id, from the lock service's clock" "--status -v"
+        rr -r "$U" --once 'skewf-%F' "$job" -- false
+        assert_rc 1 "a failed run"
+        run_limited faketime -f +1d "$RR_BIN" -r "$U" --resolve retry --once 'skewf-%F' "$job"
+        assert_rc 0 "--resolve retry a day ahead"
+        assert_contains "$(cat "$OUT")" "--once skewf-$(date +%F) of $job may have one more attempt" "--resolve"
+        rr -r "$U" --once 'skewf-%F' "$job" -- true
+        assert_rc 0 "the retried run"
     fi
 fi
 
@@ -226,6 +241,42 @@ rr -r "redis://127.0.0.1:$dead" --once 'x-%F' "$job" -- touch "$TMP/noclock.ran"
 assert_rc 69 "no server"
 assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "message"
 assert_no_file "$TMP/noclock.ran" "marker"
+
+t "no master answering TIME under --wait: waited out like any outage, 69 when the wait runs out"
+# The clock is asked as part of the acquisition, so --wait retries it as it
+# retries an unreachable Redis (saw it before: 69 at once, in ~0 s).
+rr -r "redis://127.0.0.1:$dead" -w 2s --once 'x-%F' noclock -- touch "$TMP/noclock.ran"
+assert_rc 69 "the wait ran out"
+assert_no_file "$TMP/noclock.ran" "marker"
+if [ "$ELAPSED_MS" -lt 1800 ]; then fail "gave up after ${ELAPSED_MS} ms of a 2 s wait"; fi
+assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "message"
+assert_contains "$(cat "$ERR")" "retrying until --wait runs out" "the wait said"
+# A server that answers again within the wait: the run goes on, on its clock.
+pause_redis S
+( sleep 1.5; resume_redis S ) &
+rr -r "$U" --redis-timeout 200ms -w 20s --once 'wt-%F' waittime -- \
+    sh -c 'echo "$REDLOCK_ONCE" > "$1"' sh "$TMP/wt.id"
+resume_redis S
+wait
+assert_rc 0 "the run, once the server answered"
+assert_eq "wt-$(date +%F)" "$(cat "$TMP/wt.id" 2>/dev/null)" "REDLOCK_ONCE"
+assert_contains "$(cat "$ERR")" "retrying until --wait runs out" "the wait said"
+# A server that refuses TIME (an ACL) refuses our configuration: 78 at once.
+R S ACL SETUSER notime on '>pw-notime' '~*' '&*' +@all -time >/dev/null
+REDLOCK_USER=notime REDLOCK_PASSWORD=pw-notime rr -r "$U" -w 10s --once 'nt-%F' waittime -- true
+assert_rc 78 "TIME refused"
+assert_lt "$ELAPSED_MS" 3000 "ms (--wait does not retry a refusal)"
+assert_contains "$(cat "$ERR")" "NOPERM" "the server's words"
+R S ACL DELUSER notime >/dev/null
+end_test
+
+t "--status and --resolve with a pattern and no server: the clock line, 69"
+rr -r "redis://127.0.0.1:$dead" --status --once 'x-%F' "$job"
+assert_rc 69 "--status, no server"
+assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "--status message"
+rr -r "redis://127.0.0.1:$dead" --resolve retry --once 'x-%F' "$job"
+assert_rc 69 "--resolve, no server"
+assert_contains "$(cat "$ERR")" "cannot read the lock service's clock (TIME) for --once" "--resolve message"
 
 # ---------------------------------------------------------------------------
 # abandon JOB ID — start a --once run with a 1 s lease, kill -9 the wrapper

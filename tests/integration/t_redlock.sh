@@ -356,4 +356,56 @@ assert_contains "$(cat "$ERR")" "127.0.0.1:$D2_PORT refused our password (WRONGP
 assert_contains "$(cat "$ERR")" "check REDLOCK_USER and the password"
 end_test
 
+t "one server under two URLs (its TCP port and its unix socket): 78 naming both, nothing run (issue 28, 6)"
+# The static check cannot tell a unix socket from a TCP port of the same
+# server; INFO server's run_id can. --once waits for every master's
+# answer, so the twin is always seen before the count (saw it run, exit 0,
+# before the run_id check).
+R M1 FLUSHALL >/dev/null
+R M2 FLUSHALL >/dev/null
+twin=(-r "$M1_URL" -r "$M1_SOCKURL" -r "$M2_URL")
+rr_direct "${twin[@]}" --once t1 rltwin -- touch "$TMP/rltwin.ran"
+assert_rc 78
+assert_contains "$(cat "$ERR")" "127.0.0.1:$M1_PORT and $M1_SOCK are the same Redis server"
+assert_no_file "$TMP/rltwin.ran" "marker"
+assert_key_gone M1 "$(k_lock rltwin)"
+assert_key_gone M2 "$(k_lock rltwin)"
+assert_key_gone M1 "$(k_once rltwin t1)" "the once record (no attempt used):"
+rr_direct "${twin[@]}" -w 20s --once t1 rltwin -- touch "$TMP/rltwin.ran"
+assert_rc 78 "with --wait: retrying cannot help"
+assert_lt "$ELAPSED_MS" 5000 "ms"
+# Distinct servers, one URL each: as before.
+rr_direct -r "$M1_SOCKURL" -r "$M2_URL" -r "$M3_URL" --once t1 rltwin -- touch "$TMP/rltwin.ran"
+assert_rc 0 "three servers"
+assert_file_exists "$TMP/rltwin.ran" "marker"
+end_test
+
+t "one server under two URLs, without --once: refused, or its renewals are no vote"
+# Without --once a quorum of OK decides before the slowest master: when the
+# other two servers' answers come before the twin's, the run holds a
+# quorum of separate servers, warns with both URLs, and the twin never
+# votes: losing the other server loses the lock (before the run_id check
+# the twin's renewals made a quorum with its own server, and the run went
+# on with one live server of two).
+R M1 FLUSHALL >/dev/null
+R M2 FLUSHALL >/dev/null
+rm -f "$TMP/rltwin2.started"
+bg "$TMP/rltwin2" "$RR_BIN" -q -t 1500ms "${twin[@]}" rltwin2 -- sh -c 'touch "$1"; sleep 8' sh "$TMP/rltwin2.started"
+w=$BG
+started_or_gone() { [ -e "$1" ] || pid_gone "$2"; }
+wait_for 10 started_or_gone "$TMP/rltwin2.started" "$w" || true
+if [ -e "$TMP/rltwin2.started" ]; then
+    note "the quorum came first: the run goes on on two separate servers"
+    stop_redis M2
+    wait_pid "$w" 15
+    assert_rc 79 "the other server gone: no quorum of servers is left"
+    assert_contains "$(cat "$TMP/rltwin2.err")" "127.0.0.1:$M1_PORT and $M1_SOCK are the same Redis server"
+    restart_redis M2 || fail "cannot restart M2"
+else
+    wait_pid "$w" 15
+    assert_rc 78 "refused"
+    assert_contains "$(cat "$TMP/rltwin2.err")" "127.0.0.1:$M1_PORT and $M1_SOCK are the same Redis server"
+fi
+end_test
+
 done_testing
