@@ -35,7 +35,9 @@
  * on the slot's owner and follows MOVED like any command; the release
  * script is told to SPUBLISH (lock.c). When the slot leaves the node, it
  * ends the subscription (conn.c turns that into a connection down), and
- * service.c subscribes again, here, wherever the slot is then.
+ * service.c subscribes again, here, wherever the slot is then. A node that
+ * does not know SSUBSCRIBE (Redis 6.x) gets SUBSCRIBE from then on: the
+ * scripts fall back to PUBLISH there, which a Cluster sends to every node.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +45,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "log.h"
 #include "service_impl.h"
 #include "slot.h"
 
@@ -76,6 +79,7 @@ struct clus {
     int probe;                         /* where an UNKNOWN request goes */
     int failed;                        /* nodes failed in a row (unsent) */
     char why[RR_ERRLEN];               /* what those failures said */
+    bool plain_pubsub;                 /* no SSUBSCRIBE here (Redis 6.x) */
 };
 
 static int tag_node(const struct svc_req *q, int field)
@@ -149,17 +153,41 @@ static int cl_init(struct rr_svc *s)
     return k->n > 0 ? 0 : -1;
 }
 
-/* SUBSCRIBE → SSUBSCRIBE: a sharded channel lives on the slot's owner
- * only, and a release wakes nobody on the other nodes. */
-static void shard_subscribe(struct svc_req *q)
+static void rename_cmd(struct svc_req *q, const char *from, const char *to)
 {
     char *v;
 
-    if (strcasecmp(q->argv[0], "SUBSCRIBE") != 0 || !(v = strdup("SSUBSCRIBE")))
+    if (strcasecmp(q->argv[0], from) != 0 || !(v = strdup(to)))
         return;
     free(q->argv[0]);
     q->argv[0] = v;
     q->argvlen[0] = strlen(v);
+}
+
+/* SUBSCRIBE → SSUBSCRIBE: a sharded channel lives on the slot's owner
+ * only, and a release wakes nobody on the other nodes. */
+static void shard_subscribe(struct rr_svc *s, struct svc_req *q)
+{
+    if (!((struct clus *)s->impl)->plain_pubsub)
+        rename_cmd(q, "SUBSCRIBE", "SSUBSCRIBE");
+}
+
+/* A node without sharded pub/sub (Redis 6.x): SUBSCRIBE, now and for
+ * every later (re)subscription; said once. */
+static bool unsharded(struct rr_svc *s, struct svc_req *q, const redisReply *r)
+{
+    struct clus *k = s->impl;
+
+    if (strcasecmp(q->argv[0], "SSUBSCRIBE") != 0 || r->type != REDIS_REPLY_ERROR || !r->str ||
+        !strcasestr(r->str, "unknown command"))
+        return false;
+    if (!k->plain_pubsub)
+        rr_log(RR_LOG_INFO, "cluster", NULL, "%s has no sharded pub/sub (Redis < 7.0): "
+               "waiting with SUBSCRIBE, and each release is sent to every node",
+               s->ep.display);
+    k->plain_pubsub = true;
+    rename_cmd(q, "SSUBSCRIBE", "SUBSCRIBE");
+    return true;
 }
 
 static enum svc_route cl_route(struct rr_svc *s, struct svc_req *q, struct rr_conn **c)
@@ -167,7 +195,7 @@ static enum svc_route cl_route(struct rr_svc *s, struct svc_req *q, struct rr_co
     struct clus *k = s->impl;
     int ask = tag_node(q, TAG_ASK);
 
-    shard_subscribe(q);
+    shard_subscribe(s, q);
     /* The slot is migrating and our keys are there: once, ASKING first. */
     if (ask >= 0) {
         *c = k->nodes[ask].c;
@@ -279,6 +307,8 @@ static enum svc_verdict cl_judge(struct rr_svc *s, struct svc_req *q)
             k->nodes[on].failed_at = 0;
         if (rr_svc_is_error(r, "MOVED") || rr_svc_is_error(r, "ASK"))
             return follow(s, q, r);
+        if (unsharded(s, q, r))
+            return SVC_RESEND;
         if (rr_svc_is_error(r, "TRYAGAIN") || rr_svc_is_error(r, "CLUSTERDOWN") ||
             rr_svc_is_error(r, "LOADING")) {
             rr_svc_error_reply(s, q);

@@ -56,7 +56,12 @@ local wid, qttl = ARGV[ARG_WAITER] or '', ARGV[ARG_QUEUE_TTL_MS]
 local ticket = tonumber(ARGV[ARG_TICKET]) or 0
 local limit, qpre = tonumber(ARGV[ARG_LIMIT]) or 1, ARGV[ARG_WAITER_PREFIX]
 local keep, wakepre = ARGV[ARG_KEEP] == '1', ARGV[ARG_WAKE_PREFIX]
-local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
+-- SPUBLISH on a Cluster; a Redis 6.x Cluster has none: PUBLISH, heard on
+-- every node (its waiters SUBSCRIBE there: cluster.c).
+local function publish(ch, m)
+  local r = ARGV[ARG_SHARDED] == '1' and redis.pcall('SPUBLISH', ch, m)
+  if type(r) ~= 'number' then redis.call('PUBLISH', ch, m) end
+end
 
 -- The first k + 1 live waiters. Every dead entry met on the way is dropped
 -- (a crowd killed at once must not cost the next live waiter one call per
@@ -205,7 +210,7 @@ if wid ~= '' or limit > 1 or sr[2] == '1' then
   if nfree > 1 then
     for _, id in ipairs(live) do
       if id ~= wid then
-        redis.call(publish, wakepre .. id, '1')
+        publish(wakepre .. id, '1')
         break
       end
     end

@@ -76,10 +76,10 @@ local function act(i)
              'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
              'by', ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID])
   -- A deleted lock is free: wake waiters with the holder's fence (if
-  -- known), never its token.
+  -- known), never its token (PUBLISH where a Cluster has no SPUBLISH).
   if tag == 'DELETED' then
-    redis.call(ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH', ARGV[ARG_CHANNEL],
-               h[4] or '')
+    local r = ARGV[ARG_SHARDED] == '1' and redis.pcall('SPUBLISH', ARGV[ARG_CHANNEL], h[4] or '')
+    if type(r) ~= 'number' then redis.call('PUBLISH', ARGV[ARG_CHANNEL], h[4] or '') end
   end
   return reply(tag, pttl, known)
 end

@@ -8,7 +8,12 @@
 -- Returns 1 if we were queued, else 0.
 local queuek, qkey = KEYS[KEY_QUEUE], KEYS[KEY_WAITER_KEY]
 local wid, qpre, wakepre = ARGV[ARG_WAITER], ARGV[ARG_WAITER_PREFIX], ARGV[ARG_WAKE_PREFIX]
-local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
+-- SPUBLISH on a Cluster; a Redis 6.x Cluster has none: PUBLISH, heard on
+-- every node (its waiters SUBSCRIBE there: cluster.c).
+local function publish(ch, m)
+  local r = ARGV[ARG_SHARDED] == '1' and redis.pcall('SPUBLISH', ch, m)
+  if type(r) ~= 'number' then redis.call('PUBLISH', ch, m) end
+end
 -- The first live waiter; the dead entries before it are dropped, 64 at a
 -- time (ZRANGE, MGET of their q: keys, ZREM), at most 4096 per call.
 local function first_live()
@@ -32,6 +37,6 @@ local was = redis.call('ZREM', queuek, wid)
 redis.call('DEL', qkey)
 if first == wid then
   local h = first_live()
-  if h then redis.call(publish, wakepre .. h, '1') end
+  if h then publish(wakepre .. h, '1') end
 end
 return was

@@ -54,7 +54,12 @@ end
 if slot > 1 then lock, statek = slotkey(lock, slot), slotkey(statek, slot) end
 -- On a cluster the channels are sharded (SPUBLISH): they live on the
 -- slot's owner only, where the waiters' SSUBSCRIBE is, not on every node.
-local publish = ARGV[ARG_SHARDED] == '1' and 'SPUBLISH' or 'PUBLISH'
+-- A Redis 6.x Cluster has none: PUBLISH, heard on every node (its waiters
+-- SUBSCRIBE there: cluster.c).
+local function publish(ch, m)
+  local r = ARGV[ARG_SHARDED] == '1' and redis.pcall('SPUBLISH', ch, m)
+  if type(r) ~= 'number' then redis.call('PUBLISH', ch, m) end
+end
 local queued = false
 local code, sig = ARGV[ARG_EXIT_CODE], ARGV[ARG_SIGNAL]
 local hold, wait, channel = tonumber(ARGV[ARG_HOLD_MS]), ARGV[ARG_WAIT_MS], ARGV[ARG_CHANNEL]
@@ -172,7 +177,7 @@ end
 if released == 1 and (queued or limit > 1) then
   local head = first_live()
   if head then
-    redis.call(publish, wakepre .. head, '1')
+    publish(wakepre .. head, '1')
   elseif limit == 1 and redis.call('EXISTS', queuek) == 0 then
     redis.call('HSET', statek, 'queued', '')
   end
@@ -186,5 +191,5 @@ if status ~= '' and not logged then
 end
 -- The message only wakes waiters. It carries our fence, never the token:
 -- the token is what grants the lock, and any subscriber would learn it.
-if released == 1 then redis.call(publish, channel, ARGV[ARG_FENCE]) end
+if released == 1 then publish(channel, ARGV[ARG_FENCE]) end
 return {released, written}
