@@ -441,13 +441,15 @@ static void close_all(struct op *op)
 
 static void ask_status(struct op *op);
 
-/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}} (qstatus.lua):
- * the --limit holders beyond slot 1, and the queue. */
+/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}, keys_pttl}
+ * (qstatus.lua): the --limit holders beyond slot 1, the queue, and when the
+ * job's keys expire. */
 static void print_queue(struct op *op, const redisReply *r)
 {
     FILE *f = op->out;
-    bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-              r->element[0]->type == REDIS_REPLY_ARRAY && r->element[1]->type == REDIS_REPLY_ARRAY;
+    bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+              r->element[0]->type == REDIS_REPLY_ARRAY && r->element[1]->type == REDIS_REPLY_ARRAY &&
+              r->element[2]->type == REDIS_REPLY_INTEGER;
     const redisReply *hs = ok ? r->element[0] : NULL, *q = ok ? r->element[1] : NULL;
     size_t nh = ok ? hs->elements : 0, nq = ok ? q->elements : 0;
     char d[32];
@@ -521,11 +523,13 @@ static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
     if (status == RR_REPLY_OK && status_shape(r)) {
         const char *keys[RR_QSTATUS_NKEYS] = {
             [RR_QSTATUS_KEY_LOCK] = op->keys.lock, [RR_QSTATUS_KEY_STATE] = op->keys.state,
-            [RR_QSTATUS_KEY_QUEUE] = op->keys.queue,
+            [RR_QSTATUS_KEY_QUEUE] = op->keys.queue, [RR_QSTATUS_KEY_FENCE] = op->keys.fence,
+            [RR_QSTATUS_KEY_HISTORY] = op->keys.history, [RR_QSTATUS_KEY_QSEQ] = op->keys.qseq,
         };
         char top[16];
         const char *args[RR_QSTATUS_NARGS] = {
             [RR_QSTATUS_ARG_WAITER_PREFIX] = op->keys.q_prefix, [RR_QSTATUS_ARG_MAX_SLOT] = top,
+            [RR_QSTATUS_ARG_QUEUE_MAX] = "100",
         };
         snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
         op->exit_code = print_status(op, r);
@@ -709,6 +713,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
     if (cfg->mode == RR_MODE_STATUS) {
         ask_status(&op);
     } else {
+        char keep[24];
         const char *keys[RR_RESOLVE_NKEYS] = {
             [RR_RESOLVE_KEY_LOCK] = op.keys.lock,
             [RR_RESOLVE_KEY_RECORD] = op.keys.once[0] ? op.keys.once : op.keys.state,
@@ -719,8 +724,9 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
                                       : cfg->resolve == RR_RESOLVE_RETRY ? "retry"
                                                                          : "succeeded",
             [RR_RESOLVE_ARG_HOST] = op.host, [RR_RESOLVE_ARG_PID] = op.pid,
-            [RR_RESOLVE_ARG_ONCE] = cfg->once_id,
+            [RR_RESOLVE_ARG_ONCE] = cfg->once_id, [RR_RESOLVE_ARG_STATE_TTL_MS] = keep,
         };
+        snprintf(keep, sizeof keep, "%lld", (long long)cfg->state_ttl_ms);
         for (int i = 0; i < op.n; i++)
             if (rr_script_call(op.conns[i], RR_SCRIPT_RESOLVE, RR_RESOLVE_NKEYS, keys,
                                RR_RESOLVE_NARGS, args, on_resolve, &op) == 0)

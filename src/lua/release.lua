@@ -182,6 +182,12 @@ if status ~= '' and not logged then
              'exit_code', code, 'signal', sig, 'host', ARGV[ARG_HOST], 'pid', ARGV[ARG_PID],
              'fence', ARGV[ARG_FENCE], 'once', ARGV[ARG_ONCE], 'started_ms', started,
              'finished_ms', now, 'duration_ms', now - started, 'wait_ms', wait)
+  -- Capped by age as well as by count: entries older than --state-ttl go
+  -- (exactly: they are few each time), and the stream itself goes
+  -- --state-ttl after the last run, with the job's other keys.
+  local keep = tonumber(ARGV[ARG_STATE_TTL_MS])
+  redis.call('XTRIM', histk, 'MINID', string.format('%.0f', math.max(0, now - keep)))
+  redis.call('PEXPIRE', histk, keep)
   for _, key in ipairs(unlogged) do redis.call('HSET', key, 'logged', '1') end
 end
 -- The message only wakes waiters. It carries our fence, never the token:
