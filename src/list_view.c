@@ -291,20 +291,6 @@ static void print_line(FILE *f, char c[NCOL][CELL], const int *w)
     fprintf(f, "%.*s\n", (int)o, line);
 }
 
-/* When the job's keys expire, as "in 30d", "in 2h5m", "in 40s" (rounded
- * down to what a reader needs), or "never" (keys an older version wrote). */
-static void keys_end(long long ms, char *buf, size_t len)
-{
-    char d[32];
-
-    if (ms < 0) {
-        snprintf(buf, len, "never");
-        return;
-    }
-    ms -= ms >= 3600000 ? ms % 60000 : ms >= 1000 ? ms % 1000 : 0;
-    snprintf(buf, len, "in %s", rr_duration_format(ms, d, sizeof d));
-}
-
 /* Every string that came from Redis goes through rr_record_text: another
  * tenant's record must not drive the terminal. */
 static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
@@ -355,7 +341,7 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     } else {
         snprintf(c[C_OK], CELL, "never");
     }
-    keys_end(r->keys_ttl_ms, c[C_KEYS], CELL);
+    rr_record_keys_end(r->keys_ttl_ms, c[C_KEYS], CELL);
     if (r->err[0])
         rr_record_text(r->err, c[C_NOTE], CELL);
     else if (st->once[0])

@@ -482,7 +482,13 @@ static void print_queue(struct op *op, const redisReply *r)
             rr_record_json_int(f, rr_record_str(e[1]));
             fprintf(f, ",\"alive\":%s}", e[2]->integer > 0 ? "true" : "false");
         }
-        fputs("]}\n", f);
+        fputc(']', f);
+        /* null: a key that never ends, or none */
+        if (ok && r->element[2]->integer >= 0)
+            fprintf(f, ",\"keys_ttl_ms\":%lld", r->element[2]->integer);
+        else if (ok)
+            fputs(",\"keys_ttl_ms\":null", f);
+        fputs("}\n", f);
         return;
     }
     for (size_t i = 0; i < nh; i++) {
@@ -504,6 +510,12 @@ static void print_queue(struct op *op, const redisReply *r)
             fprintf(f, " %s%s", TXT(rr_record_str(e[0]), w), e[2]->integer > 0 ? "" : " (dead)");
         }
         fputc('\n', f);
+    }
+    if (ok && r->element[2]->integer >= 0) {
+        rr_record_keys_end(r->element[2]->integer, d, sizeof d);
+        fprintf(f, "%-10s end %s unless the job runs again (--state-ttl)\n", "keys", d);
+    } else if (ok && r->element[2]->integer == -1) {
+        fprintf(f, "%-10s one has no expiry (an older version wrote it): they never end\n", "keys");
     }
 }
 

@@ -150,7 +150,7 @@ for id in $ids; do
 done
 end_test
 
-t "--list says when each job's keys end (a key with no expiry: never)"
+t "--list and --status say when a job's keys end (a key with no expiry: never)"
 rr -r "$U" --state-ttl 1h listed -- true
 rr -r "$U" --state-ttl 1h oldver -- true
 R S PERSIST "$(k_hist oldver)" >/dev/null
@@ -167,6 +167,10 @@ assert_int "$ttl" "listed's keys_ttl_ms"
 [ "${ttl:-0}" -gt 3500000 ] && [ "${ttl:-0}" -le $((3600000 + 30000)) ] ||
     fail "keys_ttl_ms $ttl is not about an hour"
 assert_contains "$(grep '"name":"oldver"' "$OUT")" '"keys_ttl_ms":null' "oldver's"
+rr -r "$U" --status listed
+assert_contains "$(cat "$OUT")" "keys       end in 1h unless the job runs again" "--status"
+rr -r "$U" --status --json oldver
+assert_contains "$(cat "$OUT")" '"keys_ttl_ms":null}' "--status --json"
 end_test
 
 t "--list costs a few commands per job, whatever --limit may be"
