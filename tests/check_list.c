@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "list.h"
+#include "record.h"
 #include "replies.h"
 #include "status.h"
 #include "unit.h"
@@ -363,6 +364,26 @@ START_TEST(test_row_once)
 }
 END_TEST
 
+/* KEYS END and --status's line: rounded down to what a reader needs. */
+START_TEST(test_keys_end)
+{
+    char b[64];
+
+    rr_record_keys_end(2592029657LL, b, sizeof b);   /* 30 d + 29.657 s */
+    ck_assert_str_eq(b, "in 30d");
+    rr_record_keys_end(7530999, b, sizeof b);        /* 2 h 5 m 30.999 s */
+    ck_assert_str_eq(b, "in 2h5m");
+    rr_record_keys_end(40500, b, sizeof b);
+    ck_assert_str_eq(b, "in 40s");
+    rr_record_keys_end(250, b, sizeof b);
+    ck_assert_str_eq(b, "in 250ms");
+    rr_record_keys_end(0, b, sizeof b);
+    ck_assert_str_eq(b, "in 0s");
+    rr_record_keys_end(-1, b, sizeof b);
+    ck_assert_str_eq(b, "never");
+}
+END_TEST
+
 static Suite *list_suite(void)
 {
     Suite *s = suite_create("list");
@@ -377,6 +398,7 @@ static Suite *list_suite(void)
     tcase_add_test(tc, test_sort_and_table);
     tcase_add_test(tc, test_hostile_row);
     tcase_add_test(tc, test_row_once);
+    tcase_add_test(tc, test_keys_end);
     suite_add_tcase(s, tc);
     return s;
 }
