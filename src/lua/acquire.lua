@@ -289,6 +289,7 @@ redis.call('SET', lock, token, 'PX', ttl)
 -- (docs/ARCHITECTURE.md, "Keys that end").
 local cur = tonumber(redis.call('GET', fencek))
 local floor = tonumber(ARGV[ARG_FENCE_FLOOR]) or 0
+--mutant fence_no_time_floor: if false then floor = math.max(floor, now) end
 if not cur then floor = math.max(floor, now) end
 --mutant no_fence_incr: local fence = math.max(cur or 0, floor)
 local fence = math.max((cur or 0) + 1, floor)
