@@ -330,6 +330,8 @@ replace(statek, {sr[3], sr[4], sr[5], sr[1], sr[6], sr[7], sr[8]})
 redis.call('PEXPIRE', statek, once_ttl)
 if slot ~= 1 and tonumber(held_limit) ~= limit then
   redis.call('HSET', basestate, 'limit', limit)
+  -- A record this creates (slot 1's was deleted under its holder) ends too.
+  if redis.call('PTTL', basestate) == -1 then redis.call('PEXPIRE', basestate, once_ttl) end
 end
 if oncek then
   replace(oncek, redis.call('HMGET', oncek, 'last_success_ms', 'last_success_fence',
