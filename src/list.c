@@ -175,10 +175,12 @@ static void read_next(struct lst *l)
             continue;
         const char *keys[RR_QSTATUS_NKEYS] = {
             [RR_QSTATUS_KEY_LOCK] = k.lock, [RR_QSTATUS_KEY_STATE] = k.state,
-            [RR_QSTATUS_KEY_QUEUE] = k.queue,
+            [RR_QSTATUS_KEY_QUEUE] = k.queue, [RR_QSTATUS_KEY_FENCE] = k.fence,
+            [RR_QSTATUS_KEY_HISTORY] = k.history, [RR_QSTATUS_KEY_QSEQ] = k.qseq,
         };
         const char *args[RR_QSTATUS_NARGS] = {
             [RR_QSTATUS_ARG_WAITER_PREFIX] = k.q_prefix, [RR_QSTATUS_ARG_MAX_SLOT] = top,
+            [RR_QSTATUS_ARG_QUEUE_MAX] = "0",
         };
         if (rr_script_call(c, RR_SCRIPT_QSTATUS, RR_QSTATUS_NKEYS, keys, RR_QSTATUS_NARGS, args,
                            on_holders, &l->reads[i]) == 0)

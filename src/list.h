@@ -1,8 +1,9 @@
 /* list.h — --list: every job under the key prefix of one Redis deployment,
  * one line (or JSON object) per job. The keys are found with SCAN MATCH on
  * the state records (never KEYS), on each master of a cluster; each job is
- * read as --status reads it: the holders of each slot (qstatus.lua), then
- * the state record (HGETALL). status.lua is not used: its search for
+ * read as --status reads it: the holders of each slot its --limit has, and
+ * when its keys expire (qstatus.lua), then the state record (HGETALL): a
+ * few commands per job, whatever --limit may be. status.lua is not used: its search for
  * abandoned --once records walks the keyspace, once per job; --list makes
  * one more SCAN per master for every job's --once records instead, and
  * reads each one's status (HMGET), so that status_code counts them. The pure
@@ -36,6 +37,9 @@ struct rr_list_row {
     int holder_slot;                  /* the --limit slot it holds (1 for a plain lock) */
     char holder_host[256];
     long long holder_pid, holder_fence, holder_since_ms, ttl_ms;
+    /* When the last of the job's keys expires, in ms from the reading; -1:
+     * one has no expiry (an older version wrote it). */
+    long long keys_ttl_ms;
     struct rr_job_record last;        /* the state record; RUNNING with no lock: ABANDONED */
     int status_code;                  /* what --status NAME would exit with */
     /* The job's --once records that are not settled (rr_list_row_once):
@@ -64,7 +68,7 @@ int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_no
                     int max);
 
 /* Fill row from qstatus.lua's reply (--status's): the holders of every
- * slot of the lock. Returns 0, or -1 with row->err set when r has not its
+ * slot of the lock, and when the job's keys expire. Returns 0, or -1 with row->err set when r has not its
  * shape. */
 int rr_list_row_holders(struct rr_list_row *row, const redisReply *r);
 

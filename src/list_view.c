@@ -149,11 +149,11 @@ int rr_list_masters(const redisReply *slots, const char *seed_host, struct rr_no
     return n;
 }
 
-/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}} */
+/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}, keys_pttl} */
 int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_ARRAY) {
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+        r->element[0]->type != REDIS_REPLY_ARRAY || r->element[2]->type != REDIS_REPLY_INTEGER) {
         snprintf(row->err, sizeof row->err, "an answer that is not the holders script's");
         return -1;
     }
@@ -182,6 +182,7 @@ int rr_list_row_holders(struct rr_list_row *row, const redisReply *r)
     }
     row->slots_held = n;
     row->held = n > 0;
+    row->keys_ttl_ms = r->element[2]->integer < 0 ? -1 : r->element[2]->integer;
     return 0;
 }
 
@@ -267,9 +268,10 @@ size_t rr_list_sort(struct rr_list_row *rows, size_t n)
 }
 
 enum { C_NAME, C_LOCK, C_HOLDER, C_FENCE, C_SINCE, C_LAST, C_WHEN, C_EXIT, C_OK, C_OKHOST,
-       C_NOTE, NCOL };
+       C_KEYS, C_NOTE, NCOL };
 static const char *const heads[NCOL] = { "NAME", "LOCK", "HOLDER", "FENCE", "SINCE", "LAST RUN",
-                                         "ENDED", "EXIT", "LAST SUCCESS", "ON", "NOTE" };
+                                         "ENDED", "EXIT", "LAST SUCCESS", "ON", "KEYS END",
+                                         "NOTE" };
 #define CELL 320
 
 /* One line of the table, without trailing blanks. */
@@ -339,6 +341,7 @@ static void cells(const struct rr_list_row *r, char c[NCOL][CELL])
     } else {
         snprintf(c[C_OK], CELL, "never");
     }
+    rr_record_keys_end(r->keys_ttl_ms, c[C_KEYS], CELL);
     if (r->err[0])
         rr_record_text(r->err, c[C_NOTE], CELL);
     else if (st->once[0])
@@ -428,6 +431,10 @@ void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n)
         } else {
             fputs("null", f);
         }
+        if (r->keys_ttl_ms >= 0)
+            fprintf(f, ",\"keys_ttl_ms\":%lld", r->keys_ttl_ms);
+        else
+            fputs(",\"keys_ttl_ms\":null", f);
         if (r->err[0]) {
             fputs(",\"error\":", f);
             rr_record_json_str(f, r->err);

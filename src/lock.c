@@ -357,7 +357,8 @@ static int send_fence(struct round *rd, int i, long long fence)
     struct rr_lock *lk = rd->op.lk;
     char f[24];
     const char *keys[RR_FENCE_NKEYS] = { [RR_FENCE_KEY_FENCE] = lk->keys.fence };
-    const char *args[RR_FENCE_NARGS] = { [RR_FENCE_ARG_FENCE] = f };
+    const char *args[RR_FENCE_NARGS] = { [RR_FENCE_ARG_FENCE] = f,
+                                         [RR_FENCE_ARG_KEEP_MS] = lk->once_ttl };
 
     snprintf(f, sizeof f, "%lld", fence);
     return rr_script_call(lk->conns[i], RR_SCRIPT_FENCE, RR_FENCE_NKEYS, keys, RR_FENCE_NARGS,
@@ -373,7 +374,8 @@ static int send_mark(struct round *rd, int i)
         [RR_ABANDON_KEY_LOCK] = lk->base_lock, [RR_ABANDON_KEY_STATE] = lk->base_state,
         [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_ONCE] = lk->keys.once,
     };
-    const char *args[RR_ABANDON_NARGS] = { [RR_ABANDON_ARG_LIMIT] = lk->limit };
+    const char *args[RR_ABANDON_NARGS] = { [RR_ABANDON_ARG_LIMIT] = lk->limit,
+                                           [RR_ABANDON_ARG_STATE_TTL_MS] = lk->state_ttl };
 
     return rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON,
                           lk->keys.once[0] ? RR_ABANDON_NKEYS : RR_ABANDON_KEY_ONCE, keys,

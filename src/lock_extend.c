@@ -84,7 +84,7 @@ int rr_lock_extend(struct rr_lock *lk, rr_extend_fn cb, void *arg)
     struct op *op = rr_op_new(lk, sizeof(struct op), arg);
     const char *keys[RR_RENEW_NKEYS] = {
         [RR_RENEW_KEY_LOCK] = lk->keys.lock, [RR_RENEW_KEY_STATE] = lk->keys.state,
-        [RR_RENEW_KEY_ONCE] = lk->keys.once,
+        [RR_RENEW_KEY_FENCE] = lk->keys.fence, [RR_RENEW_KEY_ONCE] = lk->keys.once,
     };
     const char *args[RR_RENEW_NARGS] = {
         [RR_RENEW_ARG_TOKEN] = lk->token, [RR_RENEW_ARG_TTL_MS] = lk->ttl,

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "record.h"
+#include "duration.h"
 #include "escape.h"
 
 long long rr_record_wall_ms(void)
@@ -17,6 +18,18 @@ long long rr_record_wall_ms(void)
 const char *rr_record_str(const redisReply *r)
 {
     return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : "";
+}
+
+void rr_record_keys_end(long long ms, char *buf, size_t len)
+{
+    char d[32];
+
+    if (ms < 0) {
+        snprintf(buf, len, "never");
+        return;
+    }
+    ms -= ms >= 3600000 ? ms % 60000 : ms >= 1000 ? ms % 1000 : 0;
+    snprintf(buf, len, "in %s", rr_duration_format(ms, d, sizeof d));
 }
 
 void rr_record_time(long long ms, char *buf, size_t len)

@@ -24,6 +24,11 @@ long long rr_record_wall_ms(void);
 /* ms since the epoch as "YYYY-MM-DD HH:MM:SS" local time, "-" for <= 0. */
 void rr_record_time(long long ms, char *buf, size_t len);
 
+/* When a job's keys end, ms from now (qstatus.lua's keys_pttl): "in 30d",
+ * "in 2h5m", "in 40s" (rounded down to what a reader needs), or "never"
+ * for a negative ms (a key with no expiry, as an older version wrote). */
+void rr_record_keys_end(long long ms, char *buf, size_t len);
+
 /* s as a JSON string, quotes included (NULL as ""). */
 void rr_record_json_str(FILE *f, const char *s);
 

@@ -115,7 +115,7 @@ static void on_reply(struct rr_svc *c, int status, redisReply *r, void *arg);
 /* Ask every master about slot k (0: every held slot). */
 static void call_slot(struct rv *v, int k)
 {
-    char slot[12], top[12];
+    char slot[12], top[12], keep[24];
     const char *keys[RR_FORCE_NKEYS] = {
         [RR_FORCE_KEY_LOCK] = v->keys.lock, [RR_FORCE_KEY_STATE] = v->keys.state,
         [RR_FORCE_KEY_HISTORY] = v->keys.history,
@@ -124,9 +124,10 @@ static void call_slot(struct rv *v, int k)
         [RR_FORCE_ARG_CHANNEL] = v->keys.channel, [RR_FORCE_ARG_HOST] = v->host,
         [RR_FORCE_ARG_PID] = v->pid, [RR_FORCE_ARG_SHARDED] = "0", [RR_FORCE_ARG_MODE] = v->mode,
         [RR_FORCE_ARG_FENCE] = v->cfg->release_fence ? v->cfg->release_fence : "",
-        [RR_FORCE_ARG_SLOT] = slot, [RR_FORCE_ARG_MAX_SLOT] = top,
+        [RR_FORCE_ARG_SLOT] = slot, [RR_FORCE_ARG_MAX_SLOT] = top, [RR_FORCE_ARG_STATE_TTL_MS] = keep,
     };
 
+    snprintf(keep, sizeof keep, "%lld", (long long)v->cfg->state_ttl_ms);
     snprintf(slot, sizeof slot, "%d", k);
     snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
     for (int i = 0; i < v->n; i++) {

@@ -14,6 +14,7 @@
 #include "scripts.h"
 #include "svc_config.h"
 #include "status.h"
+#include "status_impl.h"
 #include "diag.h"
 #include "verdict.h"
 #include "record.h"
@@ -57,101 +58,6 @@ int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
 static const char *const hist_fields[] = { "status", "exit_code", "signal", "host", "pid",
                                            "fence", "once", "started_ms", "finished_ms",
                                            "duration_ms", "wait_ms", "by", NULL };
-
-/* "last success" line of a record, if it has one. */
-static void text_success(FILE *f, const char *label, const struct rr_job_record *rec)
-{
-    char t[32], d[32], host[300];
-
-    if (rec->last_success_ms <= 0)
-        return;
-    rr_record_time(rec->last_success_ms, t, sizeof t);
-    rr_duration_format((rr_record_wall_ms() - rec->last_success_ms) / 1000 * 1000, d, sizeof d);
-    fprintf(f, "%-10s %s (%s ago) on %s (fence %lld)\n", label, t, d,
-            rec->last_success_host[0] ? TXT(rec->last_success_host, host) : "?",
-            rec->last_success_fence);
-}
-
-/* The lock line: who holds it, since when, when it was last renewed. tok:
- * the lock's value, NULL when free. A lock that --release marked
- * (force.lua) carries the holder's own token after the mark; it holds
- * until the holder's next renewal makes it stop and release. */
-/* The lock's lines: free, or its holder (unknown if the record is not the
- * token's), what holds the holder's command (contain, from its record), and
- * the lease left. */
-static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_job_record *st,
-                      const char *contain)
-{
-    char d[32], since[64], beat[64], host[300], held_for[48] = "";
-
-    if (!tok) {
-        fprintf(f, "%-10s free\n", "lock");
-        return;
-    }
-    bool revoked = strncmp(tok, "revoked:", 8) == 0 && strcmp(st->token, tok + 8) == 0;
-    rr_duration_format(pttl < 0 ? 0 : pttl, d, sizeof(d));
-    rr_record_time(st->started_ms, since, sizeof since);
-    rr_record_time(st->heartbeat_ms, beat, sizeof beat);
-    /* How long the run has held it: a hung run shows, not only its lease. */
-    if (st->started_ms > 0 && rr_record_wall_ms() >= st->started_ms) {
-        char dd[32];
-        rr_duration_format((rr_record_wall_ms() - st->started_ms) / 1000 * 1000, dd, sizeof dd);
-        snprintf(held_for, sizeof held_for, " (held for %s)", dd);
-    }
-    if (revoked || strcmp(st->token, tok) == 0)
-        fprintf(f, "%-10s %sheld by %s pid %lld (fence %lld) since %s%s, last renewed %s, "
-                "%s left\n", "lock", revoked ? "being released (--release): " : "",
-                TXT(st->host, host), st->pid, st->fence, since, held_for, beat, d);
-    else {
-        /* Another program's SET NX PX on the key (an application sharing
-         * the lock), or a mark whose record is gone. */
-        fprintf(f, "%-10s held by a program that is not redlock-run (no record of its "
-                "token), %s%s\n", "lock", pttl == -1 ? "no expiry" : d,
-                pttl == -1 ? "" : " left");
-        return;
-    }
-    if (contain && strcmp(contain, "cgroup") == 0)
-        fprintf(f, "%-10s cgroup (cgroup.kill stops every process of the command at once)\n",
-                "contain");
-    else if (contain && strcmp(contain, "tree") == 0)
-        fprintf(f, "%-10s process tree (the guard is the subreaper of every process the "
-                   "command starts)\n", "contain");
-}
-
-/* key: the record's key, named when there is none (a typo in NAME or an
- * ID that never ran reads differently from a healthy job). */
-static void text_record(FILE *f, const char *label, const redisReply *flat, bool held,
-                        const char *key)
-{
-    struct rr_job_record rec;
-    char t[32], d[32], host[300], failed[600];
-
-    rr_job_record_parse(&rec, flat);
-    if (rec.status == RR_JOB_RUNNING && !held)
-        rec.status = RR_JOB_ABANDONED;
-    if (rec.status == RR_JOB_NONE) {
-        fprintf(f, "%-10s never ran (no record under %s)\n", label, key);
-        return;
-    }
-    rr_record_time(rec.started_ms, t, sizeof(t));
-    fprintf(f, "%-10s %s on %s pid %lld (fence %lld), started %s", label,
-            rr_job_status_name(rec.status), rec.host[0] ? TXT(rec.host, host) : "?", rec.pid,
-            rec.fence, t);
-    if (rec.finished_ms > 0 && rec.started_ms > 0) {
-        rr_duration_format(rec.finished_ms - rec.started_ms, d, sizeof(d));
-        fprintf(f, ", took %s", d);
-    }
-    if (rec.exit_code >= 0)
-        fprintf(f, ", exit %d", rec.exit_code);
-    if (rec.signal > 0)
-        fprintf(f, ", signal %d", rec.signal);
-    fputc('\n', f);
-    /* A degraded quorum: the run went ahead without some masters. */
-    if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
-        fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",
-                "warning", rec.masters_ok, rec.masters_total,
-                rec.masters_failed[0] ? ": " : "", TXT(rec.masters_failed, failed));
-}
 
 /* The SCAN MATCH pattern of every job's state record under prefix, as
  * --list's (list_view.c, which calls into this file: not shared). */
@@ -237,43 +143,6 @@ static int check_line(struct op *op, const struct rr_job_record *rec, bool held,
     return code;
 }
 
-/* The history entries, newest first, one line each. */
-static void text_history(FILE *f, const redisReply *hist)
-{
-    char d[32];
-
-    if (hist->type != REDIS_REPLY_ARRAY || hist->elements == 0)
-        return;
-    fprintf(f, "history (newest first):\n");
-    for (size_t i = 0; i < hist->elements; i++) {
-        const redisReply *e = hist->element[i];
-        char t[32], how[80], status[80], host[300], pid[80], fence[80], once[300], by[300];
-        if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
-            continue;
-        const redisReply *h = e->element[1];
-        const char *s = rr_record_field(h, "started_ms"), *dur = rr_record_field(h, "duration_ms");
-        const char *code_s = rr_record_field(h, "exit_code"), *once_s = rr_record_field(h, "once");
-        const char *sig_s = rr_record_field(h, "signal"), *by_s = rr_record_field(h, "by");
-        const char *st_s = rr_record_field(h, "status"), *host_s = rr_record_field(h, "host");
-        const char *pid_s = rr_record_field(h, "pid"), *fence_s = rr_record_field(h, "fence");
-        char v[64];
-        /* One column for how it ended: "exit N", "signal N", or "-". */
-        if (sig_s && *sig_s && strcmp(sig_s, "0") != 0)
-            snprintf(how, sizeof how, "signal %s", TXT(sig_s, v));
-        else if (code_s && *code_s)
-            snprintf(how, sizeof how, "exit %s", TXT(code_s, v));
-        else
-            snprintf(how, sizeof how, "-");
-        rr_record_time(s ? atoll(s) : 0, t, sizeof(t));
-        rr_duration_format(dur ? atoll(dur) : 0, d, sizeof(d));
-        fprintf(f, "  %s  %-18s %-9s %-8s %s pid %s fence %s%s%s%s%s\n", t,
-                st_s ? TXT(st_s, status) : "?", how, d, host_s ? TXT(host_s, host) : "?",
-                pid_s ? TXT(pid_s, pid) : "?", fence_s ? TXT(fence_s, fence) : "?",
-                once_s && *once_s ? " once " : "", once_s && *once_s ? TXT(once_s, once) : "",
-                by_s && *by_s ? " by " : "", by_s && *by_s ? TXT(by_s, by) : "");
-    }
-}
-
 /* The --once ID's part of the text: its record, its last success, the
  * attempts it used, and the command that allows one more. */
 static void text_once(struct op *op, const struct rr_job_record *on, const redisReply *once,
@@ -283,8 +152,8 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
     FILE *f = op->out;
 
     fprintf(f, "once %s:\n", op->once_id);
-    text_record(f, "  ", once, held, op->keys.once);
-    text_success(f, "  last ok", on);
+    rr_status_text_record(f, "  ", once, held, op->keys.once);
+    rr_status_text_success(f, "  last ok", on);
     /* The attempts the ID used (--attempts N allows N per ID). */
     if (on->status != RR_JOB_NONE)
         fprintf(f, "%-10s %d used%s\n", "  attempts", rr_job_attempts_used(on),
@@ -295,26 +164,6 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
                        on->status == RR_JOB_LOST))
         fprintf(f, "%-10s redlock-run --resolve retry --once %s %s\n", "  one more",
                 op->once_id, cfg->name);
-}
-
-/* The abandoned --once IDs (stale), and the command that resolves them. */
-static void text_abandoned(FILE *f, const char *name, const redisReply *stale)
-{
-    char id[RR_ONCE_MAX * 4 + 1];
-    size_t n = stale->type == REDIS_REPLY_ARRAY ? stale->elements : 0;
-
-    if (n == 0)
-        return;
-    fprintf(f, "%-10s", "abandoned");
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
-    /* The real ID when there is one; the operator copies this line. */
-    if (n == 1)
-        fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|retry|clear --once %s %s\n",
-                "", TXT(rr_record_str(stale->element[0]), id), name);
-    else
-        fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|retry|clear "
-                   "--once ID %s, ID one of the above\n", "", name);
 }
 
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete,
@@ -410,9 +259,9 @@ static int print_status(struct op *op, const redisReply *r)
     char beat[64], host[300], id[RR_ONCE_MAX * 4 + 1];
     rr_record_time(st.heartbeat_ms, beat, sizeof beat);
     fprintf(f, "%-10s %s\n", "job", cfg->name);
-    text_lock(f, held ? holder_tok : NULL, pttl, &st, contain);
-    text_record(f, "last run", state, held, op->keys.state);
-    text_success(f, "last ok", &st);
+    rr_status_text_lock(f, held ? holder_tok : NULL, pttl, &st, contain);
+    rr_status_text_record(f, "last run", state, held, op->keys.state);
+    rr_status_text_success(f, "last ok", &st);
     /* What is known: it stopped renewing, and its lease ended. Not why. */
     if (st_shown)
         fprintf(f, "%-10s free, but the last run's holder (%s pid %lld) stopped renewing at %s "
@@ -428,8 +277,8 @@ static int print_status(struct op *op, const redisReply *r)
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");
-    text_abandoned(f, cfg->name, stale);
-    text_history(f, hist);
+    rr_status_text_abandoned(f, cfg->name, stale);
+    rr_status_text_history(f, hist);
     return code;
 }
 
@@ -449,13 +298,15 @@ static void close_all(struct op *op)
 
 static void ask_status(struct op *op);
 
-/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}} (qstatus.lua):
- * the --limit holders beyond slot 1, and the queue. */
+/* r: {{{slot, pttl, host, pid, fence}...}, {{waiter, ticket, pttl}...}, keys_pttl}
+ * (qstatus.lua): the --limit holders beyond slot 1, the queue, and when the
+ * job's keys expire. */
 static void print_queue(struct op *op, const redisReply *r)
 {
     FILE *f = op->out;
-    bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-              r->element[0]->type == REDIS_REPLY_ARRAY && r->element[1]->type == REDIS_REPLY_ARRAY;
+    bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+              r->element[0]->type == REDIS_REPLY_ARRAY && r->element[1]->type == REDIS_REPLY_ARRAY &&
+              r->element[2]->type == REDIS_REPLY_INTEGER;
     const redisReply *hs = ok ? r->element[0] : NULL, *q = ok ? r->element[1] : NULL;
     size_t nh = ok ? hs->elements : 0, nq = ok ? q->elements : 0;
     char d[32];
@@ -488,7 +339,13 @@ static void print_queue(struct op *op, const redisReply *r)
             rr_record_json_int(f, rr_record_str(e[1]));
             fprintf(f, ",\"alive\":%s}", e[2]->integer > 0 ? "true" : "false");
         }
-        fputs("]}\n", f);
+        fputc(']', f);
+        /* null: a key that never ends, or none */
+        if (ok && r->element[2]->integer >= 0)
+            fprintf(f, ",\"keys_ttl_ms\":%lld", r->element[2]->integer);
+        else if (ok)
+            fputs(",\"keys_ttl_ms\":null", f);
+        fputs("}\n", f);
         return;
     }
     for (size_t i = 0; i < nh; i++) {
@@ -511,6 +368,12 @@ static void print_queue(struct op *op, const redisReply *r)
         }
         fputc('\n', f);
     }
+    if (ok && r->element[2]->integer >= 0) {
+        rr_record_keys_end(r->element[2]->integer, d, sizeof d);
+        fprintf(f, "%-10s end %s unless the job runs again (--state-ttl)\n", "keys", d);
+    } else if (ok && r->element[2]->integer == -1) {
+        fprintf(f, "%-10s one has no expiry (an older version wrote it): they never end\n", "keys");
+    }
 }
 
 static void on_qstatus(struct rr_svc *c, int status, redisReply *r, void *arg)
@@ -529,11 +392,13 @@ static void on_status(struct rr_svc *c, int status, redisReply *r, void *arg)
     if (status == RR_REPLY_OK && status_shape(r)) {
         const char *keys[RR_QSTATUS_NKEYS] = {
             [RR_QSTATUS_KEY_LOCK] = op->keys.lock, [RR_QSTATUS_KEY_STATE] = op->keys.state,
-            [RR_QSTATUS_KEY_QUEUE] = op->keys.queue,
+            [RR_QSTATUS_KEY_QUEUE] = op->keys.queue, [RR_QSTATUS_KEY_FENCE] = op->keys.fence,
+            [RR_QSTATUS_KEY_HISTORY] = op->keys.history, [RR_QSTATUS_KEY_QSEQ] = op->keys.qseq,
         };
         char top[16];
         const char *args[RR_QSTATUS_NARGS] = {
             [RR_QSTATUS_ARG_WAITER_PREFIX] = op->keys.q_prefix, [RR_QSTATUS_ARG_MAX_SLOT] = top,
+            [RR_QSTATUS_ARG_QUEUE_MAX] = "100",
         };
         snprintf(top, sizeof top, "%d", RR_LIMIT_MAX);
         op->exit_code = print_status(op, r);
@@ -693,6 +558,7 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
 static void ask_resolve(struct op *op)
 {
     const struct rr_config *cfg = op->cfg;
+    char keep[24];
     const char *keys[RR_RESOLVE_NKEYS] = {
         [RR_RESOLVE_KEY_LOCK] = op->keys.lock,
         [RR_RESOLVE_KEY_RECORD] = op->keys.once[0] ? op->keys.once : op->keys.state,
@@ -703,9 +569,10 @@ static void ask_resolve(struct op *op)
                                   : cfg->resolve == RR_RESOLVE_RETRY ? "retry"
                                                                      : "succeeded",
         [RR_RESOLVE_ARG_HOST] = op->host, [RR_RESOLVE_ARG_PID] = op->pid,
-        [RR_RESOLVE_ARG_ONCE] = op->once_id,
+        [RR_RESOLVE_ARG_ONCE] = op->once_id, [RR_RESOLVE_ARG_STATE_TTL_MS] = keep,
     };
 
+    snprintf(keep, sizeof keep, "%lld", (long long)cfg->state_ttl_ms);
     for (int i = 0; i < op->n; i++)
         if (rr_script_call(op->conns[i], RR_SCRIPT_RESOLVE, RR_RESOLVE_NKEYS, keys,
                            RR_RESOLVE_NARGS, args, on_resolve, op) == 0)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "list.h"
+#include "record.h"
 #include "replies.h"
 #include "status.h"
 #include "unit.h"
@@ -85,7 +86,7 @@ END_TEST
 #define STATE_OK "*10\r\n$6\r\nstatus\r\n$9\r\nsucceeded\r\n$4\r\nhost\r\n$3\r\nweb\r\n" \
                  "$3\r\npid\r\n$2\r\n42\r\n$15\r\nlast_success_ms\r\n$13\r\n1700000000000\r\n" \
                  "$9\r\nexit_code\r\n$1\r\n0\r\n"
-#define NO_HOLDER "*2\r\n*0\r\n*0\r\n"
+#define NO_HOLDER "*3\r\n*0\r\n*0\r\n:2592000000\r\n"
 
 START_TEST(test_row_free)
 {
@@ -111,7 +112,7 @@ END_TEST
 START_TEST(test_row_held_and_abandoned)
 {
     struct rr_list_row row = { .name = "sync" };
-    redisReply *q = resp("*2\r\n*1\r\n*5\r\n:1\r\n:9000\r\n$2\r\ndb\r\n$2\r\n99\r\n$1\r\n7\r\n*0\r\n");
+    redisReply *q = resp("*3\r\n*1\r\n*5\r\n:1\r\n:9000\r\n$2\r\ndb\r\n$2\r\n99\r\n$1\r\n7\r\n*0\r\n:-1\r\n");
     redisReply *r = resp("*8\r\n$6\r\nstatus\r\n$7\r\nrunning\r\n"
                          "$4\r\nhost\r\n$2\r\ndb\r\n$5\r\nfence\r\n$1\r\n7\r\n"
                          "$10\r\nstarted_ms\r\n$4\r\n1234\r\n");
@@ -124,6 +125,7 @@ START_TEST(test_row_held_and_abandoned)
     ck_assert_int_eq(row.holder_fence, 7);
     ck_assert_int_eq(row.holder_since_ms, 1234);
     ck_assert_int_eq(row.ttl_ms, 9000);
+    ck_assert_int_eq(row.keys_ttl_ms, -1);   /* a key with no expiry */
     ck_assert_int_eq(row.status_code, RR_STATUS_HELD);
     ck_assert_int_eq(row.last.status, RR_JOB_RUNNING);
     freeReplyObject(q);
@@ -148,7 +150,7 @@ START_TEST(test_row_held_and_abandoned)
     ck_assert_int_eq(rr_list_row_state(&row, r), -1);
     ck_assert_str_ne(row.err, "");
     freeReplyObject(r);
-    r = resp("*2\r\n*1\r\n*2\r\n:1\r\n:2\r\n*0\r\n");
+    r = resp("*3\r\n*1\r\n*2\r\n:1\r\n:2\r\n*0\r\n:5\r\n");
     ck_assert_int_eq(rr_list_row_holders(&row, r), -1);
     freeReplyObject(r);
 }
@@ -158,8 +160,8 @@ START_TEST(test_row_limit)
 {
     struct rr_list_row row = { .name = "pool" };
     /* slots 2 and 3 are held, slot 1 is free, and no run recorded in slot 1 */
-    redisReply *q = resp("*2\r\n*2\r\n*5\r\n:2\r\n:800\r\n$1\r\na\r\n$2\r\n11\r\n$1\r\n5\r\n"
-                         "*5\r\n:3\r\n:900\r\n$1\r\nb\r\n$2\r\n12\r\n$1\r\n6\r\n*0\r\n");
+    redisReply *q = resp("*3\r\n*2\r\n*5\r\n:2\r\n:800\r\n$1\r\na\r\n$2\r\n11\r\n$1\r\n5\r\n"
+                         "*5\r\n:3\r\n:900\r\n$1\r\nb\r\n$2\r\n12\r\n$1\r\n6\r\n*0\r\n:1000\r\n");
     redisReply *r = resp("*0\r\n");
 
     ck_assert_int_eq(rr_list_row_holders(&row, q), 0);
@@ -256,8 +258,8 @@ START_TEST(test_hostile_row)
 {
     struct rr_list_row row = { .name = "evil" };
     static const char holders[] =
-        "*2\r\n*1\r\n*5\r\n:1\r\n:9000\r\n$14\r\nh\x1b]52;c;SGk=\x07\n\r\n"
-        "$8\r\n7,\"f\":1}\r\n$1\r\n3\r\n*0\r\n";
+        "*3\r\n*1\r\n*5\r\n:1\r\n:9000\r\n$14\r\nh\x1b]52;c;SGk=\x07\n\r\n"
+        "$8\r\n7,\"f\":1}\r\n$1\r\n3\r\n*0\r\n:1000\r\n";
     static const char *const state[] = {
         "status", "failed", "host", "web-1\x1b[31m\x1b]0;T\x07", "pid", "7,\"fence\":1}",
         "fence", "+inf", "exit_code", "1", "started_ms", "1700000000000",
@@ -334,6 +336,10 @@ START_TEST(test_row_once)
     ck_assert_ptr_nonnull(strstr(out, "\"unsettled_once\":3,\"unsettled_once_first\":"
                                       "{\"id\":\"d1\",\"status\":\"abandoned\"}"));
     ck_assert_ptr_nonnull(strstr(out, "not settled: --once d1 abandoned (+2 more)"));
+    /* when the keys expire: 30 days from the reading */
+    ck_assert_ptr_nonnull(strstr(out, ",\"keys_ttl_ms\":2592000000"));
+    ck_assert_ptr_nonnull(strstr(out, "KEYS END"));
+    ck_assert_ptr_nonnull(strstr(out, "  in 30d  "));
     free(out);
     free(row->last_json);
 
@@ -358,6 +364,26 @@ START_TEST(test_row_once)
 }
 END_TEST
 
+/* KEYS END and --status's line: rounded down to what a reader needs. */
+START_TEST(test_keys_end)
+{
+    char b[64];
+
+    rr_record_keys_end(2592029657LL, b, sizeof b);   /* 30 d + 29.657 s */
+    ck_assert_str_eq(b, "in 30d");
+    rr_record_keys_end(7530999, b, sizeof b);        /* 2 h 5 m 30.999 s */
+    ck_assert_str_eq(b, "in 2h5m");
+    rr_record_keys_end(40500, b, sizeof b);
+    ck_assert_str_eq(b, "in 40s");
+    rr_record_keys_end(250, b, sizeof b);
+    ck_assert_str_eq(b, "in 250ms");
+    rr_record_keys_end(0, b, sizeof b);
+    ck_assert_str_eq(b, "in 0s");
+    rr_record_keys_end(-1, b, sizeof b);
+    ck_assert_str_eq(b, "never");
+}
+END_TEST
+
 static Suite *list_suite(void)
 {
     Suite *s = suite_create("list");
@@ -372,6 +398,7 @@ static Suite *list_suite(void)
     tcase_add_test(tc, test_sort_and_table);
     tcase_add_test(tc, test_hostile_row);
     tcase_add_test(tc, test_row_once);
+    tcase_add_test(tc, test_keys_end);
     suite_add_tcase(s, tc);
     return s;
 }

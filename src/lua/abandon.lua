@@ -4,10 +4,11 @@
 -- key sees the same thing); lock.c sends this after an acquisition round
 -- that no master answered BUSY, to the masters that reported one.
 --! KEYS lock state history once?
---! ARGV limit
+--! ARGV limit state_ttl_ms
 -- lock, state: slot 1's keys; with --limit N (limit) slot K's are lock:K and
 -- state:K, and every slot is looked at: the dead run acquire.lua reported
--- may be in any slot, whoever holds the others.
+-- may be in any slot, whoever holds the others. state_ttl_ms: --state-ttl,
+-- how long the history is kept after an entry is added.
 -- Returns the number of history entries added.
 local lock, statek, histk, oncek = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY], KEYS[KEY_ONCE]
 local limit = tonumber(ARGV[ARG_LIMIT]) or 1
@@ -29,6 +30,7 @@ local function mark(key)
              'exit_code', '', 'signal', '', 'host', r[3] or '', 'pid', r[4] or '',
              'fence', r[5] or '', 'once', r[6] or '', 'started_ms', st,
              'finished_ms', hb, 'duration_ms', hb - st, 'wait_ms', '')
+  redis.call('PEXPIRE', histk, ARGV[ARG_STATE_TTL_MS])
 end
 local function slotkey(k, i)
   if i == 1 then return k end

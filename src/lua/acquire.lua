@@ -4,9 +4,11 @@
 --! ARGV waiter queue_ttl_ms ticket limit waiter_prefix keep wake_prefix
 --! ARGV sharded contain attempts
 -- void: the tombstone of this attempt's token; waiter_key: ours (q:WAITER).
--- refuse_stale: 1/0; once_ttl_ms: --state-ttl + the lease (renew.lua keeps
--- extending it, so the once record outlives the run); fence_floor: the
--- acquiring host's clock in ms; waiter: our waiter id ('' = --wait 0: never
+-- refuse_stale: 1/0; once_ttl_ms: --state-ttl + the lease, the expiry this
+-- script gives every key of the job it writes (state, fence, queue, qseq,
+-- history, once record; renew.lua keeps extending it, so the records
+-- outlive the run); fence_floor: the acquiring host's clock in ms; waiter:
+-- our waiter id ('' = --wait 0: never
 -- queue); queue_ttl_ms: how long our queue entry lives; ticket: our
 -- best-known arrival ticket (0 none); limit: holders at once; keep: 1, stay
 -- queued while holding (several masters: a give-back must keep our place);
@@ -103,6 +105,9 @@ local function busy(pttl, h2, h3, h4, free)
       redis.call('SET', qseqk, sc)
     end
     redis.call('ZADD', queuek, sc, wid)
+    -- Each arrival gives the queue and its counter the retention.
+    redis.call('PEXPIRE', queuek, once_ttl)
+    redis.call('PEXPIRE', qseqk, once_ttl)
   else
     -- With several masters a waiter's ticket is the largest any master
     -- gave it, so that every master orders the waiters alike.
@@ -110,7 +115,9 @@ local function busy(pttl, h2, h3, h4, free)
     if ticket > sc then
       sc = ticket
       redis.call('ZADD', queuek, 'XX', sc, wid)
-      if (tonumber(redis.call('GET', qseqk)) or 0) < sc then redis.call('SET', qseqk, sc) end
+      if (tonumber(redis.call('GET', qseqk)) or 0) < sc then
+        redis.call('SET', qseqk, sc, 'PX', once_ttl)
+      end
     end
   end
   redis.call('SET', qkey, '1', 'PX', qttl)
@@ -270,6 +277,7 @@ local function bury(key)
              'exit_code', '', 'signal', '', 'host', r[3] or '', 'pid', r[4] or '',
              'fence', r[5] or '', 'once', r[6] or '', 'started_ms', st0,
              'finished_ms', hb, 'duration_ms', hb - st0, 'wait_ms', '')
+  redis.call('PEXPIRE', histk, once_ttl)
 end
 -- Only a record still 'running' is buried (its status was read above).
 if sr[1] == 'running' then bury(statek) end
@@ -279,14 +287,18 @@ redis.call('SET', lock, token, 'PX', ttl)
 -- The fencing token never goes below the acquiring host's clock in ms, so it
 -- keeps increasing even if the counter is lost (a restart without
 -- persistence). The floor comes from the client, not from TIME, so that all
--- masters of a quorum usually agree on the same value.
---mutant no_fence_incr: local fence = tonumber(redis.call('GET', fencek)) or 0
-local fence = redis.call('INCR', fencek)
+-- masters of a quorum usually agree on the same value. A counter that is
+-- gone (it expired with the job's other keys after --state-ttl without a
+-- run, or a restart lost it) starts again from this server's clock too, so
+-- a host whose clock is behind cannot draw a fence below an old one
+-- (docs/ARCHITECTURE.md, "Keys that end").
+local cur = tonumber(redis.call('GET', fencek))
 local floor = tonumber(ARGV[ARG_FENCE_FLOOR]) or 0
-if fence < floor then
-  fence = floor
-  redis.call('SET', fencek, fence)
-end
+--mutant fence_no_time_floor: if false then floor = math.max(floor, now) end
+if not cur then floor = math.max(floor, now) end
+--mutant no_fence_incr: local fence = math.max(cur or 0, floor)
+local fence = math.max((cur or 0) + 1, floor)
+redis.call('SET', fencek, string.format('%.0f', fence), 'PX', once_ttl)
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once,
@@ -320,8 +332,11 @@ local function replace(key, ls, extra)
   redis.call('HSET', key, unpack(f))
 end
 replace(statek, {sr[3], sr[4], sr[5], sr[1], sr[6], sr[7], sr[8]})
+redis.call('PEXPIRE', statek, once_ttl)
 if slot ~= 1 and tonumber(held_limit) ~= limit then
   redis.call('HSET', basestate, 'limit', limit)
+  -- A record this creates (slot 1's was deleted under its holder) ends too.
+  if redis.call('PTTL', basestate) == -1 then redis.call('PEXPIRE', basestate, once_ttl) end
 end
 if oncek then
   replace(oncek, redis.call('HMGET', oncek, 'last_success_ms', 'last_success_fence',

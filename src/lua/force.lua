@@ -8,12 +8,14 @@
 -- until the old lease ends. mode 'poll' only reports (the wait of
 -- --release); 'force' (--force) deletes whatever the holder does.
 --! KEYS lock state history
---! ARGV channel host pid sharded mode fence slot max_slot
+--! ARGV channel host pid sharded mode fence slot max_slot state_ttl_ms
 -- host, pid: the operator's; sharded: 1, SPUBLISH (on a cluster);
 -- mode: revoke, force or poll; fence: act only on a holder of this fence
 -- ('' any); slot: the --limit slot K to act on (lock, state: slot 1's
 -- keys; slot K's are lock:K, state:K), or 0: every held slot of 1..max_slot
--- (with a fence: the ones whose holder has it).
+-- (with a fence: the ones whose holder has it). state_ttl_ms: --state-ttl,
+-- the expiry of a history this script has to create (one that exists keeps
+-- the one its runs gave it).
 -- Returns {{slot, tag, pttl, host, pid, fence, status, heartbeat_ms,
 -- finished_ms}...}: one entry for slot K, or one per held slot (slot 0).
 -- tag: FREE (no lock: slot K only), FENCE (another fence holds it: nothing
@@ -75,6 +77,7 @@ local function act(i)
              'fence', h[4] or '', 'once', h[5] or '', 'started_ms', now,
              'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
              'by', ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID])
+  if redis.call('PTTL', histk) == -1 then redis.call('PEXPIRE', histk, ARGV[ARG_STATE_TTL_MS]) end
   -- A deleted lock is free: wake waiters with the holder's fence (if
   -- known), never its token (PUBLISH where a Cluster has no SPUBLISH).
   if tag == 'DELETED' then

@@ -187,6 +187,21 @@ if status ~= '' and not logged then
              'exit_code', code, 'signal', sig, 'host', ARGV[ARG_HOST], 'pid', ARGV[ARG_PID],
              'fence', ARGV[ARG_FENCE], 'once', ARGV[ARG_ONCE], 'started_ms', started,
              'finished_ms', now, 'duration_ms', now - started, 'wait_ms', wait)
+  -- Capped by age as well as by count: entries older than --state-ttl go,
+  -- up to 100 a run (few each time; XTRIM MINID would need Redis 6.2), and
+  -- the stream itself goes --state-ttl after the last run, with the job's
+  -- other keys.
+  local keep = tonumber(ARGV[ARG_STATE_TTL_MS])
+  local old = {}
+  if now - keep > 0 then
+    old = redis.call('XRANGE', histk, '-', string.format('%.0f', now - keep - 1), 'COUNT', 100)
+  end
+  if #old > 0 then
+    local ids = {}
+    for i, e in ipairs(old) do ids[i] = e[1] end
+    redis.call('XDEL', histk, unpack(ids))
+  end
+  redis.call('PEXPIRE', histk, keep)
   for _, key in ipairs(unlogged) do redis.call('HSET', key, 'logged', '1') end
 end
 -- The message only wakes waiters. It carries our fence, never the token:

@@ -1,9 +1,10 @@
 -- resolve: the operator's verdict on an abandoned (or any finished) record.
 --! KEYS lock record history
---! ARGV action host pid once
+--! ARGV action host pid once state_ttl_ms
 -- action: succeeded|clear|retry; host, pid: the operator's; once: the
 -- --once ID. retry allows the ID one more attempt (acquire.lua): the record
 -- stays as it is, with 'retry' = 1 until the next attempt takes the lock.
+-- state_ttl_ms: --state-ttl, the expiry of a history this script creates.
 -- Returns {'OK', previous status} or {'RUNNING'} when the job holds the lock
 -- right now, or {'NONE'} when there is no record, or {'SUCCEEDED'} for a
 -- retry of an ID that succeeded (nothing to retry).
@@ -33,4 +34,5 @@ redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status',
            'fence', r[3] or '', 'once', ARGV[ARG_ONCE], 'started_ms', r[4] or now,
            'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
            'by', by, 'from', s)
+if redis.call('PTTL', histk) == -1 then redis.call('PEXPIRE', histk, ARGV[ARG_STATE_TTL_MS]) end
 return {'OK', s}

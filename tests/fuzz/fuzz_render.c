@@ -192,10 +192,10 @@ static redisReply *holders_reply(const char *const *fv)
     size_t len;
     FILE *f = open_memstream(&text, &len);
 
-    fputs("*2\r\n*1\r\n*5\r\n:1\r\n:9000\r\n", f);
+    fputs("*3\r\n*1\r\n*5\r\n:1\r\n:9000\r\n", f);
     for (int i = 0; i < 3; i++)
         bulk(f, fv[i]);
-    fputs("*0\r\n", f);
+    fputs("*0\r\n:2592000000\r\n", f);
     fclose(f);
     return reply_of(text, len);
 }
