@@ -53,7 +53,8 @@ from chaoslib.resp import try_resp
 # Timeouts a resharding or a failover fits in (they take 100-500 ms here).
 # A release refused while the slot is half-way (TRYAGAIN), or one that timed
 # out in the client pause of a manual failover, leaves our key to expire
-# within one lease: scripts/chaos accepts such a leftover for these faults.
+# within one lease: the checker accepts such a leftover for these faults
+# (chaoslib/explain.py, explain_leftover; on any master: not recorded).
 NETWORK_FAULTS = {"reshard", "failover"}
 
 CLUSTER_DEFAULTS = dict(masters=1, cluster=True, redis_timeout="500ms", connect_timeout="500ms",

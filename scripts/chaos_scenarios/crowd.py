@@ -55,6 +55,11 @@ CROWD = dict(wrappers=6, duration=30, ttl_ms=3000, wait_ms=12000, hold_ms=100,
              redis_timeout="1s", connect_timeout="1s", faults=["crowd_kill"],
              fault_every=(0.5, 1.0), asserted=CHECKS)
 
+# --short: one crowd of 30-50 under a 1.5 s lease (allowed: 1 s + 400 ms of
+# idle lock), started in the first 2 s; 4 live waiters.
+SHORT.append(dict(CROWD, name="single-crowd-short", masters=1, wrappers=4, duration=6,
+                  ttl_ms=1500, wait_ms=8000, crowd=dict(size=(30, 50), last_s=4)))
+
 LONG = [
     dict(CROWD, name="single-crowd-killed", masters=1, crowd=dict(size=(80, 150))),
     dict(CROWD, name="redlock5-crowd-killed", masters=5, crowd=dict(size=(40, 70))),
@@ -82,7 +87,8 @@ def setup(sc):
                 "slack_ms": 400,
                 "entry_ttl_ms": entry_ttl_ms(sc.s["ttl_ms"]),
                 # (set up just before the scenario's clock starts)
-                "last_start_ns": mono() + int((sc.s["duration"] - LAST_S) * NS)}
+                "last_start_ns": mono() + int((sc.s["duration"]
+                                               - sc.s["crowd"].get("last_s", LAST_S)) * NS)}
     os.makedirs(os.path.join(sc.dir, "probes"), exist_ok=True)
 
 

@@ -82,7 +82,8 @@ from chaoslib.resp import info, pairs, try_resp
 MEASURED = ["C3", "C4", "C5"]       # C1/C2 reported, not asserted
 FAULT_KINDS = ["sentinel_failover", "kill_master"]
 # A lock key left with a TTL within one lease after these is a late
-# request or a holder cut off by the failover (scripts/chaos: locks_left).
+# request or a holder cut off by the failover (chaoslib/explain.py,
+# explain_leftover).
 NETWORK_FAULTS = set(FAULT_KINDS)
 MASTER_NAME = "chaos"
 
@@ -425,7 +426,7 @@ FAULTS = {k: _fault(k) for k in FAULT_KINDS}
 def quiesce(sc):
     """After the last wrapper: let the fault in progress finish, then wait
     for the group to settle, so that the lock keys are read from a settled
-    group (scripts/chaos: locks_left reads every data node)."""
+    group (scripts/chaos: lock_keys reads every data node)."""
     g = getattr(sc, "sentinel", None)
     if g is None:
         return

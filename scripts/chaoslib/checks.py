@@ -16,8 +16,8 @@ NS = 1_000_000_000
 MS = 1_000_000
 
 from chaoslib.explain import (LOOSE_EXCUSES, SEEN_SLACK_MS, STRICT_EXCUSES,  # noqa: F401
-                              explain_overlap, fault_windows, pause_covers, pause_grace_ns,
-                              release_explains)
+                              explain_leftover, explain_overlap, fault_windows, pause_covers,
+                              pause_grace_ns, release_explains)
 
 ALL_CHECKS = ("C1", "C2", "C3", "C4", "C5")
 EXTRA_CHECKS = ("C6", "C7", "C8", "C9")
@@ -313,9 +313,30 @@ def c5_exits(runs, start_ids, end_ids, meta):
     for r in runs.values():
         if "KILL" in r.get("signals", []) and r.get("child_death_ns") and r.get("exit_ns"):
             outlived_kill_ms = max(outlived_kill_ms, (r["child_death_ns"] - r["exit_ns"]) / MS)
+    # Judged by the harness that wrote the log (before meta "lock_keys").
     for left in meta.get("locks_left", []):
         c5.append(dict(left, why="lock left behind after every wrapper ended"))
     return c5, hist, paused_past_lease, stopped_past_lease, outlived_kill_ms
+
+
+def c5_lock_keys(runs, meta):
+    """C5: the lock keys read after every wrapper ended (meta "lock_keys"),
+    each explained in time (explain.explain_leftover) or a violation:
+    (violations, explained)."""
+    bad, ok = [], []
+    ttl_ms = (meta.get("spec") or {}).get("ttl_ms") or 1000
+    for k in meta.get("lock_keys") or []:
+        kind, detail = explain_leftover(k, runs, meta)
+        pttl = k.get("pttl_ms")
+        if kind:
+            ok.append(dict(k, by=kind, detail=detail))
+        elif not isinstance(pttl, int) or pttl == -1 or pttl > ttl_ms:
+            bad.append(dict(k, why="lock left behind after every wrapper ended (no TTL within a lease)"))
+        else:
+            bad.append(dict(k, why="lock left behind after every wrapper ended: no kill -9 since it "
+                            "was written, no fault on that master within the lease before it "
+                            "or since"))
+    return bad, ok
 
 
 def c0_evidence(spec, meta, completed):
@@ -375,7 +396,8 @@ def check(logdir, asserted=None):
         c5_exits(runs, start_ids, end_ids, meta)
     # C6, C7 (lease scenarios), C8 (--limit N), C9 (crowds), and C5's
     # operator releases and records: below.
-    c5 += (check_releases(sections, runs, meta) + check_records(sections, runs, meta)
+    keys_left, keys_explained = c5_lock_keys(runs, meta)
+    c5 += (keys_left + check_releases(sections, runs, meta) + check_records(sections, runs, meta)
            + check_planned(sections, runs, meta))
     c6 = check_late_start(sections, runs, meta)
     c7 = check_once(sections, runs, meta)
@@ -450,6 +472,7 @@ def check(logdir, asserted=None):
         "paused_past_lease_exit_codes": paused_past_lease,
         "stopped_past_lease_exit_codes": stopped_past_lease,
         "faults_never_injected": never,
+        "locks_left_explained": keys_explained,
         "excused": meta.get("excused", []),
         "asserted": list(asserted),
         "failed": failed,

@@ -11,8 +11,10 @@ that began after it, or ended before it, or of a third run, or of the
 wrapper alone; a forced release within a renewal, a late one, a plain
 one; a kill -9 within the last lease, an older one, one of a third run; a
 network fault within the last lease, an older one, one where C1 is
-asserted), and the C5 extras (records, operator releases, planned
-failovers). A control whose planted log passes "stayed green": the
+asserted), a lock key left after every wrapper ended (a fault on
+another master, a fault long before it was written, a kill -9 before it
+was written: none explains it), and the C5 extras (records, operator
+releases, planned failovers). A control whose planted log passes "stayed green": the
 checker is blind to that defect.
 """
 
@@ -325,7 +327,46 @@ def c5_lock_left(bad):
     p = Planted("c5-lock-left")
     p.seq(6)
     if bad:
-        p.meta["locks_left"] = [{"server": 0, "pttl_ms": -1}]
+        p.meta["lock_keys"] = [{"server": 0, "pttl_ms": -1, "t_ns": 2600 * MS}]
+    return p, "C5"
+
+
+def _key_left(p):
+    """Five masters; the lock key on master 1, read at 2600 ms with 600 ms
+    left: written (set or renewed) at 2200 ms, never given back."""
+    p.spec["masters"] = 5
+    p.seq(6)
+    p.meta["lock_keys"] = [{"server": 1, "pttl_ms": 600, "t_ns": 2600 * MS}]
+
+
+def c5_lock_release_lost(bad):
+    """A partition of master 1 that began after the write (the holder's
+    release could not reach it) explains the key; one of master 0 does not."""
+    p = Planted("c5-lock-other-master", faults=["partition"])
+    _key_left(p)
+    p.event("partition", 2230, 2280, network=True, servers=[0 if bad else 1])
+    return p, "C5"
+
+
+def c5_lock_fault_old(bad):
+    """A pause of master 1 explains the key as a late request only if it
+    was on within the lease before the write (1200-2200 ms)."""
+    p = Planted("c5-lock-fault-old", faults=["pause_redis"])
+    _key_left(p)
+    p.event("pause_redis", 800 if bad else 1000, 1100 if bad else 1300, network=True,
+            servers=[1])
+    return p, "C5"
+
+
+def c5_lock_kill_old(bad):
+    """A kill -9'd wrapper explains the key only if it was alive when the
+    key was written (it may be its holder): not one that died before."""
+    p = Planted("c5-lock-kill-old", faults=["kill_wrapper"])
+    _key_left(p)
+    t = 1900 if bad else 2300
+    p.runs["k"] = {"id": "k", "rc": -9, "signals": ["KILL"], "tags": {},
+                   "spawn_ns": 1700 * MS, "exit_ns": t * MS}
+    p.event("kill_wrapper", t, id="k")
     return p, "C5"
 
 
@@ -456,7 +497,8 @@ def c9_probe(bad):
 CONTROLS = [c0_too_few, c0_kind_never, c1_nothing, c1_audit, c1_pause_after, c1_pause_ended,
             c1_pause_other, c1_stop_wrapper, c1_release_plain, c1_release_late, c1_kill_old,
             c1_kill_other, c1_network_old, c1_network_strict, c2_lost, c2_excess, c3_inversion,
-            c3_explained, c4_stale, c5_exit0, c5_rc, c5_hung, c5_lock_left, c5_records_held,
+            c3_explained, c4_stale, c5_exit0, c5_rc, c5_hung, c5_lock_left, c5_lock_release_lost,
+            c5_lock_fault_old, c5_lock_kill_old, c5_records_held,
             c5_records_abandoned, c5_release_waits, c5_release_69, c5_planned, c6_late, c7_once,
             c8_over, c8_pause_after, c9_idle, c9_probe]
 

@@ -3,7 +3,8 @@ by the moment it began (checks.py's C1 and C8 use it): a whole-holder
 pause that covers it, a --release --force within a renewal, and where a
 scenario's spec does not list C1, a kill -9 of one side or a network fault
 within the last lease before it. docs/RELIABILITY.md, "What explains an
-overlap". Works on plain data only.
+overlap". And what may explain a lock key left after every wrapper ended
+(explain_leftover, for C5). Works on plain data only.
 """
 
 MS = 1_000_000
@@ -137,3 +138,47 @@ def release_explains(o, a, b, releases, ttl_ms, renew_ms, masters=1):
             if (named or running) and y["start"] >= rel["t0"] and x["end"] <= rel["t1"] + bound:
                 return True
     return False
+
+
+# A lock key still there after every wrapper ended, with a PTTL within one
+# lease (meta "lock_keys": server, pttl_ms, t_ns, the moment it was read):
+# it was written (set or renewed) at t - (TTL - PTTL), and by then nobody
+# gave it back. What explains that, in time:
+#   kill     a wrapper that was kill -9'd, stopped or hung, and ended no
+#            earlier than the write (it may be the holder that died)
+#   late     a network fault on that master that was on within the lease
+#            before the write: a request sent then, applied late
+#   release  a network fault on that master that began after the write and
+#            before the read: the holder's release or give-back could not
+#            reach that master (a release that lands on a quorum of
+#            masters is done: a minority's key expires by itself)
+# A fault event without "servers" (a module's: failovers, reshards,
+# blips) may be on any master. Nothing else: the key fails C5.
+def explain_leftover(k, runs, meta):
+    """What explains the lock key k left after every wrapper ended:
+    (kind, detail) or (None, None). A key without a TTL, or with a TTL
+    longer than the lease, is never explained."""
+    ttl_ms = ((meta.get("spec") or {}).get("ttl_ms") or 1000)
+    pttl, t = k.get("pttl_ms"), k.get("t_ns")
+    if not isinstance(pttl, int) or pttl < 0 or pttl > ttl_ms or t is None:
+        return None, None
+    ttl = ttl_ms * MS
+    written = t - (ttl_ms - pttl) * MS
+    for r in runs.values():
+        sig = set(r.get("signals") or [])
+        died = ("KILL" in sig or "TSTP" in sig or r.get("hung")
+                or any(x.startswith("STOP") for x in sig))
+        end = r.get("exit_ns")
+        if died and end is not None and written - SEEN_SLACK_MS * MS <= end <= t:
+            return "kill", {"id": r.get("id"), "after_write_ms": round((end - written) / MS, 1)}
+    for e in meta.get("fault_events") or []:
+        if not e.get("network") or ("servers" in e and k.get("server") not in e["servers"]):
+            continue
+        w0, w1 = e["t_ns"], e.get("until_ns") or e["t_ns"] + ttl
+        detail = {"kind": e["kind"], "from_ms": round((w0 - written) / MS, 1),
+                  "to_ms": round((w1 - written) / MS, 1)}
+        if w0 <= written and w1 >= written - ttl:
+            return "late", detail
+        if written < w0 <= t:
+            return "release", detail
+    return None, None

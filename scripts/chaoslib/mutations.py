@@ -26,7 +26,8 @@ M = {
  "C0: only 'no fault at all' (the old rule)": ('    never = faults_never_injected(spec, meta)\n    if never:', '    never = faults_never_injected(spec, meta)\n    if never and not meta.get("faults"):'),
  "C9 removed": ('c9 = check_crowd(sections, runs, meta)', 'c9 = []'),
  "C5 records removed": ('+ check_records(sections, runs, meta)', '+ []'),
- "C5 operator releases removed": ('c5 += (check_releases(sections, runs, meta)', 'c5 += ([]'),
+ "C5 operator releases removed": ('keys_left + check_releases(sections, runs, meta)', 'keys_left + []'),
+ "C5 lock keys left removed": ('c5 += (keys_left + ', 'c5 += ('),
  "C5 planned failovers removed": ('+ check_planned(sections, runs, meta))', '+ [])'),
  "a pause explains whenever it was (per run, not per moment)": ('if kind == "whole" and t0 < t_ns and (t1 is None or t1 + grace_ns >= t_ns):', 'if kind == "whole":'),
  "a pause of any stop kind explains": ('if kind == "whole" and t0 < t_ns', 'if t0 < t_ns'),
@@ -35,6 +36,9 @@ M = {
  "C1 judged only where asserted (the old rule)": ('    asserted = list(asserted) + [c for c in ["C1"] + (["C8"] if limit else [])\n                                 if c not in asserted]', '    asserted = list(asserted)'),
  "C8 excess explained by any pause": ('paused = any(pause_covers(runs.get(x, {}), cur["from_ns"], grace) for x in cur["ids"])', 'paused = any("STOP" in runs.get(x, {}).get("signals", []) for x in cur["ids"])'),
  "a release explains without --force": ('not rel.get("force", True):', 'False:'),
+ "a leftover lock: a fault on any master explains it": ('if not e.get("network") or ("servers" in e and k.get("server") not in e["servers"]):', 'if not e.get("network"):'),
+ "a leftover lock: a fault explains it whenever it was": ('if w0 <= written and w1 >= written - ttl:', 'if True:'),
+ "a leftover lock: any kill -9 explains it": ('if died and end is not None and written - SEEN_SLACK_MS * MS <= end <= t:', 'if died:'),
 }
 
 

@@ -20,8 +20,9 @@ seed_args=()
 t "chaos --short runs to the end"
 witness_args=()
 [ -x "$RR_HELPERS/witness" ] && witness_args=(--witness "$RR_HELPERS/witness")
-# Bounded: the short run takes about 75 s; 200 s means it hung.
-timeout -k 5 200 "$PY" "$CHAOS" --short --bin "$RR_BIN" "${witness_args[@]}" \
+# Bounded: the short run takes about 130 s on two loaded cores; 230 s
+# means it hung.
+timeout -k 5 230 "$PY" "$CHAOS" --short --bin "$RR_BIN" "${witness_args[@]}" \
     "${seed_args[@]}" --out "$TMP/chaos" --json "$SUMMARY" >"$TMP/chaos.out" 2>&1
 RC=$?
 sed 's/^/# /' "$TMP/chaos.out"

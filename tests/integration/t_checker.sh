@@ -8,7 +8,9 @@
 # clean twin (the same log without the defect) must PASS. One per check
 # C0-C9 and per way an overlap may or may not be explained (in time: a
 # pause that covers it, a forced release within a renewal, a kill -9 or a
-# network fault within the last lease). A control that stays green means
+# network fault within the last lease), and per way a lock key left after
+# every wrapper ended may not be (a fault of another master, one long
+# before it was written, a kill -9 before it). A control that stays green means
 # the checker is blind to that defect (docs/RELIABILITY.md, "Controls").
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
