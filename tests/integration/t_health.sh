@@ -150,4 +150,157 @@ assert_rc 0 "every day settled: OK"
 assert_eq 0 "$(list_code "$job")" "--list status_code once settled"
 end_test
 
+# ---------------------------------------------------------------------------
+# Metrics of the job (issue 34, 2): the alerts read the file --list
+# --metrics-file writes from every job's state in Redis. Each case runs real
+# jobs, copies the files they wrote after each step, and hands them to
+# promtool with examples/prometheus-rules.yml.
+PROMTOOL=$(command -v promtool || echo "$TOP/build/tools/promtool")
+PER=10   # samples (minutes) each step's files are seen for
+
+# export_as STEP PREFIX [faketime OFFSET] — the jobs' file under PREFIX now,
+# kept as step STEP's.
+export_as() {
+    local step=$1 prefix=$2; shift 2
+    if [ $# -gt 0 ]; then
+        run_limited faketime -f "$2" "$RR_BIN" -r "$U" --prefix "$prefix" --list --metrics-file "$TMP/jobs.prom"
+    else
+        rr -r "$U" --prefix "$prefix" --list --metrics-file "$TMP/jobs.prom"
+    fi
+    assert_rc 0 "--list --metrics-file, step $step"
+    assert_eq "" "$(cat "$OUT")" "--list --metrics-file prints nothing"
+    cp "$TMP/jobs.prom" "$TMP/$prefix-$step.prom"
+    SNAPS+=("$step:mon-1:$TMP/$prefix-$step.prom")
+}
+
+# promtool_case NAME EVALS — a promtool test of the snapshots in SNAPS;
+# EVALS: its alert_rule_test lines. Fails with promtool's words.
+promtool_case() {
+    {
+        echo "rule_files: [$EX/prometheus-rules.yml]"
+        echo "evaluation_interval: 1m"
+        echo "tests:"
+        echo "  - interval: 1m"
+        echo "    input_series:"
+        "$PY" "$TOP/tests/integration/prom_series.py" "$PER" "${SNAPS[@]}"
+        echo "    alert_rule_test:"
+        printf '%s\n' "$2"
+    } >"$TMP/$1.test.yml"
+    "$PROMTOOL" test rules "$TMP/$1.test.yml" >"$TMP/$1.promtool" 2>&1 ||
+        fail "promtool test rules ($1): $(tail -25 "$TMP/$1.promtool")"
+}
+EX=$TOP/examples
+
+# fires AT ALERT LOCK SUMMARY DESCRIPTION / quiet AT ALERT — alert_rule_test
+# lines: ALERT fires at AT for LOCK alone, or not at all.
+fires() {
+    printf '      - eval_time: %s\n        alertname: %s\n        exp_alerts:\n' "$1" "$2"
+    printf '          - exp_labels: {severity: warning, lock: %s}\n' "$3"
+    printf '            exp_annotations:\n              summary: "%s"\n' "$4"
+    printf '              description: "%s"\n' "$5"
+}
+quiet() { printf '      - eval_time: %s\n        alertname: %s\n        exp_alerts: []\n' "$1" "$2"; }
+FAILED_DESC="See redlock-run --status settle (exit code, host, history)."
+
+t "metrics of the job: host A fails, host B succeeds, A's next run is busy: the failure alert clears"
+if [ ! -x "$PROMTOOL" ]; then
+    skip "promtool not found (scripts/deps.sh ci takes it from Debian's prometheus package)"
+else
+    P=mfail:
+    SNAPS=()
+    # "web-1" and "web-2" are two hosts' --metrics-file files.
+    rr -r "$U" --prefix $P --metrics-file "$TMP/web-1.prom" settle -- false
+    assert_rc 1 "host A's run fails"
+    export_as 0 $P
+    cp "$TMP/web-1.prom" "$TMP/w1-0.prom"; SNAPS+=("0:web-1:$TMP/w1-0.prom")
+    rr -r "$U" --prefix $P --metrics-file "$TMP/web-2.prom" settle -- true
+    assert_rc 0 "host B's run succeeds"
+    export_as 1 $P
+    SNAPS+=("1:web-1:$TMP/w1-0.prom")
+    cp "$TMP/web-2.prom" "$TMP/w2-1.prom"; SNAPS+=("1:web-2:$TMP/w2-1.prom")
+    bg "$TMP/mB" "$RR_BIN" -r "$U" --prefix $P --metrics-file "$TMP/web-2.prom" settle -- \
+        sh -c 'touch "$1"; sleep 2' sh "$TMP/mB.started"
+    w=$BG
+    wait_for 10 file_there "$TMP/mB.started" || fail "B's second run did not start"
+    rr -r "$U" --prefix $P --metrics-file "$TMP/web-1.prom" settle -- true
+    assert_rc 75 "host A's next run is busy"
+    export_as 2 $P
+    cp "$TMP/web-1.prom" "$TMP/w1-2.prom"; SNAPS+=("2:web-1:$TMP/w1-2.prom" "2:web-2:$TMP/w2-1.prom")
+    wait_pid "$w" 20 || fail "B's second run did not end"
+    export_as 3 $P
+    cp "$TMP/web-2.prom" "$TMP/w2-3.prom"; SNAPS+=("3:web-1:$TMP/w1-2.prom" "3:web-2:$TMP/w2-3.prom")
+    assert_contains "$(cat "$TMP/w1-2.prom")" 'redlock_run_last_status{lock="settle",status="failed"} 1' \
+        "host A's own file still says its last run failed"
+    promtool_case fail "$(fires 5m RedlockJobFailed settle "settle: the last run did not succeed" "$FAILED_DESC"
+        quiet 15m RedlockJobFailed; quiet 25m RedlockJobFailed; quiet 35m RedlockJobFailed)"
+    end_test
+fi
+
+t "metrics of the job: a run hung far longer than usual alerts (the jobs' file read 2h later)"
+if [ ! -x "$PROMTOOL" ]; then
+    skip "promtool not found (scripts/deps.sh ci takes it from Debian's prometheus package)"
+elif skip_without_faketime; then
+    :
+else
+    P=mhung:
+    SNAPS=()
+    for i in 0 1 2; do
+        rr -r "$U" --prefix $P settle -- sleep 0.2
+        assert_rc 0 "run $i"
+        export_as $i $P
+    done
+    bg "$TMP/mH" "$RR_BIN" -r "$U" --prefix $P -t 2s settle -- sh -c 'touch "$1"; sleep 60' sh "$TMP/mH.started"
+    w=$BG
+    wait_for 10 file_there "$TMP/mH.started" || fail "the hung run did not start"
+    export_as 3 $P
+    # The exporting host's clock 2 hours on: the run has held the lock 2h.
+    export_as 4 $P faketime +2h
+    assert_contains "$(cat "$TMP/$P-4.prom")" 'redlock_job_held_seconds{lock="settle"} 72' "held for 2h"
+    kill_wait TERM "$w" 10
+    # As humanizeDuration says it (whole seconds, cut): the test's own lag
+    # is in the figure.
+    held=$(sed -n 's/^redlock_job_held_seconds{lock="settle"} \([0-9]*\).*/\1/p' "$TMP/$P-4.prom")
+    held_s="$((held / 3600))h $((held % 3600 / 60))m $((held % 60))s"
+    promtool_case hung "$(quiet 35m RedlockJobHeldTooLong
+        fires 45m RedlockJobHeldTooLong settle \
+            "settle: the current run has held the lock for $held_s, far longer than usual" \
+            "redlock-run --status settle names its host, pid and fence.")"
+    end_test
+fi
+
+t "metrics of the job: a day never settled alerts after the next day succeeds, until it is resolved"
+if [ ! -x "$PROMTOOL" ]; then
+    skip "promtool not found (scripts/deps.sh ci takes it from Debian's prometheus package)"
+else
+    P=mday:
+    SNAPS=()
+    bg "$TMP/mD" "$RR_BIN" -r "$U" --prefix $P -t 1s --once d1 settle -- sh -c 'touch "$1"; sleep 30' sh "$TMP/mD.started"
+    w=$BG
+    wait_for 10 file_there "$TMP/mD.started" || fail "d1 did not start"
+    kill_wait KILL "$w" 5
+    wait_for 5 key_gone S "$P{settle}:lock" || fail "lease did not expire"
+    rr -r "$U" --prefix $P --once d2 settle -- true
+    assert_rc 0 "d2"
+    export_as 0 $P
+    rr -r "$U" --prefix $P --resolve succeeded --once d1 settle
+    assert_rc 0 "d1 resolved"
+    export_as 1 $P
+    promtool_case day "$(fires 5m RedlockJobNotSettled settle "settle: 1 --once ID(s) not settled" \
+            "redlock-run --status --max-age 25h settle names them and the command that settles each."
+        quiet 5m RedlockJobFailed; quiet 15m RedlockJobNotSettled)"
+    end_test
+fi
+
+t "--list --metrics-file: a listing that is not complete leaves the file as it was; refusals"
+echo "# a file written before" >"$TMP/keep.prom"
+rr -r "redis://127.0.0.1:$(free_port)" --list --metrics-file "$TMP/keep.prom"
+assert_rc 69 "no server"
+assert_eq "# a file written before" "$(cat "$TMP/keep.prom")" "the old file stays"
+rr -r "$U" --status --metrics-file "$TMP/x.prom" settle
+assert_rc 64 "--metrics-file with --status"
+assert_contains "$(cat "$ERR")" "--metrics-file works only when running a COMMAND, or with --list"
+rr -r "$U" --list --json --metrics-file "$TMP/x.prom"
+assert_rc 64 "--json with --list --metrics-file"
+end_test
+
 done_testing
