@@ -60,7 +60,7 @@ void rr_list_row_once(struct rr_list_row *row, const char *id, const char *statu
 {
     bool running = strcmp(status, "running") == 0;
 
-    if (!*status || strcmp(status, "succeeded") == 0)
+    if (!*status || strcmp(status, "succeeded") == 0 || strcmp(status, "cleared") == 0)
         return;
     if (running) {
         row->once_running++;

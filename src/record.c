@@ -53,11 +53,13 @@ const char *const rr_record_fields[] = { "status", "host", "pid", "fence", "once
                                          "started_ms", "heartbeat_ms", "finished_ms",
                                          "exit_code", "signal", "last_success_ms",
                                          "last_success_fence", "last_success_host",
-                                         "masters_ok", "masters_total", "masters_failed", NULL };
+                                         "masters_ok", "masters_total", "masters_failed",
+                                         "resolved", "resolved_by", "resolved_ms",
+                                         "resolved_from", NULL };
 static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
                                        "finished_ms", "exit_code", "signal", "duration_ms",
                                        "wait_ms", "last_success_ms", "last_success_fence",
-                                       "masters_ok", "masters_total", NULL };
+                                       "masters_ok", "masters_total", "resolved_ms", NULL };
 
 static bool is_numeric(const char *name)
 {

@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "service.h"
 #include "duration.h"
+#include "escape.h"
 #include "log.h"
 #include "scripts.h"
 #include "svc_config.h"
@@ -110,6 +112,23 @@ static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_
                    "command starts)\n", "contain");
 }
 
+/* "resolved  clear by alice@web-1:4242 at 2026-12-01 03:10:00 (it was
+ * abandoned)": the operator's last verdict on the record, if any. */
+static void text_resolved(FILE *f, const redisReply *flat)
+{
+    const char *how = rr_record_field(flat, "resolved");
+    const char *by = rr_record_field(flat, "resolved_by"), *from = rr_record_field(flat, "resolved_from");
+    const char *when = rr_record_field(flat, "resolved_ms");
+    char t[32], h[64], b[300], w[64];
+    long long ms;
+
+    if (!how || !*how)
+        return;
+    rr_record_time(when && rr_json_int(when, &ms) ? ms : 0, t, sizeof t);
+    fprintf(f, "%-10s --resolve %s by %s at %s (it was %s)\n", "resolved", TXT(how, h),
+            by && *by ? TXT(by, b) : "?", t, from && *from ? TXT(from, w) : "?");
+}
+
 /* key: the record's key, named when there is none (a typo in NAME or an
  * ID that never ran reads differently from a healthy job). */
 static void text_record(FILE *f, const char *label, const redisReply *flat, bool held,
@@ -138,6 +157,7 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     if (rec.signal > 0)
         fprintf(f, ", signal %d", rec.signal);
     fputc('\n', f);
+    text_resolved(f, flat);
     /* A degraded quorum: the run went ahead without some masters. */
     if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
         fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",
@@ -681,6 +701,24 @@ static void on_resolve(struct rr_svc *c, int status, redisReply *r, void *arg)
     close_all(op);
 }
 
+/* Who resolves: "user@host" (the user behind sudo when root runs it
+ * through sudo), recorded by --resolve. */
+static void operator_name(char *buf, size_t len)
+{
+    char host[200] = "unknown";
+    const char *user = getuid() == 0 ? getenv("SUDO_USER") : NULL;
+    struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
+    char uid[24];
+
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
+    if (!user || !*user) {
+        snprintf(uid, sizeof uid, "uid %ld", (long)getuid());
+        user = pw && pw->pw_name ? pw->pw_name : uid;
+    }
+    snprintf(buf, len, "%.40s@%s", user, host);
+}
+
 int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
 {
     struct op op;
@@ -696,8 +734,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
     }
     if (state_pattern(cfg->prefix, op.state_pattern, sizeof op.state_pattern) != 0)
         op.state_pattern[0] = '\0';   /* no suggestions; the read is the same */
-    if (gethostname(op.host, sizeof(op.host) - 1) != 0)
-        snprintf(op.host, sizeof(op.host), "unknown");
+    operator_name(op.host, sizeof op.host);
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
     for (int i = 0; i < op.n; i++) {
         if (!(op.conns[i] = rr_svc_config_new(loop, cfg, i))) {

@@ -291,6 +291,57 @@ else
     end_test
 fi
 
+t "--resolve keeps history: clear keeps the last success and the job in --list; --status says who resolved what, when"
+# Issue 34, 4: --resolve clear deleted the record: --status --max-age said
+# CRITICAL never ran, and the job was gone from --list (failed before).
+job=rclear
+who="$(id -un)@$(hostname)"
+rr -r "$U" "$job" -- true
+rr -r "$U" "$job" -- false
+assert_rc 1 "a failed run"
+rr -r "$U" --resolve clear "$job"
+assert_rc 0 "--resolve clear"
+rr -r "$U" --status --max-age 25h "$job"
+assert_rc 0 "the last success kept: OK"
+assert_contains "$(cat "$OUT")" "REDLOCK OK - $job succeeded "
+rr -r "$U" --list
+assert_contains "$(grep "^$job " "$OUT")" " cleared " "the job keeps its place in --list"
+rr -r "$U" --status "$job"
+assert_rc 0 "--status after clear"
+assert_contains "$(cat "$OUT")" "resolved   --resolve clear by $who:" "who and when"
+assert_contains "$(cat "$OUT")" "(it was failed)" "what"
+assert_contains "$(cat "$OUT")" "last ok" "the last success"
+rr -r "$U" --status --json "$job"
+cp "$OUT" "$TMP/rclear.json"
+assert_eq clear "$(jget "$TMP/rclear.json" 'j["last_run"]["resolved"]')" "JSON resolved"
+assert_eq "$who" "$(jget "$TMP/rclear.json" 'j["last_run"]["resolved_by"].rsplit(":", 1)[0]')" "JSON resolved_by (user@host:pid)"
+assert_eq failed "$(jget "$TMP/rclear.json" 'j["last_run"]["resolved_from"]')" "JSON resolved_from"
+assert_eq int "$(jget "$TMP/rclear.json" 'type(j["last_run"]["resolved_ms"]).__name__')" "JSON resolved_ms"
+rr -r "$U" "$job" -- true
+assert_rc 0 "the next run runs"
+# An --once ID: cleared, not deleted; it runs again with its attempts
+# counted afresh, and is not "unsettled".
+rr -r "$U" --once c1 "$job" -- false
+rr -r "$U" --resolve clear --once c1 "$job"
+assert_rc 0 "--resolve clear --once"
+rr -r "$U" --status --once c1 "$job"
+assert_contains "$(cat "$OUT")" "resolved   --resolve clear by $who:"
+rr -r "$U" --list --json
+assert_contains "$(grep "\"name\":\"$job\"" "$OUT")" '"unsettled_once":0,' "a cleared ID is settled"
+rr -r "$U" --once c1 "$job" -- true
+assert_rc 0 "the cleared ID runs again (its one attempt counted afresh)"
+# succeeded, after a dead run: recorded the same way.
+bg "$TMP/rc" "$RR_BIN" -r "$U" -t 1s "$job" -- sh -c 'touch "$1"; sleep 30' sh "$TMP/rc.started"
+w=$BG
+wait_for 10 file_there "$TMP/rc.started" || fail "child did not start"
+kill_wait KILL "$w" 5
+wait_for 5 key_gone S "$(k_lock $job)" || fail "lease did not expire"
+rr -r "$U" --resolve succeeded "$job"
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "resolved   --resolve succeeded by $who:"
+assert_contains "$(cat "$OUT")" "(it was abandoned)"
+end_test
+
 t "--list --metrics-file: a listing that is not complete leaves the file as it was; refusals"
 echo "# a file written before" >"$TMP/keep.prom"
 rr -r "redis://127.0.0.1:$(free_port)" --list --metrics-file "$TMP/keep.prom"

@@ -306,7 +306,7 @@ assert_contains "$(cat "$OUT")" "resolve with: redlock-run --resolve succeeded|r
 rr -r "$U" --resolve clear "$job"
 assert_rc 0 "--resolve clear without --once"
 assert_contains "$(cat "$OUT")" "cleared the last run of $job (was running); --once records are not touched: add --once with the ID that --status lists" "--resolve clear"
-assert_key_gone S "$(k_state $job)"
+assert_hash S "$(k_state $job)" status cleared   # kept, set aside (issue 34, 4)
 assert_hash S "$(k_once $job s4)" status running
 abandon "$job" s5
 rr -r "$U" --status "$job"
