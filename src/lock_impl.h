@@ -19,6 +19,7 @@ struct rr_lock {
     char ttl[24], state_ttl[24], once_ttl[24], pid[24], attempts[12];
     char host[128];
     char contain[8];               /* "cgroup", "tree", or "" */
+    char command_fp[17];           /* the command's fingerprint, or "" */
     char once_id[RR_ONCE_MAX + 1];
     char waiter[48], waiter_key[400], qttl[24], limit[12], ticket_s[24];
     long long ticket;              /* our arrival ticket: the largest seen */

@@ -55,7 +55,7 @@ const char *const rr_record_fields[] = { "status", "host", "pid", "fence", "once
                                          "last_success_fence", "last_success_host",
                                          "masters_ok", "masters_total", "masters_failed",
                                          "resolved", "resolved_by", "resolved_ms",
-                                         "resolved_from", NULL };
+                                         "resolved_from", "command", "command_prev", NULL };
 static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
                                        "finished_ms", "exit_code", "signal", "duration_ms",
                                        "wait_ms", "last_success_ms", "last_success_fence",

@@ -129,6 +129,18 @@ static void text_resolved(FILE *f, const redisReply *flat)
             by && *by ? TXT(by, b) : "?", t, from && *from ? TXT(from, w) : "?");
 }
 
+/* "command    changed: fingerprint X, the run before had Y": the last run's
+ * command is not the one before it (the fingerprints, never the command). */
+static void text_command(FILE *f, const redisReply *flat)
+{
+    const char *now = rr_record_field(flat, "command"), *prev = rr_record_field(flat, "command_prev");
+    char a[64], b[64];
+
+    if (now && *now && prev && *prev && strcmp(now, prev) != 0)
+        fprintf(f, "%-10s changed: fingerprint %s, the run before had %s (two jobs sharing "
+                   "this NAME?)\n", "command", TXT(now, a), TXT(prev, b));
+}
+
 /* key: the record's key, named when there is none (a typo in NAME or an
  * ID that never ran reads differently from a healthy job). */
 static void text_record(FILE *f, const char *label, const redisReply *flat, bool held,
@@ -158,6 +170,7 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
         fprintf(f, ", signal %d", rec.signal);
     fputc('\n', f);
     text_resolved(f, flat);
+    text_command(f, flat);
     /* A degraded quorum: the run went ahead without some masters. */
     if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
         fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",

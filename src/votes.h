@@ -28,6 +28,7 @@ struct rr_vote {
     long long ahead;          /* BUSY: the lock is free, but this many waiters
                                * are queued ahead (0: it is held) */
     bool abandoned;           /* OK: an abandoned previous run was recorded */
+    bool command_changed;     /* OK: the record replaced had another command fingerprint */
     int n_undo;               /* OK: the ids of those history entries, */
     char undo[2][48];         /*     deleted again if the round fails */
     bool stale;               /* DONE, STALE: a 'running' record with no lock

@@ -342,6 +342,90 @@ assert_contains "$(cat "$OUT")" "resolved   --resolve succeeded by $who:"
 assert_contains "$(cat "$OUT")" "(it was abandoned)"
 end_test
 
+t "a NAME knows its command: a fingerprint per run, a warning (under -q too) when it changes, --status says so"
+# Issue 34, 6: two jobs sharing a NAME by mistake: nothing recorded which
+# command used it (failed before: no fingerprint, no warning).
+job=fp
+rr -r "$U" -q "$job" -- sh -c 'exit 0' settle-secret-arg
+assert_rc 0 "first run"
+assert_eq "" "$(cat "$ERR")" "first run: nothing to say"
+fp1=$(hget S "$(k_state $job)" command)
+assert_eq 16 "${#fp1}" "a 16-digit fingerprint is recorded"
+R S HGETALL "$(k_state $job)" >"$TMP/fp.rec"
+assert_not_contains "$(cat "$TMP/fp.rec")" "settle-secret-arg" "never the arguments"
+rr -r "$U" -q "$job" -- sh -c 'exit 0' settle-secret-arg
+assert_eq "" "$(cat "$ERR")" "the same command: no warning"
+rr -r "$U" -q "$job" -- sh -c 'exit 0' report
+assert_rc 0 "another command under the same NAME"
+assert_contains "$(cat "$ERR")" "the command differs from the last run's of $job (fingerprint " "warned under -q"
+fp2=$(hget S "$(k_state $job)" command)
+assert_ne "$fp1" "$fp2" "the fingerprint changed"
+rr -r "$U" --status "$job"
+assert_contains "$(cat "$OUT")" "command    changed: fingerprint $fp2, the run before had $fp1" "--status says the command changed"
+rr -r "$U" --status --json "$job"
+cp "$OUT" "$TMP/fp.json"
+assert_eq "$fp2" "$(jget "$TMP/fp.json" 'j["last_run"]["command"]')" "JSON command"
+assert_eq "$fp1" "$(jget "$TMP/fp.json" 'j["last_run"]["command_prev"]')" "JSON command_prev"
+rr -r "$U" --log-format json -q "$job" -- sh -c 'exit 0' settle-secret-arg
+assert_contains "$(cat "$ERR")" '"level":"warn","job":"fp","event":"command_changed"' "JSON log: level warn"
+rr -r "$U" -q "$job" -- sh -c 'exit 0' settle-secret-arg
+rr -r "$U" --status "$job"
+assert_not_contains "$(cat "$OUT")" "command    changed" "two runs of one command: no longer said"
+end_test
+
+t "every JSON field --status --json and --list --json print is in the man page"
+# Issue 34, 7: holders and queue were undocumented (failed before).
+job=jdoc
+rr -r "$U" "$job" -- true
+rr -r "$U" "$job" -- false
+rr -r "$U" --resolve clear "$job"
+rr -r "$U" "$job" -- sh -c 'exit 0' other
+bg "$TMP/jd" "$RR_BIN" -r "$U" -t 2s "$job" -- sh -c 'touch "$1"; sleep 30' sh "$TMP/jd.started"
+w=$BG
+wait_for 10 file_there "$TMP/jd.started" || fail "child did not start"
+bg "$TMP/jdw" "$RR_BIN" -r "$U" -w 20s "$job" -- true
+ww=$BG
+sleep 0.5
+rr -r "$U" --status --json "$job"
+cp "$OUT" "$TMP/jd1.json"
+rr -r "$U" --once o1 "$job"2 -- true
+rr -r "$U" --status --json --once o1 "$job"2
+cp "$OUT" "$TMP/jd2.json"
+rr -r "$U" --status --json --once o9 "$job"2
+cp "$OUT" "$TMP/jd3.json"
+rr -r "$U" --list --json
+cp "$OUT" "$TMP/jd4.json"
+rr -r "redis://127.0.0.1:$(free_port)" --status --json "$job"
+cp "$OUT" "$TMP/jd5.json"
+kill_wait TERM "$w" 10
+kill_wait TERM "$ww" 10
+"$PY" - "$TOP/man/redlock-run.1" "$TMP"/jd[1-5].json >"$TMP/jd.missing" <<'EOF2'
+import json, sys
+man = open(sys.argv[1]).read()
+keys = set()
+def walk(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            keys.add(k)
+            walk(x)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x)
+for path in sys.argv[2:]:
+    for line in open(path):
+        if line.strip():
+            walk(json.loads(line))
+for k in sorted(keys):
+    if "\\fB%s\\fR" % k.replace("-", "\\-") not in man:
+        print(k)
+print("# %d keys" % len(keys), file=sys.stderr)
+EOF2
+assert_eq "" "$(cat "$TMP/jd.missing")" "JSON keys the man page does not name"
+for k in holders queue alive waiter ticket command_prev resolved_by masters_failed; do
+    grep -q "\"$k\"" "$TMP"/jd[1-5].json || fail "the JSON here has no $k: the check did not see it"
+done
+end_test
+
 t "--list --metrics-file: a listing that is not complete leaves the file as it was; refusals"
 echo "# a file written before" >"$TMP/keep.prom"
 rr -r "redis://127.0.0.1:$(free_port)" --list --metrics-file "$TMP/keep.prom"
