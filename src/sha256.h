@@ -18,8 +18,10 @@ void rr_sha256_update(struct rr_sha256 *s, const void *data, size_t len);
 void rr_sha256_final(struct rr_sha256 *s, unsigned char out[32]);
 
 /* The fingerprint of a command line: the first 16 hex digits of SHA-256
- * over each of argv[0..argc), NUL-terminated, in turn. Never the
- * arguments themselves, which may hold secrets. out: 17 bytes. Pure. */
+ * over each of argv[0..argc), NUL-terminated, in turn, every run of
+ * digits in them hashed as one '#' (a date or an hour in the arguments,
+ * 'report --hour 05', is the same command). Never the arguments
+ * themselves, which may hold secrets. out: 17 bytes. Pure. */
 void rr_command_fingerprint(char *const *argv, int argc, char out[17]);
 
 #endif

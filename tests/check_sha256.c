@@ -52,6 +52,15 @@ START_TEST(test_fingerprint)
     ck_assert_str_ne(x, y);
     rr_command_fingerprint(ab, 2, y);
     ck_assert_str_eq(x, y);
+    /* Digits do not count: a date in the arguments is the same command. */
+    char *d1[] = { (char *)"report", (char *)"--day", (char *)"2026-12-01" };
+    char *d2[] = { (char *)"report", (char *)"--day", (char *)"2027-1-9" };
+    char *d3[] = { (char *)"report", (char *)"--week", (char *)"2026-12-01" };
+    rr_command_fingerprint(d1, 3, x);
+    rr_command_fingerprint(d2, 3, y);
+    ck_assert_str_eq(x, y);
+    rr_command_fingerprint(d3, 3, y);
+    ck_assert_str_ne(x, y);
 }
 END_TEST
 
