@@ -209,7 +209,8 @@ int rr_list_row_state(struct rr_list_row *row, const redisReply *r)
     row->n_unsettled = row->once_bad + (row->held ? 0 : row->once_running);
     if (row->n_unsettled && strcmp(row->unsettled_status, "running") == 0)
         snprintf(row->unsettled_status, sizeof row->unsettled_status, "abandoned");
-    row->status_code = rr_status_exit_code(row->held, st->status, stale);
+    row->status_code = rr_status_exit_code(row->held, st->status, stale,
+                                           row->once_bad - row->once_abandoned);
     free(row->last_json);
     row->last_json = NULL;
     if (st->status != RR_JOB_NONE) {

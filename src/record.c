@@ -105,3 +105,36 @@ void rr_record_json(FILE *f, const redisReply *flat, const char *const *names,
     }
     fputc('}', f);
 }
+
+/* "resolved  clear by alice@web-1:4242 at 2026-12-01 03:10:00 (it was
+ * abandoned)": the operator's last verdict on the record, if any. */
+void rr_record_text_resolved(FILE *f, const redisReply *flat)
+{
+    const char *how = rr_record_field(flat, "resolved");
+    const char *by = rr_record_field(flat, "resolved_by");
+    const char *from = rr_record_field(flat, "resolved_from");
+    const char *when = rr_record_field(flat, "resolved_ms");
+    char t[32], h[64], b[300], w[64];
+    long long ms;
+
+    if (!how || !*how)
+        return;
+    rr_record_time(when && rr_json_int(when, &ms) ? ms : 0, t, sizeof t);
+    fprintf(f, "%-10s --resolve %s by %s at %s (it was %s)\n", "resolved",
+            rr_record_text(how, h, sizeof h), by && *by ? rr_record_text(by, b, sizeof b) : "?", t,
+            from && *from ? rr_record_text(from, w, sizeof w) : "?");
+}
+
+/* "command    changed: fingerprint X, the run before had Y": the last run's
+ * command is not the one before it (the fingerprints, never the command). */
+void rr_record_text_command(FILE *f, const redisReply *flat)
+{
+    const char *now = rr_record_field(flat, "command");
+    const char *prev = rr_record_field(flat, "command_prev");
+    char a[64], b[64];
+
+    if (now && *now && prev && *prev && strcmp(now, prev) != 0)
+        fprintf(f, "%-10s changed: fingerprint %s, the run before had %s (two jobs sharing "
+                   "this NAME?)\n", "command", rr_record_text(now, a, sizeof a),
+                rr_record_text(prev, b, sizeof b));
+}

@@ -35,7 +35,7 @@ struct op {
     char err[RR_ERRLEN];
 };
 
-int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
+int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned, int n_failed)
 {
     if (held)
         return RR_STATUS_HELD;
@@ -43,7 +43,7 @@ int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
         return RR_STATUS_ABANDONED;
     if (last == RR_JOB_NONE)
         return RR_STATUS_NONE;
-    if (last == RR_JOB_FAILED || last == RR_JOB_TIMEOUT || last == RR_JOB_LOST)
+    if (last == RR_JOB_FAILED || last == RR_JOB_TIMEOUT || last == RR_JOB_LOST || n_failed > 0)
         return RR_STATUS_FAILED;
     return RR_STATUS_IDLE;
 }
@@ -112,35 +112,6 @@ static void text_lock(FILE *f, const char *tok, long long pttl, const struct rr_
                    "command starts)\n", "contain");
 }
 
-/* "resolved  clear by alice@web-1:4242 at 2026-12-01 03:10:00 (it was
- * abandoned)": the operator's last verdict on the record, if any. */
-static void text_resolved(FILE *f, const redisReply *flat)
-{
-    const char *how = rr_record_field(flat, "resolved");
-    const char *by = rr_record_field(flat, "resolved_by"), *from = rr_record_field(flat, "resolved_from");
-    const char *when = rr_record_field(flat, "resolved_ms");
-    char t[32], h[64], b[300], w[64];
-    long long ms;
-
-    if (!how || !*how)
-        return;
-    rr_record_time(when && rr_json_int(when, &ms) ? ms : 0, t, sizeof t);
-    fprintf(f, "%-10s --resolve %s by %s at %s (it was %s)\n", "resolved", TXT(how, h),
-            by && *by ? TXT(by, b) : "?", t, from && *from ? TXT(from, w) : "?");
-}
-
-/* "command    changed: fingerprint X, the run before had Y": the last run's
- * command is not the one before it (the fingerprints, never the command). */
-static void text_command(FILE *f, const redisReply *flat)
-{
-    const char *now = rr_record_field(flat, "command"), *prev = rr_record_field(flat, "command_prev");
-    char a[64], b[64];
-
-    if (now && *now && prev && *prev && strcmp(now, prev) != 0)
-        fprintf(f, "%-10s changed: fingerprint %s, the run before had %s (two jobs sharing "
-                   "this NAME?)\n", "command", TXT(now, a), TXT(prev, b));
-}
-
 /* key: the record's key, named when there is none (a typo in NAME or an
  * ID that never ran reads differently from a healthy job). */
 static void text_record(FILE *f, const char *label, const redisReply *flat, bool held,
@@ -169,8 +140,8 @@ static void text_record(FILE *f, const char *label, const redisReply *flat, bool
     if (rec.signal > 0)
         fprintf(f, ", signal %d", rec.signal);
     fputc('\n', f);
-    text_resolved(f, flat);
-    text_command(f, flat);
+    rr_record_text_resolved(f, flat);
+    rr_record_text_command(f, flat);
     /* A degraded quorum: the run went ahead without some masters. */
     if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
         fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",
@@ -342,6 +313,43 @@ static void text_abandoned(FILE *f, const char *name, const redisReply *stale)
                    "--once ID %s, ID one of the above\n", "", name);
 }
 
+/* The unsettled --once IDs (status.lua's {id, status, ...}) that are not
+ * abandoned: failed, timed out, lost (or another status). */
+static int n_failed_ids(const redisReply *uns)
+{
+    int n = 0;
+
+    for (size_t i = 0; uns->type == REDIS_REPLY_ARRAY && i + 1 < uns->elements; i += 2)
+        n += strcmp(rr_record_str(uns->element[i + 1]), "abandoned") != 0;
+    return n;
+}
+
+/* "not settled --once d3 failed, ...": the failed IDs nobody settled,
+ * with the command that settles one. */
+static void text_failed_ids(FILE *f, const char *name, const redisReply *uns)
+{
+    char id[RR_ONCE_MAX * 4 + 1], st[64];
+    const char *first = NULL;
+    int n = 0;
+
+    for (size_t i = 0; uns->type == REDIS_REPLY_ARRAY && i + 1 < uns->elements; i += 2) {
+        const char *s = rr_record_str(uns->element[i + 1]);
+        if (strcmp(s, "abandoned") == 0)
+            continue;
+        if (!n++) {
+            first = rr_record_str(uns->element[i]);
+            fprintf(f, "%-10s", "not settled");
+        }
+        fprintf(f, " --once %s %s", TXT(rr_record_str(uns->element[i]), id), TXT(s, st));
+    }
+    if (n == 1)
+        fprintf(f, "\n%-10s settle with: redlock-run --resolve retry|succeeded|clear --once %s %s\n",
+                "", TXT(first, id), name);
+    else if (n > 1)
+        fprintf(f, "\n%-10s settle each with: redlock-run --resolve retry|succeeded|clear "
+                   "--once ID %s\n", "", name);
+}
+
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete,
  *         near, unsettled} */
 static int print_status(struct op *op, const redisReply *r)
@@ -373,8 +381,8 @@ static int print_status(struct op *op, const redisReply *r)
     int code = cfg->once_id[0]
                    ? rr_status_exit_code(held && (!know_holder || !st.once[0] ||
                                                   strcmp(st.once, cfg->once_id) == 0),
-                                         on.status, 0)
-                   : rr_status_exit_code(held, st.status, n_stale);
+                                         on.status, 0, 0)
+                   : rr_status_exit_code(held, st.status, n_stale, n_failed_ids(r->element[8]));
 
     char near_b[RR_ONCE_MAX + RR_NAME_MAX + 2];
     const char *near = (cfg->once_id[0] ? on.status : st.status) == RR_JOB_NONE && !held
@@ -454,6 +462,8 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");
     text_abandoned(f, cfg->name, stale);
+    if (!cfg->once_id[0])
+        text_failed_ids(f, cfg->name, r->element[8]);
     text_history(f, hist);
     return code;
 }

@@ -130,7 +130,8 @@ assert_contains "$(cat "$OUT")" "REDLOCK WARNING - stale --once d1 abandoned, se
 assert_eq 3 "$(list_code "$job")" "--list --json status_code is what --status exits with"
 rr -r "$U" --list
 assert_contains "$(grep '^stale ' "$OUT")" "--once d2; not settled: --once d1 abandoned" "--list names the unsettled ID"
-# A failed day is unsettled too (not abandoned: --status exits 0 on the job).
+# A failed day is unsettled too. Plain --status exits 2 for it, as for a
+# failed last run, and names it (it exited 0 and said nothing before).
 rr -r "$U" --once d3 "$job" -- false
 rr -r "$U" --once d4 "$job" -- true
 rr -r "$U" --status --max-age 25h "$job"
@@ -140,6 +141,11 @@ assert_contains "$(cat "$OUT")" "d3 failed"
 # Settled, the check clears.
 rr -r "$U" --resolve succeeded --once d1 "$job"
 assert_rc 0 "resolve d1"
+rr -r "$U" --status "$job"
+assert_rc 2 "--status: d3 failed, not settled"
+assert_contains "$(cat "$OUT")" "not settled --once d3 failed"
+assert_contains "$(cat "$OUT")" "settle with: redlock-run --resolve retry|succeeded|clear --once d3 $job"
+assert_eq 2 "$(list_code "$job")" "--list --json status_code agrees"
 # d3 used its one attempt (issue 28's budget): one more is allowed first.
 rr -r "$U" --resolve retry --once d3 "$job"
 assert_rc 0 "allow d3 one more attempt"
