@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sha256.h"
 #include "cli_impl.h"
 #include "duration.h"
 
@@ -349,6 +350,8 @@ int rr_cli_parse_zeroed(int argc, char **argv, struct rr_config *cfg, char *err,
     }
     if (rr_cli_check(cfg, &sn, argc, argv, optind, err, errlen) < 0)
         goto fail;
+    if (cfg->mode == RR_MODE_RUN)
+        rr_command_fingerprint(cfg->command, cfg->command_argc, cfg->command_fp);
     return 0;
 
 fail:

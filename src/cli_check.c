@@ -477,6 +477,16 @@ static int check_modes(struct rr_config *cfg, const struct rr_cli_seen *sn, cons
                  "--status shows it (got '%.64s')", cfg->release_fence);
         return -1;
     }
+    if (cfg->metrics_file && (status || release || resolve)) {
+        snprintf(err, errlen, "--metrics-file works only when running a COMMAND, or with --list "
+                 "(every job's state): not with %s", *modeopt);
+        return -1;
+    }
+    if (cfg->metrics_file && list && cfg->json) {
+        snprintf(err, errlen, "--list --metrics-file writes the file and prints nothing; give "
+                 "--json or --metrics-file");
+        return -1;
+    }
     if (cfg->json && !status && !list) {
         snprintf(err, errlen, "--json works only with --status or --list");
         return -1;

@@ -90,6 +90,7 @@ struct rr_config {
     enum rr_log_format log_format;
     bool use_syslog;
     const char *metrics_file;
+    char command_fp[17];          /* a run: its command's fingerprint (sha256.h) */
     bool foreground;
     enum rr_contain contain;      /* --contain, RR_CONTAIN_AUTO */
     bool json;                    /* --status --json, --list --json */

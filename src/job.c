@@ -13,6 +13,7 @@ static const char *const names[] = {
     [RR_JOB_TIMEOUT] = "timeout",
     [RR_JOB_LOST] = "lost",
     [RR_JOB_ABANDONED] = "abandoned",
+    [RR_JOB_CLEARED] = "cleared",
     [RR_JOB_UNKNOWN] = "unknown",
     [RR_JOB_BUSY] = "busy",
     [RR_JOB_SKIPPED] = "skipped",

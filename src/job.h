@@ -41,6 +41,7 @@ enum rr_job_status {
     RR_JOB_TIMEOUT,
     RR_JOB_LOST,
     RR_JOB_ABANDONED,
+    RR_JOB_CLEARED,     /* --resolve clear: set aside by an operator */
     RR_JOB_UNKNOWN,     /* a status this version does not know */
     /* Outcomes of a run that never recorded one (in the metrics only): a
      * record never holds them, so rr_job_status_parse does not know them. */

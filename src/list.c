@@ -22,6 +22,7 @@
 #include "duration.h"
 #include "list.h"
 #include "log.h"
+#include "metrics_file.h"
 #include "record.h"
 #include "scripts.h"
 #include "service.h"
@@ -65,6 +66,7 @@ struct lst {
     bool reading, expired, finished, any_answer;
     bool warmed;                       /* a first job was read: read many at once */
     bool partial;
+    bool write_failed;                 /* --metrics-file could not be written */
     char why[RR_ERRLEN + 64];          /* the first failure */
     bool refused;                      /* ... a server refused our configuration */
     int exit_code;
@@ -512,6 +514,43 @@ static int classify(struct lst *l)
     return RR_EXIT_UNAVAILABLE;
 }
 
+struct export_arg {
+    const struct lst *l;
+    long long now_ms;
+};
+
+static void put_export(FILE *f, const void *arg)
+{
+    const struct export_arg *a = arg;
+
+    rr_list_export_format(f, a->l->rows, a->l->n_rows, a->now_ms, a->l->cfg->state_ttl_ms);
+}
+
+/* --list --metrics-file: the file, only from a complete listing (one that
+ * left a job out would clear its alerts); otherwise the old file stays, and
+ * its redlock_jobs_export_timestamp_seconds grows old. */
+static void export(struct lst *l)
+{
+    char err[RR_ERRLEN + 64];
+    struct export_arg a = { l, rr_record_wall_ms() };
+
+    for (size_t i = 0; i < l->n_rows && !l->partial; i++)
+        if (!l->rows[i].read) {
+            l->partial = true;
+            snprintf(l->why, sizeof l->why, "job %.100s not read: %.150s", l->rows[i].name,
+                     l->rows[i].err);
+        }
+    if (l->partial) {
+        rr_log(RR_LOG_ERROR, "metrics", NULL, "--metrics-file %s left as it was: the listing is "
+               "partial", l->cfg->metrics_file);
+        return;
+    }
+    if (rr_metrics_file_put(l->cfg->metrics_file, put_export, &a, err, sizeof err) != 0) {
+        rr_log(RR_LOG_ERROR, "metrics", NULL, "%s", err);
+        l->write_failed = true;
+    }
+}
+
 static void finish(struct lst *l)
 {
     if (l->finished)
@@ -544,7 +583,9 @@ static void finish(struct lst *l)
     for (size_t i = 0; i < l->n_rows; i++)
         if (!l->rows[i].read && !l->rows[i].err[0])
             snprintf(l->rows[i].err, sizeof l->rows[i].err, "the listing stopped first");
-    if (l->cfg->json) {
+    if (l->cfg->metrics_file) {
+        export(l);
+    } else if (l->cfg->json) {
         rr_list_print_json(l->out, l->rows, l->n_rows);
     } else if (l->n_rows) {
         rr_list_print_text(l->out, l->rows, l->n_rows);
@@ -552,10 +593,12 @@ static void finish(struct lst *l)
         fprintf(l->out, "no job under the prefix %s on %s\n", l->cfg->prefix,
                 l->cfg->endpoints[l->src].display);
     }
-    l->exit_code = RR_EXIT_OK;
+    l->exit_code = l->write_failed ? RR_EXIT_OSERR : RR_EXIT_OK;
     if (l->partial) {
         l->exit_code = classify(l);
-        if (l->cfg->json) {
+        if (l->cfg->metrics_file) {
+            /* said below */
+        } else if (l->cfg->json) {
             fputs("{\"partial\":true,\"error\":", l->out);
             rr_record_json_str(l->out, l->why);
             fputs("}\n", l->out);

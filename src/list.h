@@ -102,6 +102,15 @@ void rr_list_print_text(FILE *f, const struct rr_list_row *rows, size_t n);
 /* One JSON object per row, one a line. Pure. */
 void rr_list_print_json(FILE *f, const struct rr_list_row *rows, size_t n);
 
+/* --list --metrics-file (list_export.c): is row in the file (read, and
+ * held or started a run within keep_ms)? Pure. */
+bool rr_list_export_keeps(const struct rr_list_row *row, long long now_ms, long long keep_ms);
+
+/* The file's text: every kept row's job-level series, and when it was
+ * written. Pure. */
+void rr_list_export_format(FILE *f, const struct rr_list_row *rows, size_t n, long long now_ms,
+                           long long keep_ms);
+
 /* Run --list; prints to out (messages go through log). Returns the exit
  * status: 0 listed, 69 unavailable or partial, 78 refused. */
 int rr_list_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out);

@@ -60,7 +60,7 @@ void rr_list_row_once(struct rr_list_row *row, const char *id, const char *statu
 {
     bool running = strcmp(status, "running") == 0;
 
-    if (!*status || strcmp(status, "succeeded") == 0)
+    if (!*status || strcmp(status, "succeeded") == 0 || strcmp(status, "cleared") == 0)
         return;
     if (running) {
         row->once_running++;
@@ -210,7 +210,8 @@ int rr_list_row_state(struct rr_list_row *row, const redisReply *r)
     row->n_unsettled = row->once_bad + (row->held ? 0 : row->once_running);
     if (row->n_unsettled && strcmp(row->unsettled_status, "running") == 0)
         snprintf(row->unsettled_status, sizeof row->unsettled_status, "abandoned");
-    row->status_code = rr_status_exit_code(row->held, st->status, stale);
+    row->status_code = rr_status_exit_code(row->held, st->status, stale,
+                                           row->once_bad - row->once_abandoned);
     free(row->last_json);
     row->last_json = NULL;
     if (st->status != RR_JOB_NONE) {

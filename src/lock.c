@@ -56,8 +56,10 @@ struct rr_lock *rr_lock_new(struct rr_svc **conns, int n, const struct rr_lock_o
     snprintf(lk->host, sizeof(lk->host), "%s", o->host ? o->host : "");
     snprintf(lk->once_id, sizeof(lk->once_id), "%s", o->once_id ? o->once_id : "");
     snprintf(lk->contain, sizeof(lk->contain), "%s", o->contain ? o->contain : "");
+    snprintf(lk->command_fp, sizeof(lk->command_fp), "%s", o->command_fp ? o->command_fp : "");
     lk->o.host = lk->host;
     lk->o.contain = lk->contain;
+    lk->o.command_fp = lk->command_fp;
     lk->o.once_id = lk->once_id;
     if (o->once_pattern && snprintf(lk->once_pattern, sizeof lk->once_pattern, "%s",
                                     o->once_pattern) >= (int)sizeof lk->once_pattern) {
@@ -253,6 +255,7 @@ static void tally(struct round *rd, const struct rr_acq_action *a)
             if (!res->slot)
                 take_slot(lk, res->slot = v->slot);
             res->abandoned |= v->abandoned;
+            res->command_changed |= v->command_changed;
             lk->started_ms[i] = v->started_ms;
             break;
         case RR_VOTE_BUSY:
@@ -452,6 +455,14 @@ static void execute(struct round *rd, const struct rr_acq_action *a)
         fold_late(rd, &rd->res);
         break;
     case RR_AQ_ACT_REPORT:
+        /* Said here, once per acquisition, under -q too: two jobs that
+         * share a NAME by mistake block each other silently otherwise. */
+        if (rd->res.result == RR_ACQ_OK && rd->res.command_changed)
+            rr_log_act("command_changed", NULL,
+                       "the command differs from the last run's of %s (fingerprint %s): "
+                       "if two jobs share this NAME by mistake, give one another NAME; "
+                       "--status %s shows both fingerprints",
+                       lk->o.name, lk->command_fp, lk->o.name);
         rd->cb(lk, &rd->res, rd->op.arg);
         break;
     case RR_AQ_ACT_DEGRADED:
@@ -627,6 +638,7 @@ static int acquire_round(struct rr_lock *lk, rr_acquire_fn cb, void *arg)
         [RR_ACQUIRE_ARG_KEEP] = lk->n > 1 ? "1" : "0",
         [RR_ACQUIRE_ARG_WAKE_PREFIX] = lk->keys.wake_prefix, [RR_ACQUIRE_ARG_SHARDED] = "0",
         [RR_ACQUIRE_ARG_CONTAIN] = lk->contain, [RR_ACQUIRE_ARG_ATTEMPTS] = lk->attempts,
+        [RR_ACQUIRE_ARG_COMMAND] = lk->command_fp,
     };
     /* DONE and STALE outrank a quorum of OK: with --once or a refusal of
      * stale records, every master's answer counts. */

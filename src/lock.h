@@ -34,6 +34,7 @@ struct rr_lock_opts {
     int attempts;             /* --attempts: an --once ID's attempts (0: 1) */
     const char *host;         /* recorded in the state */
     const char *contain;      /* "cgroup" or "tree": recorded in the state */
+    const char *command_fp;   /* the command's fingerprint: recorded, compared */
     long pid;
     const char *waiter;       /* --wait: our queue id (queue.c); "" never queue */
     int64_t queue_ttl_ms;     /* how long our queue entry lives unrenewed */
@@ -62,6 +63,7 @@ struct rr_acquire_result {
                                * waiters are queued ahead there (max; 0 none) */
     int n_ok, n_busy, n_done, n_stale, n_err;
     bool abandoned;           /* a dead previous run was found and recorded */
+    bool command_changed;     /* OK: the last run's command fingerprint was another */
     struct rr_vote holder;    /* BUSY/DONE/STALE: a representative vote */
     bool foreign;             /* BUSY: a master's holder is not a redlock-run run */
     /* ERROR: what went wrong. With several masters, every master that

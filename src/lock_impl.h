@@ -19,6 +19,7 @@ struct rr_lock {
     char ttl[24], state_ttl[24], once_ttl[24], pid[24], attempts[12];
     char host[128];
     char contain[8];               /* "cgroup", "tree", or "" */
+    char command_fp[17];           /* the command's fingerprint, or "" */
     char once_id[RR_ONCE_MAX + 1];
     char once_pattern[RR_ONCE_MAX * 4 + 1];   /* "" none, or expanded already */
     rr_acquire_fn clock_cb;        /* the acquisition that waits for TIME */

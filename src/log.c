@@ -441,8 +441,9 @@ static void syslog_send(int prio, const char *msg)
 
 /* How a line is routed (see log.h): a plain line goes where its level
  * says; an outcome also reaches syslog always, and under -q stderr too when
- * it is a failure; a progress line is left to the outcome under -q. */
-enum kind { PLAIN, OUTCOME, PROGRESS };
+ * it is a failure; a progress line is left to the outcome under -q; a
+ * line that asks the operator to act goes to stderr whatever -q says. */
+enum kind { PLAIN, OUTCOME, PROGRESS, ACT };
 
 static void vlog(enum rr_log_level level, enum kind kind, const char *event,
                  const struct rr_field *fields, const char *fmt, va_list ap_in)
@@ -454,6 +455,7 @@ static void vlog(enum rr_log_level level, enum kind kind, const char *event,
     bool quiet = st.verbosity < 0;
     bool to_stderr = kind == OUTCOME    ? rr_log_enabled(level) || level <= RR_LOG_WARN
                      : kind == PROGRESS ? rr_log_enabled(level) && !quiet
+                     : kind == ACT      ? true
                                         : rr_log_enabled(level);
     bool to_syslog = st.use_syslog && (to_stderr || kind != PLAIN);
     if (!to_stderr && !to_syslog)
@@ -540,5 +542,13 @@ void rr_log_progress(enum rr_log_level level, const char *event,
     va_list ap;
     va_start(ap, fmt);
     vlog(level, PROGRESS, event, fields, fmt, ap);
+    va_end(ap);
+}
+
+void rr_log_act(const char *event, const struct rr_field *fields, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(RR_LOG_WARN, ACT, event, fields, fmt, ap);
     va_end(ap);
 }

@@ -1,7 +1,8 @@
 /* log.h — messages to stderr (text or JSON lines) and optionally syslog.
  *
  * Levels: errors always show; -q silences warnings and notices (busy,
- * skipped) except a run's outcome when it is a failure (rr_log_audit);
+ * skipped) except a run's outcome when it is a failure (rr_log_audit) and
+ * a warning that asks the operator to act (rr_log_act);
  * INFO is -v narration (acquired in N ms, renewed, released); DEBUG is -vv.
  * Every line passes through redaction: registered secrets become "***"
  * (short ones only as whole tokens: rr_log_secret).
@@ -64,6 +65,13 @@ void rr_log_audit(enum rr_log_level level, const char *event,
 void rr_log_progress(enum rr_log_level level, const char *event,
                      const struct rr_field *fields, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* A warning that asks the operator to act (a world-readable password
+ * file, a metrics file the collector ignores, a command that changed under
+ * a NAME): level warn, shown on stderr under -q too (-q hides what needs
+ * nobody; these need someone). */
+void rr_log_act(const char *event, const struct rr_field *fields, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Would a message at this level be shown anywhere? */
 bool rr_log_enabled(enum rr_log_level level);

@@ -16,6 +16,7 @@
 #include "run.h"
 #include "status.h"
 #include "list.h"
+#include "metrics.h"
 
 int main(int argc, char **argv)
 {
@@ -65,10 +66,16 @@ int main(int argc, char **argv)
         rr_log_secret(cfg.password);
     if (cfg.has_sentinel_password)
         rr_log_secret(cfg.sentinel_password);
+    /* Warnings that ask the operator to act: said under -q too. */
     if (cfg.loose_secret_file)
-        rr_log(RR_LOG_WARN, "secret_file", NULL,
-               "'%s' can be read by other users: chmod 600 it (the password is in it)",
-               cfg.loose_secret_file);
+        rr_log_act("secret_file", NULL,
+                   "'%s' can be read by other users: chmod 600 it (the password is in it)",
+                   cfg.loose_secret_file);
+    if (cfg.metrics_file && !rr_metrics_name_collected(cfg.metrics_file))
+        rr_log_act("metrics", NULL,
+                   "--metrics-file %s: the node_exporter textfile collector reads only files "
+                   "ending in .prom; rename it if that collector is to read it",
+                   cfg.metrics_file);
     bool short_pw = (cfg.has_password && strlen(cfg.password) < RR_LOG_SECRET_SUBSTR) ||
                     (cfg.has_sentinel_password &&
                      strlen(cfg.sentinel_password) < RR_LOG_SECRET_SUBSTR);

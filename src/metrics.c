@@ -194,6 +194,22 @@ int rr_metrics_set_parse(const char *buf, size_t len, struct rr_metrics_set *set
     return -1;
 }
 
+void rr_metrics_set_prune(struct rr_metrics_set *set, const char *keep, double now_s)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < set->n; i++) {
+        const struct rr_metrics *m = &set->e[i].m;
+        if (strcmp(set->e[i].lock, keep) != 0 && m->last_attempt_s > 0 &&
+            now_s - m->last_attempt_s > RR_METRICS_KEEP_S) {
+            free(set->e[i].lock);
+            continue;
+        }
+        set->e[o++] = set->e[i];
+    }
+    set->n = o;
+}
+
 void rr_metrics_set_free(struct rr_metrics_set *set)
 {
     for (size_t i = 0; i < set->n; i++)

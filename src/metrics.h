@@ -86,6 +86,15 @@ struct rr_metrics *rr_metrics_set_get(struct rr_metrics_set *set, const char *lo
  * of every lock under it. Pure. */
 void rr_metrics_set_format(FILE *f, const struct rr_metrics_set *set);
 
+/* A lock no run on this host has attempted for this long (40 days: longer
+ * than a monthly schedule) is dropped from a shared file by the next run
+ * that writes it: a job removed from cron leaves no series for ever. */
+#define RR_METRICS_KEEP_S (40.0 * 86400)
+
+/* Drop from set every lock but keep whose last attempt is over
+ * RR_METRICS_KEEP_S before now_s (seconds). Pure. */
+void rr_metrics_set_prune(struct rr_metrics_set *set, const char *keep, double now_s);
+
 /* Free what the set holds; it is empty afterwards. */
 void rr_metrics_set_free(struct rr_metrics_set *set);
 

@@ -135,10 +135,10 @@ static int read_all(const char *path, const char *dir, char **buf, size_t *len, 
     return 0;
 }
 
-/* Write the text of set beside path and rename it over path: the collector
- * never sees half a file. */
-static int replace(const char *path, const char *dir, const struct rr_metrics_set *set,
-                   char *err, size_t errlen)
+/* Write what put writes beside path and rename it over path: the
+ * collector never sees half a file. */
+static int replace(const char *path, const char *dir, void (*put)(FILE *f, const void *arg),
+                   const void *arg, char *err, size_t errlen)
 {
     char tmp[PATH_MAX];
     FILE *f;
@@ -154,7 +154,7 @@ static int replace(const char *path, const char *dir, const struct rr_metrics_se
         unlink(tmp);
         return fail_errno(err, errlen, path, dir, e);
     }
-    rr_metrics_set_format(f, set);
+    put(f, arg);
     int bad = fflush(f) != 0 || ferror(f);
     int e = errno;
     if (fclose(f) != 0 && !bad) {
@@ -198,30 +198,53 @@ static int lock_dir(int lfd, const char *path, const char *dir, char *err, size_
     return -1;
 }
 
+/* The directory of path, open and flock'd, in *lfd. Returns 0, or -1
+ * with err. */
+static int take_dir(const char *path, char *dir, size_t dirlen, int *lfd, char *err,
+                    size_t errlen)
+{
+    if (strlen(path) + sizeof ".tmp.XXXXXX" > PATH_MAX) {
+        snprintf(err, errlen, "--metrics-file path is too long");
+        return -1;
+    }
+    dir_of(path, dir, dirlen);
+    /* Runs on this host take turns, so no series and no count is lost: a
+     * flock on the directory, which leaves no file of ours for the
+     * collector to see. */
+    *lfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+    if (*lfd < 0)
+        return fail_errno(err, errlen, path, dir, errno);
+    /* What is at path is ours to replace only if it is a regular file. */
+    bool none;
+    int in = lock_dir(*lfd, path, dir, err, errlen) == 0
+                 ? open_existing(path, dir, &none, err, errlen) : -2;
+    if (in >= 0)
+        close(in);
+    if (in == -2) {
+        close(*lfd);
+        return -1;
+    }
+    return 0;
+}
+
+static void put_set(FILE *f, const void *set)
+{
+    rr_metrics_set_format(f, set);
+}
+
 int rr_metrics_write(const char *path, const char *lock, const struct rr_run_report *rep,
                      char *err, size_t errlen)
 {
     char dir[PATH_MAX];
     struct rr_metrics_set set;
     struct rr_metrics *m;
-    char *buf;
+    char *buf = NULL;
     size_t len = 0;
     int lfd, rc = -1;
 
-    if (strlen(path) + sizeof ".tmp.XXXXXX" > PATH_MAX) {
-        snprintf(err, errlen, "--metrics-file path is too long");
+    if (take_dir(path, dir, sizeof dir, &lfd, err, errlen) != 0)
         return -1;
-    }
-    dir_of(path, dir, sizeof dir);
-    /* Runs on this host take turns, so no series and no count is lost: a
-     * flock on the directory, which leaves no file of ours for the
-     * collector to see. */
-    lfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-    if (lfd < 0)
-        return fail_errno(err, errlen, path, dir, errno);
-    buf = NULL;
-    if (lock_dir(lfd, path, dir, err, errlen) != 0 ||
-        read_all(path, dir, &buf, &len, err, errlen) != 0)
+    if (read_all(path, dir, &buf, &len, err, errlen) != 0)
         goto out;
     if (rr_metrics_set_parse(buf, len, &set) != 0 || !(m = rr_metrics_set_get(&set, lock))) {
         rr_metrics_set_free(&set);
@@ -229,10 +252,24 @@ int rr_metrics_write(const char *path, const char *lock, const struct rr_run_rep
         goto out;
     }
     rr_metrics_update(m, rep);
-    rc = replace(path, dir, &set, err, errlen);
+    rr_metrics_set_prune(&set, lock, rep->end_s);
+    rc = replace(path, dir, put_set, &set, err, errlen);
     rr_metrics_set_free(&set);
 out:
     free(buf);
+    close(lfd);
+    return rc;
+}
+
+int rr_metrics_file_put(const char *path, void (*put)(FILE *f, const void *arg), const void *arg,
+                        char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    int lfd;
+
+    if (take_dir(path, dir, sizeof dir, &lfd, err, errlen) != 0)
+        return -1;
+    int rc = replace(path, dir, put, arg, err, errlen);
     close(lfd);
     return rc;
 }

@@ -16,6 +16,7 @@
 #define RR_METRICS_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "metrics.h"
 
@@ -24,5 +25,12 @@
  * names the file and what to check. */
 int rr_metrics_write(const char *path, const char *lock, const struct rr_run_report *rep,
                      char *err, size_t errlen);
+
+/* Write PATH whole with what put writes (put(f, arg)), atomically, under
+ * the same flock and the same refusals (a symbolic link, a FIFO...): for a
+ * file that is rewritten from scratch each time (--list --metrics-file).
+ * Returns 0, or -1 with err. */
+int rr_metrics_file_put(const char *path, void (*put)(FILE *f, const void *arg), const void *arg,
+                        char *err, size_t errlen);
 
 #endif

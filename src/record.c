@@ -66,11 +66,13 @@ const char *const rr_record_fields[] = { "status", "host", "pid", "fence", "once
                                          "started_ms", "heartbeat_ms", "finished_ms",
                                          "exit_code", "signal", "last_success_ms",
                                          "last_success_fence", "last_success_host",
-                                         "masters_ok", "masters_total", "masters_failed", NULL };
+                                         "masters_ok", "masters_total", "masters_failed",
+                                         "resolved", "resolved_by", "resolved_ms",
+                                         "resolved_from", "command", "command_prev", NULL };
 static const char *const numeric[] = { "pid", "fence", "started_ms", "heartbeat_ms",
                                        "finished_ms", "exit_code", "signal", "duration_ms",
                                        "wait_ms", "last_success_ms", "last_success_fence",
-                                       "masters_ok", "masters_total", NULL };
+                                       "masters_ok", "masters_total", "resolved_ms", NULL };
 
 static bool is_numeric(const char *name)
 {
@@ -115,4 +117,37 @@ void rr_record_json(FILE *f, const redisReply *flat, const char *const *names,
             rr_record_json_str(f, v);
     }
     fputc('}', f);
+}
+
+/* "resolved  clear by alice@web-1:4242 at 2026-12-01 03:10:00 (it was
+ * abandoned)": the operator's last verdict on the record, if any. */
+void rr_record_text_resolved(FILE *f, const redisReply *flat)
+{
+    const char *how = rr_record_field(flat, "resolved");
+    const char *by = rr_record_field(flat, "resolved_by");
+    const char *from = rr_record_field(flat, "resolved_from");
+    const char *when = rr_record_field(flat, "resolved_ms");
+    char t[32], h[64], b[300], w[64];
+    long long ms;
+
+    if (!how || !*how)
+        return;
+    rr_record_time(when && rr_json_int(when, &ms) ? ms : 0, t, sizeof t);
+    fprintf(f, "%-10s --resolve %s by %s at %s (it was %s)\n", "resolved",
+            rr_record_text(how, h, sizeof h), by && *by ? rr_record_text(by, b, sizeof b) : "?", t,
+            from && *from ? rr_record_text(from, w, sizeof w) : "?");
+}
+
+/* "command    changed: fingerprint X, the run before had Y": the last run's
+ * command is not the one before it (the fingerprints, never the command). */
+void rr_record_text_command(FILE *f, const redisReply *flat)
+{
+    const char *now = rr_record_field(flat, "command");
+    const char *prev = rr_record_field(flat, "command_prev");
+    char a[64], b[64];
+
+    if (now && *now && prev && *prev && strcmp(now, prev) != 0)
+        fprintf(f, "%-10s changed: fingerprint %s, the run before had %s (two jobs sharing "
+                   "this NAME?)\n", "command", rr_record_text(now, a, sizeof a),
+                rr_record_text(prev, b, sizeof b));
 }

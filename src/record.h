@@ -48,4 +48,12 @@ extern const char *const rr_record_fields[];
 void rr_record_json(FILE *f, const redisReply *flat, const char *const *names,
                     const char *status);
 
+/* --status's "resolved" line: the record's last --resolve (its kind,
+ * who, when, the status it found), if it has one. */
+void rr_record_text_resolved(FILE *f, const redisReply *flat);
+
+/* --status's "command changed" line: the record's command fingerprint is
+ * not the run before's (fingerprints only, never the command). */
+void rr_record_text_command(FILE *f, const redisReply *flat);
+
 #endif

@@ -633,6 +633,7 @@ static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t e
     lo.attempts = cfg->attempts;
     lo.host = r->host;
     lo.contain = r->au.contain;
+    lo.command_fp = cfg->command_fp;
     lo.pid = (long)getpid();
     lo.limit = cfg->limit;
     lo.gave_password = rr_cli_gave_password(cfg);
@@ -682,11 +683,6 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
         .conflict_exit_code = cfg->conflict_exit_code,
     };
 
-    if (cfg->metrics_file && !rr_metrics_name_collected(cfg->metrics_file))
-        rr_log(RR_LOG_WARN, "metrics", NULL,
-               "--metrics-file %s: the node_exporter textfile collector reads only files "
-               "ending in .prom; rename it if that collector is to read it",
-               cfg->metrics_file);
     memset(&r, 0, sizeof(r));
     r.loop = loop;
     r.cfg = cfg;

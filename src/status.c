@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "service.h"
 #include "duration.h"
+#include "escape.h"
 #include "log.h"
 #include "once_clock.h"
 #include "scripts.h"
@@ -38,7 +40,7 @@ struct op {
     char err[RR_ERRLEN];
 };
 
-int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
+int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned, int n_failed)
 {
     if (held)
         return RR_STATUS_HELD;
@@ -46,7 +48,7 @@ int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned)
         return RR_STATUS_ABANDONED;
     if (last == RR_JOB_NONE)
         return RR_STATUS_NONE;
-    if (last == RR_JOB_FAILED || last == RR_JOB_TIMEOUT || last == RR_JOB_LOST)
+    if (last == RR_JOB_FAILED || last == RR_JOB_TIMEOUT || last == RR_JOB_LOST || n_failed > 0)
         return RR_STATUS_FAILED;
     return RR_STATUS_IDLE;
 }
@@ -166,6 +168,43 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
                 op->once_id, cfg->name);
 }
 
+/* The unsettled --once IDs (status.lua's {id, status, ...}) that are not
+ * abandoned: failed, timed out, lost (or another status). */
+static int n_failed_ids(const redisReply *uns)
+{
+    int n = 0;
+
+    for (size_t i = 0; uns->type == REDIS_REPLY_ARRAY && i + 1 < uns->elements; i += 2)
+        n += strcmp(rr_record_str(uns->element[i + 1]), "abandoned") != 0;
+    return n;
+}
+
+/* "not settled --once d3 failed, ...": the failed IDs nobody settled,
+ * with the command that settles one. */
+static void text_failed_ids(FILE *f, const char *name, const redisReply *uns)
+{
+    char id[RR_ONCE_MAX * 4 + 1], st[64];
+    const char *first = NULL;
+    int n = 0;
+
+    for (size_t i = 0; uns->type == REDIS_REPLY_ARRAY && i + 1 < uns->elements; i += 2) {
+        const char *s = rr_record_str(uns->element[i + 1]);
+        if (strcmp(s, "abandoned") == 0)
+            continue;
+        if (!n++) {
+            first = rr_record_str(uns->element[i]);
+            fprintf(f, "%-10s", "not settled");
+        }
+        fprintf(f, " --once %s %s", TXT(rr_record_str(uns->element[i]), id), TXT(s, st));
+    }
+    if (n == 1)
+        fprintf(f, "\n%-10s settle with: redlock-run --resolve retry|succeeded|clear --once %s %s\n",
+                "", TXT(first, id), name);
+    else if (n > 1)
+        fprintf(f, "\n%-10s settle each with: redlock-run --resolve retry|succeeded|clear "
+                   "--once ID %s\n", "", name);
+}
+
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete,
  *         near, unsettled} */
 static int print_status(struct op *op, const redisReply *r)
@@ -197,8 +236,8 @@ static int print_status(struct op *op, const redisReply *r)
     int code = op->once_id[0]
                    ? rr_status_exit_code(held && (!know_holder || !st.once[0] ||
                                                   strcmp(st.once, op->once_id) == 0),
-                                         on.status, 0)
-                   : rr_status_exit_code(held, st.status, n_stale);
+                                         on.status, 0, 0)
+                   : rr_status_exit_code(held, st.status, n_stale, n_failed_ids(r->element[8]));
 
     char near_b[RR_ONCE_MAX + RR_NAME_MAX + 2];
     const char *near = (op->once_id[0] ? on.status : st.status) == RR_JOB_NONE && !held
@@ -278,6 +317,8 @@ static int print_status(struct op *op, const redisReply *r)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");
     rr_status_text_abandoned(f, cfg->name, stale);
+    if (!op->once_id[0])
+        text_failed_ids(f, cfg->name, r->element[8]);
     rr_status_text_history(f, hist);
     return code;
 }
@@ -625,6 +666,24 @@ static void on_once_clock(int n_ok, long long sec, int64_t local_ms, const char 
         ask_resolve(op);
 }
 
+/* Who resolves: "user@host" (the user behind sudo when root runs it
+ * through sudo), recorded by --resolve. */
+static void operator_name(char *buf, size_t len)
+{
+    char host[200] = "unknown";
+    const char *user = getuid() == 0 ? getenv("SUDO_USER") : NULL;
+    struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
+    char uid[24];
+
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
+    if (!user || !*user) {
+        snprintf(uid, sizeof uid, "uid %ld", (long)getuid());
+        user = pw && pw->pw_name ? pw->pw_name : uid;
+    }
+    snprintf(buf, len, "%.40s@%s", user, host);
+}
+
 int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
 {
     struct op op;
@@ -639,8 +698,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         return op.exit_code;
     if (state_pattern(cfg->prefix, op.state_pattern, sizeof op.state_pattern) != 0)
         op.state_pattern[0] = '\0';   /* no suggestions; the read is the same */
-    if (gethostname(op.host, sizeof(op.host) - 1) != 0)
-        snprintf(op.host, sizeof(op.host), "unknown");
+    operator_name(op.host, sizeof op.host);
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
     for (int i = 0; i < op.n; i++) {
         if (!(op.conns[i] = rr_svc_config_new(loop, cfg, i))) {

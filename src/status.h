@@ -16,8 +16,11 @@ enum rr_status_exit {
     RR_STATUS_NONE = 4,       /* no record: the NAME (or --once ID) never ran */
 };
 
-/* The --status exit code from what was read. Pure. */
-int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned);
+/* The --status exit code from what was read: held, the last run's status,
+ * the --once IDs of the job left abandoned, and those failed, timed out or
+ * lost and not settled since (2, as a failed last run: a day that failed
+ * stays failed after the next day succeeds, until it is settled). Pure. */
+int rr_status_exit_code(bool held, enum rr_job_status last, int n_abandoned, int n_failed);
 
 /* Run --status, --release or --resolve as cfg->mode says; prints to out
  * (messages go through log). Returns the exit status. */

@@ -99,6 +99,8 @@ void rr_status_text_record(FILE *f, const char *label, const redisReply *flat, b
     if (rec.signal > 0)
         fprintf(f, ", signal %d", rec.signal);
     fputc('\n', f);
+    rr_record_text_resolved(f, flat);
+    rr_record_text_command(f, flat);
     /* A degraded quorum: the run went ahead without some masters. */
     if (rec.masters_total > 1 && rec.masters_ok < rec.masters_total)
         fprintf(f, "%-10s the run reached %d of %d masters (a degraded quorum)%s%s\n",

@@ -134,7 +134,9 @@ void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *
                 goto malformed;
             snprintf(v->undo[v->n_undo++], sizeof(v->undo[0]), "%s", id);
         }
-        v->abandoned = ab != 0;
+        /* bit 0: a dead run was recorded; bit 1: the command changed */
+        v->abandoned = (ab & 1) != 0;
+        v->command_changed = (ab & 2) != 0;
         v->kind = RR_VOTE_OK;
     } else if (strcmp(tag, "BUSY") == 0 && r->elements >= 5) {
         if (!int_of(r->element[1], &v->pttl_ms))

@@ -31,6 +31,7 @@ struct rr_vote {
                                * of its token: another program's lock (an
                                * application's SET NX PX), or a revoked one */
     bool abandoned;           /* OK: an abandoned previous run was recorded */
+    bool command_changed;     /* OK: the record replaced had another command fingerprint */
     int n_undo;               /* OK: the ids of those history entries, */
     char undo[2][48];         /*     deleted again if the round fails */
     bool stale;               /* DONE, STALE: a 'running' record with no lock

@@ -194,18 +194,22 @@ END_TEST
 
 START_TEST(test_status_exit)
 {
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_NONE, 0), RR_STATUS_NONE);
-    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_NONE, 0), RR_STATUS_HELD);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_SUCCEEDED, 0), RR_STATUS_IDLE);
-    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_RUNNING, 0), RR_STATUS_HELD);
-    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_FAILED, 3), RR_STATUS_HELD);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_FAILED, 0), RR_STATUS_FAILED);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_TIMEOUT, 0), RR_STATUS_FAILED);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_LOST, 0), RR_STATUS_FAILED);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_ABANDONED, 0), RR_STATUS_ABANDONED);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_RUNNING, 0), RR_STATUS_ABANDONED);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_SUCCEEDED, 1), RR_STATUS_ABANDONED);
-    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_FAILED, 2), RR_STATUS_ABANDONED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_NONE, 0, 0), RR_STATUS_NONE);
+    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_NONE, 0, 0), RR_STATUS_HELD);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_SUCCEEDED, 0, 0), RR_STATUS_IDLE);
+    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_RUNNING, 0, 0), RR_STATUS_HELD);
+    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_FAILED, 3, 0), RR_STATUS_HELD);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_FAILED, 0, 0), RR_STATUS_FAILED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_TIMEOUT, 0, 0), RR_STATUS_FAILED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_LOST, 0, 0), RR_STATUS_FAILED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_ABANDONED, 0, 0), RR_STATUS_ABANDONED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_RUNNING, 0, 0), RR_STATUS_ABANDONED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_SUCCEEDED, 1, 0), RR_STATUS_ABANDONED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_FAILED, 2, 0), RR_STATUS_ABANDONED);
+    /* A failed --once ID not settled: failed, whatever the last run. */
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_SUCCEEDED, 0, 1), RR_STATUS_FAILED);
+    ck_assert_int_eq(rr_status_exit_code(false, RR_JOB_SUCCEEDED, 1, 1), RR_STATUS_ABANDONED);
+    ck_assert_int_eq(rr_status_exit_code(true, RR_JOB_SUCCEEDED, 0, 1), RR_STATUS_HELD);
 }
 END_TEST
 

@@ -351,12 +351,12 @@ START_TEST(test_row_once)
     ck_assert_int_eq(one.status_code, RR_STATUS_ABANDONED);
     ck_assert_str_eq(one.unsettled_status, "abandoned");
     free(one.last_json);
-    /* Only a failed one: named, but --status NAME exits on the last run (0). */
+    /* Only a failed one: --status NAME exits 2, as for a failed last run. */
     struct rr_list_row two = { .name = "y" };
     rr_list_row_once(&two, "d8", "failed");
     ck_assert_int_eq(rr_list_row_holders(&two, q), 0);
     ck_assert_int_eq(rr_list_row_state(&two, r), 0);
-    ck_assert_int_eq(two.status_code, RR_STATUS_IDLE);
+    ck_assert_int_eq(two.status_code, RR_STATUS_FAILED);
     ck_assert_int_eq(two.n_unsettled, 1);
     free(two.last_json);
     freeReplyObject(q);

@@ -230,6 +230,32 @@ START_TEST(test_holder_families_per_lock)
 }
 END_TEST
 
+/* A job no run on this host attempted for RR_METRICS_KEEP_S leaves a
+ * shared file at the next write; the one being written, and the others,
+ * stay. */
+START_TEST(test_prune_old_locks)
+{
+    struct rr_run_report old = report("failed", 1, 3, 1000);
+    struct rr_run_report recent = report("succeeded", 0, 4, 1000 + RR_METRICS_KEEP_S - 10);
+    struct rr_metrics_set set;
+
+    char *t1 = fold("", "gone", &old);
+    char *t2 = fold(t1, "kept", &recent);
+    ck_assert_int_eq(rr_metrics_set_parse(t2, strlen(t2), &set), 0);
+    ck_assert_uint_eq(set.n, 2);
+    rr_metrics_set_prune(&set, "kept", 1000 + RR_METRICS_KEEP_S - 1);
+    ck_assert_uint_eq(set.n, 2);   /* not yet */
+    rr_metrics_set_prune(&set, "gone", 1000 + RR_METRICS_KEEP_S + 5);
+    ck_assert_uint_eq(set.n, 2);   /* the lock being written stays */
+    rr_metrics_set_prune(&set, "kept", 1000 + RR_METRICS_KEEP_S + 5);
+    ck_assert_uint_eq(set.n, 1);
+    ck_assert_str_eq(set.e[0].lock, "kept");
+    rr_metrics_set_free(&set);
+    free(t1);
+    free(t2);
+}
+END_TEST
+
 START_TEST(test_name_collected)
 {
     ck_assert(rr_metrics_name_collected("/var/lib/node_exporter/textfile/settle.prom"));
@@ -252,6 +278,7 @@ static Suite *metrics_suite(void)
     tcase_add_test(tc, test_two_locks_in_one_file);
     tcase_add_test(tc, test_holder_families_per_lock);
     tcase_add_test(tc, test_name_collected);
+    tcase_add_test(tc, test_prune_old_locks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,7 +2,7 @@
 --! KEYS lock fence state history void queue qseq waiter_key once?
 --! ARGV token ttl_ms host pid once_id refuse_stale once_ttl_ms fence_floor
 --! ARGV waiter queue_ttl_ms ticket limit waiter_prefix keep wake_prefix
---! ARGV sharded contain attempts
+--! ARGV sharded contain attempts command
 -- void: the tombstone of this attempt's token; waiter_key: ours (q:WAITER).
 -- refuse_stale: 1/0; once_ttl_ms: --state-ttl + the lease, the expiry this
 -- script gives every key of the job it writes (state, fence, queue, qseq,
@@ -22,7 +22,10 @@
 -- 'LIMIT ...' that names both (diag.c: exit 78). A plain run reads the
 -- field with the reads it makes anyway.
 -- Returns {'VOID'} if this attempt was already given back
---      or {'OK', fence, started_ms, abandoned, slot, history id...}
+--      or {'OK', fence, started_ms, flags, slot, history id...} (flags:
+--         1 a dead run recorded abandoned, + 2 the command fingerprint
+--         differs from the last run's; the record keeps both: command,
+--         command_prev)
 --      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket[, ahead]]} (rank,
 --         ticket: our place in the queue, when we are queued, else -1, 0;
 --         ahead: the lock is free, but this many waiters are queued ahead)
@@ -191,7 +194,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- does not grow (t_fair checks it).
 local sr = redis.call('HMGET', statek, 'status', 'queued', 'last_success_ms',
                       'last_success_fence', 'last_success_host', 'finished_ms', 'fence',
-                      'host', 'limit')
+                      'host', 'limit', 'command')
 if limit == 1 then
   local e = other_limit(sr[9])
   if e then return e end
@@ -302,7 +305,8 @@ redis.call('SET', fencek, string.format('%.0f', fence), 'PX', once_ttl)
 local fields = {'status', 'running', 'host', host, 'pid', pid, 'fence', fence,
                 'token', token, 'started_ms', now, 'heartbeat_ms', now,
                 'finished_ms', '', 'exit_code', '', 'signal', '', 'once', once,
-                'queued', queued, 'contain', ARGV[ARG_CONTAIN] or '', 'limit', limit}
+                'queued', queued, 'contain', ARGV[ARG_CONTAIN] or '', 'limit', limit,
+                'command', ARGV[ARG_COMMAND] or '', 'command_prev', sr[10] or ''}
 if #ids > 0 then
   fields[#fields + 1] = 'buried'
   fields[#fields + 1] = table.concat(ids, ' ')
@@ -344,4 +348,8 @@ if oncek then
           {'attempts', used + 1})
   redis.call('PEXPIRE', oncek, once_ttl)
 end
-return {'OK', fence, now, abandoned, slot, unpack(ids)}
+-- The command's fingerprint (a hash, never the arguments) differs from the
+-- last run's: bit 1 of the abandoned flag.
+local cmd = ARGV[ARG_COMMAND] or ''
+local changed = cmd ~= '' and sr[10] and sr[10] ~= '' and sr[10] ~= cmd
+return {'OK', fence, now, abandoned + (changed and 2 or 0), slot, unpack(ids)}

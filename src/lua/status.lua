@@ -10,7 +10,8 @@
 -- jobs (state_pattern) or the IDs of the job's once records there are, for
 -- "did you mean"; else empty. unsettled: {id, status, ...} of the job's
 -- once records that are not settled (failed, timeout, lost, abandoned,
--- another status, or running with no lock held), at most 100.
+-- another status, or running with no lock held; not succeeded nor cleared
+-- by --resolve clear), at most 100.
 -- Both SCANs are bounded (50 steps of COUNT 1000; 200 names), so a large
 -- keyspace cannot make this script block the server.
 local lock, statek, histk, oncek = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY], KEYS[KEY_ONCE]
@@ -36,7 +37,8 @@ repeat
     if s == 'abandoned' or (s == 'running' and not holder) then
       table.insert(stale, id)
     end
-    if s and s ~= 'succeeded' and (s ~= 'running' or not holder) and #unsettled < 200 then
+    if s and s ~= 'succeeded' and s ~= 'cleared' and (s ~= 'running' or not holder)
+       and #unsettled < 200 then
       table.insert(unsettled, id)
       table.insert(unsettled, s == 'running' and 'abandoned' or s)
     end

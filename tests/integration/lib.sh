@@ -654,6 +654,21 @@ skip_asked() {
     end_test
 }
 
+# skip_without_faketime — end the current case as skipped (and return 0)
+# when faketime cannot run redlock-run here: not installed, or the ASan
+# build (libfaketime preloaded before ASan's runtime: ASan refuses to start;
+# the plain pass runs the case). Returns 1 when it can.
+skip_without_faketime() {
+    if ! command -v faketime >/dev/null 2>&1; then
+        skip "needs faketime (Debian's package faketime: scripts/deps.sh test)"
+    elif ldd "$RR_BIN" 2>/dev/null | grep -q libasan; then
+        skip_asked "faketime cannot be preloaded into the ASan build"
+    else
+        return 1
+    fi
+    return 0
+}
+
 # note TEXT — a comment line in the output.
 note() { echo "# $*"; }
 

@@ -106,17 +106,21 @@ assert_eq "" "$(cat "$ERR")" "stderr of a skipped run"
 end_test
 
 t "-q --syslog: --metrics-file in a missing directory: one error line, in syslog; the run's status stands"
-rr -q --syslog -r "$U" --metrics-file "$TMP/no-such-dir/m.prom" aud1m -- true
+# One command throughout (its exit status from C): a changed command
+# would be warned about under -q too (issue 34, 6).
+rr -q --syslog -r "$U" --metrics-file "$TMP/no-such-dir/m.prom" aud1m -- sh -c 'exit ${C:-0}'
 assert_rc 0
 one_line
 assert_contains "$(cat "$ERR")" "cannot write --metrics-file $TMP/no-such-dir/m.prom: No such file or directory; create the directory $TMP/no-such-dir"
 wait_for 3 logged "<11>.*aud1m: cannot write --metrics-file" || fail "not in syslog: $(tail -3 "$TMP/syslog.txt")"
-rr -q -r "$U" --metrics-file "$TMP/no-such-dir/m.prom" aud1m -- sh -c 'exit 3'
+export C=3
+rr -q -r "$U" --metrics-file "$TMP/no-such-dir/m.prom" aud1m -- sh -c 'exit ${C:-0}'
+unset C
 assert_rc 3
 assert_eq 2 "$(grep -c '' "$ERR")" "lines: the failed run and the metrics error"
 # A file too large to be ours is never overwritten (what we could not read would be lost).
 head -c 5000000 /dev/zero | tr '\0' x >"$TMP/big.prom"
-rr -q -r "$U" --metrics-file "$TMP/big.prom" aud1m -- true
+rr -q -r "$U" --metrics-file "$TMP/big.prom" aud1m -- sh -c 'exit ${C:-0}'
 assert_rc 0
 one_line
 assert_contains "$(cat "$ERR")" "cannot write --metrics-file $TMP/big.prom: it is over 4 MiB"
@@ -130,6 +134,12 @@ assert_contains "$(cat "$ERR")" "--metrics-file $TMP/m.txt: the node_exporter te
 [ -s "$TMP/m.txt" ] || fail "the metrics were not written all the same"
 rr -r "$U" --metrics-file "$TMP/m.prom" aud1w -- true
 assert_eq "" "$(cat "$ERR")" "stderr with a .prom name"
+# Under -q too, and for --list --metrics-file (issue 34, 7; silent before).
+rr -r "$U" -q --metrics-file "$TMP/m.txt" aud1w -- true
+assert_contains "$(cat "$ERR")" "--metrics-file $TMP/m.txt: the node_exporter textfile collector reads only files ending in .prom" "-q"
+rr -r "$U" -q --list --metrics-file "$TMP/jobs.txt"
+assert_rc 0 "--list --metrics-file"
+assert_contains "$(cat "$ERR")" "--metrics-file $TMP/jobs.txt: the node_exporter textfile collector reads only" "--list -q"
 end_test
 
 t "--syslog -q: a succeeded run reaches syslog at info, with host, pid and fence"
@@ -169,10 +179,11 @@ wait_pid "$w" 5
 end_test
 
 t "-q silences the waiter's messages"
-bg "$TMP/hold3" "$RR_BIN" -r "$U" aud5 -- sleep 1
+# The holder and the waiter run one command (D: how long it sleeps).
+bg "$TMP/hold3" env D=1 "$RR_BIN" -r "$U" aud5 -- sh -c 'sleep ${D:-0}'
 w=$BG
 wait_for 5 key_there S "$(k_lock aud5)" || fail "the holder did not start"
-rr -q -r "$U" -w inf aud5 -- true
+rr -q -r "$U" -w inf aud5 -- sh -c 'sleep ${D:-0}'
 assert_rc 0
 assert_eq "$(cat "$ERR")" "" "stderr with -q"
 wait_pid "$w" 5

@@ -277,6 +277,10 @@ chmod 644 "$TMP/pwfile"
 rr -r "redis://127.0.0.1:$PORT_SEC" --password-file "$TMP/pwfile" pwfile2 -- true
 assert_rc 0
 assert_contains "$(cat "$ERR")" "/pwfile' can be read by other users: chmod 600 it"
+# Under -q too: it asks the operator to act (issue 34, 7; silent before).
+rr -r "redis://127.0.0.1:$PORT_SEC" -q --password-file "$TMP/pwfile" pwfile2 -- true
+assert_rc 0
+assert_contains "$(cat "$ERR")" "/pwfile' can be read by other users: chmod 600 it" "-q"
 chmod 600 "$TMP/pwfile"
 
 # ---------------------------------------------------------------------------

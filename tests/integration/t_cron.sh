@@ -65,7 +65,11 @@ if [ -n "$skip" ]; then
     exit
 fi
 
-start_redis A || fail "no redis-server"
+start_redis A --requirepass cron-secret || fail "no redis-server"
+# The example's password file, as its comment says to make it: mode 0600.
+mkdir -p "$TMP/etc"
+install -m 0600 /dev/null "$TMP/etc/redis-password"
+echo cron-secret >"$TMP/etc/redis-password"
 
 # redlock-run, as cron finds it on the crontab's PATH: a wrapper that logs
 # its arguments and exit status around the binary under test.
@@ -100,7 +104,8 @@ hour=$((10#$(date -d "@$target" +%H)))
 
 # The example as a server would have it, except: the schedule (every job at
 # the target minute), the Redis URL (our server), the PATH (our wrapper
-# first), MAILTO (no mailer here) and /opt (our bodies).
+# first), MAILTO (no mailer here), /opt (our bodies) and /etc/redlock-run
+# (our password file).
 adapt() {
     sed -E \
         -e "s#^PATH=#PATH=$TMP/bin:#" \
@@ -108,6 +113,7 @@ adapt() {
         -e "s#^REDLOCK_URL=.*#REDLOCK_URL=$A_URL#" \
         -e "s#^([0-9*/,-]+[[:space:]]+){5}#$min $hour * * * #" \
         -e "s#/opt/#$TMP/opt/#g" \
+        -e "s#/etc/redlock-run/#$TMP/etc/#g" \
         "$EXAMPLE"
 }
 tag=redlock-run-test-$$-$RANDOM
