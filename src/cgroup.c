@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -462,6 +463,11 @@ static int open_files(struct rr_cgroup *cg, char *err, size_t errlen)
         snprintf(err, errlen, "cannot open %s/cgroup.events: %s", cg->path, why(e));
         goto out;
     }
+    /* The run's mark of life (rr_cgroup_kill_dead): a shared flock on the
+     * directory, held by this open file, which R, the guard and its
+     * successor share (the command's exec closes its copy), so that it is
+     * free exactly once they are all gone, whatever pid namespace looks. */
+    flock(dir, LOCK_SH | LOCK_NB);
     cg->dir_fd = dir;
     return 0;
 out:
@@ -544,6 +550,20 @@ static int populated_at(int parent_fd, const char *name)
     return n < 0 ? -EIO : parse_populated(buf, n);
 }
 
+/* Is the run that made the child name of parent_fd gone? Its redlock-run,
+ * guard and successor share a flock on the directory (open_files): free
+ * once they are all gone. A pid that names no process says nothing on its
+ * own: the run may live in another pid namespace. */
+static bool run_gone(int parent_fd, const char *name)
+{
+    int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool gone = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+
+    if (fd >= 0)
+        close(fd);
+    return gone;
+}
+
 /* "redlock-run.PID.JOB": the ".JOB" part (NULL if the name is not ours). */
 static const char *job_part(const char *name)
 {
@@ -569,7 +589,7 @@ int rr_cgroup_kill_dead(const struct rr_cgroup *cg, int wait_ms, char *first, si
          * and removes it at once when its redlock-run dies). */
         if (!j || strcmp(j, job) != 0 || strcmp(e->d_name, cg->name) == 0 ||
             kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
-            populated_at(cg->parent_fd, e->d_name) != 1)
+            populated_at(cg->parent_fd, e->d_name) != 1 || !run_gone(cg->parent_fd, e->d_name))
             continue;
         char path[NAME_MAX + 32];
         snprintf(path, sizeof path, "%s/cgroup.kill", e->d_name);

@@ -89,7 +89,9 @@ int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, si
 void rr_cgroup_sweep(const struct rr_cgroup *cg);
 
 /* Kill what dead runs of the same job left in their cgroups beside ours
- * (a name "redlock-run.PID.JOB" with our JOB, no process PID, populated):
+ * (a name "redlock-run.PID.JOB" with our JOB, no process PID, populated,
+ * and the flock that the run's redlock-run, guard and successor share on
+ * its directory free, whatever pid namespace the run lives in):
  * their redlock-run and their guard both died (kill -9 of both, the OOM
  * killer), so nothing of theirs can stop it, and it runs on past their
  * lease. cgroup.kill to each, then up to wait_ms for them to empty, and

@@ -163,6 +163,24 @@ if [ "$can_cgroup" = 1 ]; then
     assert_eq "$n1" "$(beats)" "lines written by the dead run's helper after the next run"
     [ -e "$CG2/redlock-run.$r.deadpair" ] && fail "the dead run's cgroup is left"
     end_test
+
+    t "--contain cgroup: a run in another pid namespace leaves a live holder's command alone"
+    # The holder's pid, in its cgroup's name, is no process in the other
+    # run's pid namespace: that does not make the holder dead. A busy run
+    # there (its guard starts all the same) must not kill the command.
+    if unshare --pid --fork --mount-proc true 2>/dev/null; then
+        hold pidns --contain cgroup
+        h=$BG
+        run_limited unshare --pid --fork --mount-proc "$RR_BIN" -r "$U" --contain cgroup pidns true
+        assert_rc 75 "a run of the held job in another pid namespace"
+        grep -q 'killed what a dead run' "$ERR" && fail "it killed a live run's command: $(cat "$ERR")"
+        touch "$TMP/pidns.stop"
+        wait_pid "$h" 10
+        assert_eq 0 "$RC" "the holder's status (its command was not killed)"
+    else
+        skip "unshare --pid cannot be used here"
+    fi
+    end_test
 else
     t "the cgroup-mode cases"
     skip "no cgroup can be made here"
