@@ -193,7 +193,10 @@ static void reap(struct gstate *s)
         if (r <= 0)
             break;
         if (r == s->pre && r > 0) {
-            rr_guard_drop_pre(s, false);   /* killed before R's request: spawn forks anew */
+            /* Killed before R's request, or stopped from outside (it would
+             * hold the command until continued): spawn forks anew. A
+             * stopped one is killed first, and reaped as any other child. */
+            rr_guard_drop_pre(s, !(WIFEXITED(st) || WIFSIGNALED(st)));
             continue;
         }
         if (r != s->cpid || s->c_reaped)

@@ -219,4 +219,36 @@ else
     fi
 fi
 
+t "the command's process forked ahead, stopped from outside before the spawn: the run forks another, nothing is said left"
+# The guard forks the command's process when it starts; a waiter's sits
+# there until the lock comes. `kill -STOP` of it (pkill -STOP redlock-guard
+# matches it) must neither hold the command back nor turn up later as
+# something the command left running.
+bg "$TMP/pre-h" "$RR_BIN" -r "$U" -t 5s prestop -- sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' \
+    sh "$TMP/pre-h.run" "$TMP/pre-h.stop"
+h=$BG
+wait_for 10 file_there "$TMP/pre-h.run" || fail "the holder did not start"
+bg "$TMP/pre-w" "$RR_BIN" -r "$U" -t 5s -w 20s prestop -- touch "$TMP/pre-w.ran"
+w=$BG
+pre=
+for _ in $(seq 100); do
+    for g in $(cat "/proc/$w/task/$w/children" 2>/dev/null); do
+        [ "$(cat "/proc/$g/comm" 2>/dev/null)" = redlock-guard ] || continue
+        pre=$(cat "/proc/$g/task/$g/children" 2>/dev/null | awk '{print $1}')
+    done
+    [ -n "$pre" ] && break
+    sleep 0.05
+done
+[ -n "$pre" ] || fail "no process forked ahead under the waiter's guard"
+kill -STOP "$pre" 2>/dev/null
+sleep 0.3
+touch "$TMP/pre-h.stop"
+wait_pid "$h" 10
+wait_pid "$w" 15
+assert_eq 0 "$RC" "the waiter's status"
+assert_file_exists "$TMP/pre-w.ran" "the waiter's command"
+assert_not_contains "$(cat "$TMP/pre-w.err")" "the command left" "the waiter's stderr"
+[ -n "$pre" ] && wait_for 3 pid_gone "$pre" || fail "the stopped process $pre is still there"
+end_test
+
 done_testing
