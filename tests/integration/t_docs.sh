@@ -2,7 +2,10 @@
 # t_docs.sh — --help, the man page and the README agree (like curl's
 # test1139): every long option the parser takes is in --help, in
 # man/redlock-run.1, and every option in --help is in the man page; every
-# exit status the man page lists is in --help and in the README.
+# exit status the man page lists is in --help and in the README. And the
+# evidence the docs cite is there: every test file, unit suite and script
+# they name exists, every test case they quote is a case of its file, and
+# no Markdown table has a row broken by a stray |.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
