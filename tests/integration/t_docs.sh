@@ -2,7 +2,10 @@
 # t_docs.sh — --help, the man page and the README agree (like curl's
 # test1139): every long option the parser takes is in --help, in
 # man/redlock-run.1, and every option in --help is in the man page; every
-# exit status the man page lists is in --help and in the README.
+# exit status the man page lists is in --help and in the README. And the
+# evidence the docs cite is there: every test file, unit suite and script
+# they name exists, every test case they quote is a case of its file, and
+# no Markdown table has a row broken by a stray |.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -145,6 +148,90 @@ for f in $(grep -o '`src/[a-z_/]*\.[ch]`' <<<"$map" | tr -d '`'); do
     [ -e "$TOP/$f" ] || gone="$gone $f"
 done
 [ -z "$gone" ] || fail "in README.md's source map but not in the tree:$gone"
+end_test
+
+# The docs that name tests and scripts as the evidence of what they say:
+# the README, the man page and docs/*.md.
+EVIDENCE_DOCS=("$README" "$MAN" "$TOP"/docs/*.md)
+
+t "every test file, unit suite and script the docs cite exists"
+# t_NAME or t_NAME.sh (tests/integration/), check_NAME (tests/), and
+# scripts/NAME; a renamed or deleted test must take its citations along.
+n=0 gone=
+for d in "${EVIDENCE_DOCS[@]}"; do
+    for w in $(grep -oE '\bt_[a-z][a-z_0-9]*\b' "$d" | sort -u); do
+        n=$((n + 1))
+        [ -e "$TOP/tests/integration/$w.sh" ] || gone="$gone ${d#"$TOP"/}:$w"
+    done
+    for w in $(grep -oE '\bcheck_[a-z][a-z_0-9]*\.c\b|\bcheck_[a-z][a-z_0-9]*\b' "$d" | sed 's/\.c$//' | sort -u); do
+        n=$((n + 1))
+        [ -e "$TOP/tests/$w.c" ] || gone="$gone ${d#"$TOP"/}:$w"
+    done
+    for w in $(grep -oE '\bscripts/[A-Za-z0-9_.-]*[A-Za-z0-9_-]' "$d" | sort -u); do
+        n=$((n + 1))
+        [ -e "$TOP/$w" ] || gone="$gone ${d#"$TOP"/}:$w"
+    done
+done
+[ "$n" -ge 50 ] || fail "found only $n citations (the patterns no longer match the docs?)"
+[ -z "$gone" ] || fail "cited but not in the tree:$gone"
+end_test
+
+t "every test case the docs quote beside its file is a case of that file"
+# The README's "Which test holds each promise" and docs/RELIABILITY.md quote
+# cases as  t_NAME.sh: "title", "title"  (a … stands for a cut) and unit
+# tests as  check_NAME.c: `test_fn`.
+if command -v "$PY" >/dev/null 2>&1; then
+    out=$("$PY" - "$TOP" "$README" "$TOP/docs/RELIABILITY.md" <<'PYEOF' 2>&1
+import os, re, sys
+top, bad, n = sys.argv[1], [], 0
+for doc in sys.argv[2:]:
+    text = open(doc, encoding="utf-8").read()
+    name = os.path.relpath(doc, top)
+    for m in re.finditer(r'\b(t_[a-z_0-9]+)\.sh:\s+((?:"[^"\n]+"(?:,\s*)?)+)', text):
+        f = os.path.join(top, "tests/integration", m.group(1) + ".sh")
+        src = open(f, encoding="utf-8").read() if os.path.exists(f) else ""
+        for title in re.findall(r'"([^"\n]+)"', m.group(2)):
+            n += 1
+            for piece in title.split("\u2026"):
+                piece = piece.strip(" ,.")
+                if piece and piece not in src:
+                    bad.append('%s: no case "%s" in %s.sh' % (name, piece, m.group(1)))
+    for m in re.finditer(r'\b(check_[a-z_0-9]+)\.c:\s+((?:`test_[a-z_0-9]+`(?:,\s*)?)+)', text):
+        f = os.path.join(top, "tests", m.group(1) + ".c")
+        src = open(f, encoding="utf-8").read() if os.path.exists(f) else ""
+        for fn in re.findall(r"`(test_[a-z_0-9]+)`", m.group(2)):
+            n += 1
+            if "START_TEST(%s)" % fn not in src:
+                bad.append("%s: no %s in %s.c" % (name, fn, m.group(1)))
+print("quoted: %d" % n)
+print("\n".join(bad))
+PYEOF
+    )
+    q=$(sed -n 's/^quoted: //p' <<<"$out")
+    [ "${q:-0}" -ge 60 ] || fail "found only ${q:-0} quoted cases (the pattern no longer matches the docs?): $out"
+    bad=$(grep -v '^quoted: ' <<<"$out" | grep .)
+    [ -z "$bad" ] || fail "$(head -5 <<<"$bad" | tr '\n' ';')"
+    end_test
+else
+    skip "python3 not installed"
+fi
+
+t "every row of a Markdown table has as many cells as its header"
+# A | inside a cell, even in backquotes, starts a new cell unless written \|;
+# a row with more cells is a table broken by an edit.
+bad=$(awk '
+    FNR == 1 { hdr = 0; fence = 0 }
+    /^```/ { fence = !fence }
+    fence { next }
+    /^\|/ {
+        line = $0; gsub(/\\\|/, "", line); n = gsub(/\|/, "", line)
+        if (!hdr) hdr = n
+        else if (n != hdr) printf "%s:%d has %d cells, its header %d; ", FILENAME, FNR, n - 1, hdr - 1
+        next
+    }
+    { hdr = 0 }
+' "$README" "$TOP"/docs/*.md)
+[ -z "$bad" ] || fail "${bad//$TOP\//}"
 end_test
 
 done_testing
