@@ -125,7 +125,7 @@ if [ "$can_cgroup" = 1 ]; then
     # before the lock is asked for; a busy run must still find the cgroup
     # empty when it removes it (the guard has killed and reaped that
     # process first).
-    hold busycg
+    hold busycg -t 5s   # (a longer lease than hold's: its renewals must not miss under load)
     h=$BG
     for i in 1 2 3 4 5; do
         rr_direct -r "$U" --contain cgroup busycg -- true
@@ -143,7 +143,9 @@ if [ "$can_cgroup" = 1 ]; then
     # what the command started in a session of its own runs on in the dead
     # run's cgroup, past the lease. The next run of the same job on this
     # host kills it (cgroup.kill) before its own command runs.
-    bg "$TMP/deadpair" "$RR_BIN" -r "$U" -t 1s --contain cgroup deadpair -- sh -c \
+    # (A 3 s lease: at 1 s, a loaded machine can miss a renewal, and the run
+    # then stops its own command before the test kills it.)
+    bg "$TMP/deadpair" "$RR_BIN" -r "$U" -t 3s --contain cgroup deadpair -- sh -c \
         'setsid sh -c "trap \"\" TERM; while :; do echo x >> \"\$1\"; sleep 0.05; done" sh "$1" & sleep 60' \
         sh "$TMP/deadpair.beat"
     r=$BG
@@ -152,7 +154,7 @@ if [ "$can_cgroup" = 1 ]; then
     kill -STOP "$g" "$r"
     kill -9 "$r" "$g"
     wait_pid "$r" 2
-    sleep 1.2   # past the 1 s lease
+    sleep 3.2   # past the 3 s lease
     beats() { wc -l < "$TMP/deadpair.beat"; }
     n1=$(beats); sleep 0.3
     [ "$(beats)" -gt "$n1" ] || fail "the dead run's helper does not run (nothing to test)"
