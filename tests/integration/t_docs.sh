@@ -74,6 +74,34 @@ for c in $codes; do
 done
 end_test
 
+# The warnings -q still prints, one a line, as each document lists them:
+# README.md's -q row, between "ask you to act (" and ")"; the man page's -q
+# paragraph, from "ask the operator to act:" to the full stop; --help's -q
+# entry, the parenthesis under it. Markup, a leading "a" and line breaks go.
+q_items() {
+    tr '\n' ' ' | sed -E 's/[[:space:]]+/ /g; s/, /\n/g' | sed -E 's/^ *(an? )?//; s/ *$//'
+}
+q_readme() {
+    grep -E '^\| `-q`' "$README" | sed -n 's/.*ask you to act (\([^)]*\)).*/\1/p' | tr -d '`' | q_items
+}
+q_man() {
+    sed -n '/^\.BR \\-q ", " \\-\\-quiet/,/^\.TP/p' "$MAN" | tr '\n' ' ' |
+        sed -n 's/.*ask the operator to act: \([^.]*\)\..*/\1/p' |
+        sed -E 's/\\f[BIR]//g; s/\\-/-/g' | q_items
+}
+q_help() {
+    "$RR_BIN" --help | sed -n '/^  -q, --quiet/,/)$/p' | tr '\n' ' ' |
+        sed -n 's/^[^(]*(\([^)]*\)).*/\1/p' | q_items
+}
+
+t "-q: README, man page and --help list the same warnings that still print"
+r=$(q_readme)
+[ "$(grep -c . <<<"$r")" -ge 5 ] || fail "parsed too few items from README.md's -q row: $r"
+m=$(q_man) h=$(q_help)
+d=$(diff <(echo "$r") <(echo "$m")) || fail "README.md (<) and the man page (>) differ: $(echo $d)"
+d=$(diff <(echo "$r") <(echo "$h")) || fail "README.md (<) and --help (>) differ: $(echo $d)"
+end_test
+
 t "the man page renders without warnings"
 if command -v groff >/dev/null 2>&1; then
     out=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
