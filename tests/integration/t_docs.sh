@@ -2,7 +2,10 @@
 # t_docs.sh — --help, the man page and the README agree (like curl's
 # test1139): every long option the parser takes is in --help, in
 # man/redlock-run.1, and every option in --help is in the man page; every
-# exit status the man page lists is in --help and in the README.
+# exit status the man page lists is in --help and in the README; the
+# warnings that -q keeps are the same list in all three; the examples the
+# README and the man page quote (the crontab lines, the systemd unit, the
+# Kubernetes command) are those of examples/.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -82,6 +85,7 @@ q_items() {
     tr '\n' ' ' | sed -E 's/[[:space:]]+/ /g; s/, /\n/g' | sed -E 's/^ *(an? )?//; s/ *$//'
 }
 q_readme() {
+    # shellcheck disable=SC2016  # the backquotes are Markdown's, not a command
     grep -E '^\| `-q`' "$README" | sed -n 's/.*ask you to act (\([^)]*\)).*/\1/p' | tr -d '`' | q_items
 }
 q_man() {
@@ -98,9 +102,61 @@ t "-q: README, man page and --help list the same warnings that still print"
 r=$(q_readme)
 [ "$(grep -c . <<<"$r")" -ge 5 ] || fail "parsed too few items from README.md's -q row: $r"
 m=$(q_man) h=$(q_help)
-d=$(diff <(echo "$r") <(echo "$m")) || fail "README.md (<) and the man page (>) differ: $(echo $d)"
-d=$(diff <(echo "$r") <(echo "$h")) || fail "README.md (<) and --help (>) differ: $(echo $d)"
+d=$(diff <(echo "$r") <(echo "$m")) || fail "README.md (<) and the man page (>) differ: $(tr "\n" " " <<<"$d")"
+d=$(diff <(echo "$r") <(echo "$h")) || fail "README.md (<) and --help (>) differ: $(tr "\n" " " <<<"$d")"
 end_test
+
+# The man page's source as text: \% (no hyphenation) goes, \- is -, \e is \.
+man_text() { sed -E 's/\\%//g; s/\\-/-/g; s/\\e/\\/g' "$MAN"; }
+# The job lines of an /etc/cron.d file, as a document quotes them (4 spaces).
+cron_d_lines() { grep -E '^    [0-9*@][^ ]* .* root redlock-run ' || true; }
+
+t "the examples/crontab job lines are quoted as they are in README.md and the man page"
+ex=$(grep -E '^[0-9*@]' "$TOP/examples/crontab" | sed 's/^/    /')
+[ "$(grep -c . <<<"$ex")" -ge 3 ] || fail "found too few job lines in examples/crontab: $ex"
+for doc in README.md man; do
+    if [ "$doc" = man ]; then q=$(man_text | cron_d_lines); else q=$(cron_d_lines <"$README"); fi
+    d=$(diff <(echo "$ex") <(echo "$q")) ||
+        fail "examples/crontab (<) and $doc (>) differ: $(tr "\n" " " <<<"$d")"
+done
+end_test
+
+# service_block: the quoted [Service] section (4 spaces in, up to a blank
+# line or .fi), each line without its indentation.
+service_block() {
+    sed -n '/^    \[Service\]$/,/^\(\.fi\)\{0,1\}$/p' | sed -E '/^(\.fi)?$/d; s/^ +//'
+}
+
+t "the systemd unit quoted in README.md and the man page is examples/systemd/settle.service's"
+unit=$TOP/examples/systemd/settle.service
+r=$(service_block <"$README") m=$(man_text | service_block)
+[ "$(grep -c . <<<"$r")" -ge 5 ] || fail "parsed too few lines of README.md's unit: $r"
+d=$(diff <(echo "$r") <(echo "$m")) || fail "README.md (<) and the man page (>) quote it differently: $(tr "\n" " " <<<"$d")"
+# Each quoted line is a line of the file (which says more, in comments).
+while IFS= read -r line; do
+    sed -E 's/^ +//' "$unit" | grep -qxF -- "$line" || fail "not a line of $unit: $line"
+done <<<"$r"
+end_test
+
+t "the Kubernetes command quoted in README.md and the man page is examples/kubernetes-cronjob.yml's"
+if python3 -c 'import yaml' 2>/dev/null; then
+    # doc_cmd: the first "command: [redlock-run, ...]" line, as JSON.
+    doc_cmd() {
+        grep -m1 -E '^ +command: \[redlock-run' | python3 -c \
+            'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin.read().strip())["command"]))'
+    }
+    f=$(python3 -c 'import json, sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print(json.dumps(d["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]))' \
+        "$TOP/examples/kubernetes-cronjob.yml")
+    r=$(doc_cmd <"$README") m=$(man_text | doc_cmd)
+    assert_contains "$f" '"redlock-run"' "the file's command"
+    assert_eq "$f" "$r" "README.md's command"
+    assert_eq "$f" "$m" "the man page's command"
+    end_test
+else
+    skip "python3-yaml not installed (scripts/deps.sh test)"
+fi
 
 t "the man page renders without warnings"
 if command -v groff >/dev/null 2>&1; then
