@@ -158,6 +158,45 @@ else
     skip "python3-yaml not installed (scripts/deps.sh test)"
 fi
 
+t "every exit status of --help and of the README's table is in the man page"
+man_codes=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B \([0-9][0-9]*\)$/\1/p' | sort -un)
+h=$("$RR_BIN" --help | sed -n '/^EXIT STATUS/,/^  --status/p' | sed -n 's/^  \([0-9][0-9]*\) .*/\1/p')
+r=$(sed -n '/^## Exit status/,/^#/p' "$README" | sed -n 's/^| \([0-9][0-9 /]*\) |.*/\1/p' | tr -s '/ ' '\n')
+[ "$(echo "$h" | wc -w)" -ge 8 ] || fail "parsed too few codes from --help: $h"
+[ "$(echo "$r" | wc -w)" -ge 8 ] || fail "parsed too few codes from README.md: $r"
+for c in $h $r; do
+    grep -qx "$c" <<<"$man_codes" || fail "exit status $c is not in the man page's EXIT STATUS"
+done
+end_test
+
+# The statuses --status NAME exits with: the numbers that open a clause (after
+# a colon or a semicolon) of the man page's "With --status:" sentence and of
+# --help's "--status NAME:" lines, and the first column of the README's table.
+clause_codes() { tr '\n' ' ' | grep -oE '(^|[:;] +)[0-9]+ ' | grep -oE '[0-9]+' | sort -un | paste -sd' '; }
+status_readme() {
+    # shellcheck disable=SC2016  # the backquotes are Markdown's, not a command
+    sed -n '/^`--status NAME` has statuses of its own:/,/^For a monitoring check/p' "$README" |
+        sed -n 's/^| \([0-9][0-9 /]*\) |.*/\1/p' | tr -s '/ ' '\n' | grep . | sort -un | paste -sd' '
+}
+status_man() {
+    sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MAN" |
+        sed -n '/^With \\fB\\-\\-status\\fR:/,/^With \\fB\\-\\-status \\-\\-max-age/p' | sed '$d' | clause_codes
+}
+status_help() {
+    "$RR_BIN" --help | sed -n '/^  --status NAME:/,/^  --status --max-age/p' | sed '$d' | clause_codes
+}
+
+t "--status NAME's exit statuses, and --max-age's, are the same in README.md, the man page and --help"
+r=$(status_readme) m=$(status_man) h=$(status_help)
+[ "$(echo "$r" | wc -w)" -ge 5 ] || fail "parsed too few --status codes from README.md: $r"
+assert_eq "$r" "$m" "the man page's --status codes (README.md's: $r)"
+assert_eq "$r" "$h" "--help's --status codes (README.md's: $r)"
+plugin="0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN"
+grep -qF "$plugin" "$README" || fail "README.md does not say: $plugin"
+grep -qF "$plugin" "$MAN" || fail "the man page does not say: $plugin"
+"$RR_BIN" --help | grep -qF "$plugin" || fail "--help does not say: $plugin"
+end_test
+
 t "the man page renders without warnings"
 if command -v groff >/dev/null 2>&1; then
     out=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)
