@@ -301,6 +301,11 @@ done
 for job in settle report sync; do
     assert_eq "" "$(mails_of "$job")" "mails for the example's $job lines"
 done
+# And no other mail of this run (a Subject cut short would hide one above),
+# but the unescaped % line's (sh's syntax error, cut at its %).
+ours=$(grep -lE "^Subject: Cron <[^>]*> .*$TMP" "$TMP"/mail/m.* 2>/dev/null | grep -c .)
+negs=$(grep -lE "^Subject: Cron <[^>]*> .*$TMP.*--once 'neg-" "$TMP"/mail/m.* 2>/dev/null | grep -c .)
+assert_eq "$n_mail" "$((ours - negs))" "mails of this run, the unescaped % line's aside"
 # The password came from a file: no mail holds it, headers included.
 assert_eq "" "$(grep -l cron-secret "$TMP"/mail/m.* 2>/dev/null)" "mails holding the password"
 end_test
