@@ -97,8 +97,8 @@ RR_CLI_USAGE_RUN "\n"
 "  126  COMMAND could not be executed\n"
 "  127  COMMAND not found\n"
 "  --status NAME: 0 free, the last run succeeded; 1 held; 2 the last run (or\n"
-"  an unsettled --once ID) failed; 3 a run died mid-way; 4 never ran (a typo?);\n"
-"  69 Redis unavailable; 78 configuration refused\n"
+"    an unsettled --once ID) failed; 3 a run died mid-way; 4 never ran (a typo?);\n"
+"    69 Redis unavailable; 78 configuration refused\n"
 "  --status --max-age: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n",
         f);
 }
