@@ -56,6 +56,11 @@ RR_CLI_USAGE_RUN "\n"
 "\n"
 "Output:\n"
 "  -q, --quiet                only runs gone wrong, errors, warnings to act on\n"
+"                             (a degraded quorum, a run after a dead run,\n"
+"                             --tls-insecure, a --password-file others can\n"
+"                             read, a password under 4 bytes, a --metrics-file\n"
+"                             name the collector ignores, a command that\n"
+"                             changed under NAME)\n"
 "  -v, --verbose              narrate each step; twice for debug output\n"
 "      --log-format text|json log lines as text or JSON objects (text)\n"
 "      --syslog               also log to syslog (off)\n"
@@ -90,6 +95,10 @@ RR_CLI_USAGE_RUN "\n"
 "  79   lock lost while COMMAND ran; COMMAND was stopped\n"
 "  124  --max-runtime ran out; COMMAND was stopped\n"
 "  126  COMMAND could not be executed\n"
-"  127  COMMAND not found\n",
+"  127  COMMAND not found\n"
+"  --status NAME: 0 free, the last run succeeded; 1 held; 2 the last run (or\n"
+"    an unsettled --once ID) failed; 3 a run died mid-way; 4 never ran (a typo?);\n"
+"    69 Redis unavailable; 78 configuration refused\n"
+"  --status --max-age: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN\n",
         f);
 }

@@ -2,10 +2,13 @@
 # t_docs.sh — --help, the man page and the README agree (like curl's
 # test1139): every long option the parser takes is in --help, in
 # man/redlock-run.1, and every option in --help is in the man page; every
-# exit status the man page lists is in --help and in the README. And the
-# evidence the docs cite is there: every test file, unit suite and script
-# they name exists, every test case they quote is a case of its file, and
-# no Markdown table has a row broken by a stray |.
+# exit status the man page lists is in --help and in the README; the
+# warnings that -q keeps are the same list in all three; the examples the
+# README and the man page quote (the crontab lines, the systemd unit, the
+# Kubernetes command) are those of examples/. And the evidence the docs
+# cite is there: every test file, unit suite and script they name exists,
+# every test case they quote is a case of its file, and no Markdown table
+# has a row broken by a stray |.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -75,6 +78,126 @@ for c in $codes; do
     echo "$h" | grep -qE "^ +$c " || fail "exit status $c not in --help"
     grep -qE "^\| ($c|[0-9 /]*\b$c\b[0-9 /]*) \|" "$README" || fail "exit status $c not in README"
 done
+end_test
+
+# The warnings -q still prints, one a line, as each document lists them:
+# README.md's -q row, between "ask you to act (" and ")"; the man page's -q
+# paragraph, from "ask the operator to act:" to the full stop; --help's -q
+# entry, the parenthesis under it. Markup, a leading "a" and line breaks go.
+q_items() {
+    tr '\n' ' ' | sed -E 's/[[:space:]]+/ /g; s/, /\n/g' | sed -E 's/^ *(an? )?//; s/ *$//'
+}
+q_readme() {
+    # shellcheck disable=SC2016  # the backquotes are Markdown's, not a command
+    grep -E '^\| `-q`' "$README" | sed -n 's/.*ask you to act (\([^)]*\)).*/\1/p' | tr -d '`' | q_items
+}
+q_man() {
+    sed -n '/^\.BR \\-q ", " \\-\\-quiet/,/^\.TP/p' "$MAN" | tr '\n' ' ' |
+        sed -n 's/.*ask the operator to act: \([^.]*\)\..*/\1/p' |
+        sed -E 's/\\f[BIR]//g; s/\\-/-/g' | q_items
+}
+q_help() {
+    "$RR_BIN" --help | sed -n '/^  -q, --quiet/,/)$/p' | tr '\n' ' ' |
+        sed -n 's/^[^(]*(\([^)]*\)).*/\1/p' | q_items
+}
+
+t "-q: README, man page and --help list the same warnings that still print"
+r=$(q_readme)
+[ "$(grep -c . <<<"$r")" -ge 5 ] || fail "parsed too few items from README.md's -q row: $r"
+m=$(q_man) h=$(q_help)
+d=$(diff <(echo "$r") <(echo "$m")) || fail "README.md (<) and the man page (>) differ: $(tr "\n" " " <<<"$d")"
+d=$(diff <(echo "$r") <(echo "$h")) || fail "README.md (<) and --help (>) differ: $(tr "\n" " " <<<"$d")"
+end_test
+
+# The man page's source as text: \% (no hyphenation) goes, \- is -, \e is \.
+man_text() { sed -E 's/\\%//g; s/\\-/-/g; s/\\e/\\/g' "$MAN"; }
+# The job lines of an /etc/cron.d file, as a document quotes them (4 spaces).
+cron_d_lines() { grep -E '^    [0-9*@][^ ]* .* root redlock-run ' || true; }
+
+t "the examples/crontab job lines are quoted as they are in README.md and the man page"
+ex=$(grep -E '^[0-9*@]' "$TOP/examples/crontab" | sed 's/^/    /')
+[ "$(grep -c . <<<"$ex")" -ge 3 ] || fail "found too few job lines in examples/crontab: $ex"
+for doc in README.md man; do
+    if [ "$doc" = man ]; then q=$(man_text | cron_d_lines); else q=$(cron_d_lines <"$README"); fi
+    d=$(diff <(echo "$ex") <(echo "$q")) ||
+        fail "examples/crontab (<) and $doc (>) differ: $(tr "\n" " " <<<"$d")"
+done
+end_test
+
+# service_block: the quoted [Service] section (4 spaces in, up to a blank
+# line or .fi), each line without its indentation.
+service_block() {
+    sed -n '/^    \[Service\]$/,/^\(\.fi\)\{0,1\}$/p' | sed -E '/^(\.fi)?$/d; s/^ +//'
+}
+
+t "the systemd unit quoted in README.md and the man page is examples/systemd/settle.service's"
+unit=$TOP/examples/systemd/settle.service
+r=$(service_block <"$README") m=$(man_text | service_block)
+[ "$(grep -c . <<<"$r")" -ge 5 ] || fail "parsed too few lines of README.md's unit: $r"
+d=$(diff <(echo "$r") <(echo "$m")) || fail "README.md (<) and the man page (>) quote it differently: $(tr "\n" " " <<<"$d")"
+# Each quoted line is a line of the file (which says more, in comments).
+while IFS= read -r line; do
+    sed -E 's/^ +//' "$unit" | grep -qxF -- "$line" || fail "not a line of $unit: $line"
+done <<<"$r"
+end_test
+
+t "the Kubernetes command quoted in README.md and the man page is examples/kubernetes-cronjob.yml's"
+if python3 -c 'import yaml' 2>/dev/null; then
+    # doc_cmd: the first "command: [redlock-run, ...]" line, as JSON.
+    doc_cmd() {
+        grep -m1 -E '^ +command: \[redlock-run' | python3 -c \
+            'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin.read().strip())["command"]))'
+    }
+    f=$(python3 -c 'import json, sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+print(json.dumps(d["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"]))' \
+        "$TOP/examples/kubernetes-cronjob.yml")
+    r=$(doc_cmd <"$README") m=$(man_text | doc_cmd)
+    assert_contains "$f" '"redlock-run"' "the file's command"
+    assert_eq "$f" "$r" "README.md's command"
+    assert_eq "$f" "$m" "the man page's command"
+    end_test
+else
+    skip "python3-yaml not installed (scripts/deps.sh test)"
+fi
+
+t "every exit status of --help and of the README's table is in the man page"
+man_codes=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MAN" | sed -n 's/^\.B \([0-9][0-9]*\)$/\1/p' | sort -un)
+h=$("$RR_BIN" --help | sed -n '/^EXIT STATUS/,/^  --status/p' | sed -n 's/^  \([0-9][0-9]*\) .*/\1/p')
+r=$(sed -n '/^## Exit status/,/^#/p' "$README" | sed -n 's/^| \([0-9][0-9 /]*\) |.*/\1/p' | tr -s '/ ' '\n')
+[ "$(echo "$h" | wc -w)" -ge 8 ] || fail "parsed too few codes from --help: $h"
+[ "$(echo "$r" | wc -w)" -ge 8 ] || fail "parsed too few codes from README.md: $r"
+for c in $h $r; do
+    grep -qx "$c" <<<"$man_codes" || fail "exit status $c is not in the man page's EXIT STATUS"
+done
+end_test
+
+# The statuses --status NAME exits with: the numbers that open a clause (after
+# a colon or a semicolon) of the man page's "With --status:" sentence and of
+# --help's "--status NAME:" lines, and the first column of the README's table.
+clause_codes() { tr '\n' ' ' | grep -oE '(^|[:;] +)[0-9]+ ' | grep -oE '[0-9]+' | sort -un | paste -sd' '; }
+status_readme() {
+    # shellcheck disable=SC2016  # the backquotes are Markdown's, not a command
+    sed -n '/^`--status NAME` has statuses of its own:/,/^For a monitoring check/p' "$README" |
+        sed -n 's/^| \([0-9][0-9 /]*\) |.*/\1/p' | tr -s '/ ' '\n' | grep . | sort -un | paste -sd' '
+}
+status_man() {
+    sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MAN" |
+        sed -n '/^With \\fB\\-\\-status\\fR:/,/^With \\fB\\-\\-status \\-\\-max-age/p' | sed '$d' | clause_codes
+}
+status_help() {
+    "$RR_BIN" --help | sed -n '/^  --status NAME:/,/^  --status --max-age/p' | sed '$d' | clause_codes
+}
+
+t "--status NAME's exit statuses, and --max-age's, are the same in README.md, the man page and --help"
+r=$(status_readme) m=$(status_man) h=$(status_help)
+[ "$(echo "$r" | wc -w)" -ge 5 ] || fail "parsed too few --status codes from README.md: $r"
+assert_eq "$r" "$m" "the man page's --status codes (README.md's: $r)"
+assert_eq "$r" "$h" "--help's --status codes (README.md's: $r)"
+plugin="0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN"
+grep -qF "$plugin" "$README" || fail "README.md does not say: $plugin"
+grep -qF "$plugin" "$MAN" || fail "the man page does not say: $plugin"
+"$RR_BIN" --help | grep -qF "$plugin" || fail "--help does not say: $plugin"
 end_test
 
 t "the man page renders without warnings"
