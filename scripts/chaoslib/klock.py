@@ -90,15 +90,17 @@ def late_death_free(a, b, kl):
 
 
 def _holder(c, sections, kl):
-    """The section whose witness held the lock when c clashed: the last
-    one with the holder's pid that took the same lock before c."""
+    """The section whose witness held the lock when c clashed: of those
+    whose witness had the holder's pid and took the same lock, the one
+    that took it nearest c (its stamp may follow c's: it is read after
+    the flock, and a witness may be descheduled in between)."""
     best = None
     for s in sections:
         k = took(kl, s)
         if (k is not None and c["holder"] is not None and k["pid"] == c["holder"]
-                and k["file"] == c["file"] and k["ns"] <= c["ns"]
-                and (best is None or k["ns"] > best[0])):
-            best = (k["ns"], s)
+                and k["file"] == c["file"]
+                and (best is None or abs(k["ns"] - c["ns"]) < best[0])):
+            best = (abs(k["ns"] - c["ns"]), s)
     return best[1] if best else None
 
 
