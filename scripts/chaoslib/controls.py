@@ -11,7 +11,9 @@ that began after it, or ended before it, or of a third run, or of the
 wrapper alone; a forced release within a renewal, a late one, a plain
 one; a kill -9 within the last lease, an older one, one of a third run; a
 network fault within the last lease, an older one, one where C1 is
-asserted), a lock key left after every wrapper ended (a fault on
+asserted; the kernel's lock: a clash nothing explains, one under
+--limit, a late-seen death without the later witness's lock record or without
+the earlier one's), a lock key left after every wrapper ended (a fault on
 another master, a fault long before it was written, a kill -9 before it
 was written: none explains it), and the C5 extras (records, operator
 releases, planned failovers). A control whose planted log passes "stayed green": the
@@ -45,6 +47,7 @@ class Planted:
         self.counter_delta = 0  # the counter minus the completed runs
         self.sink_extra = []    # lines after the accepts
         self.rejected = set()   # runs whose write the sink rejected (a stale fence)
+        self.kl = []            # (ms, the kernel lock's record: klock, kclash)
 
     def sec(self, rid, a, b, fence=None, **run):
         """A critical section [a, b] ms (b None: never ended) of run rid."""
@@ -64,6 +67,17 @@ class Planted:
         r.setdefault("pauses", []).append([a * MS, None if b is None else b * MS, kind])
         r["signals"].append({"whole": "STOP", "wrapper": "STOP-wrapper"}.get(kind, kind))
 
+    def klock(self, rid, kind="klock", holder=None, at=None):
+        """rid's witness took the kernel's lock 1 ms before its start, or
+        (kclash) found it held by holder's witness (at: when, in ms)."""
+        sec = [x for x in self.secs if x[0] == rid][0]
+        t = sec[1] - 1 if at is None else at
+        line = "%s %d %s %d pid=%d file=klock.1" % (kind, t * MS, rid, sec[3],
+                                                   self.runs[rid]["pid"])
+        if kind == "kclash":
+            line += " holder=%s" % (self.runs[holder]["pid"] if holder else "?")
+        self.kl.append((t, line))
+
     def event(self, kind, t, until=None, network=False, **extra):
         e = dict(kind=kind, t_ns=t * MS, network=network, **extra)
         if until is not None:
@@ -78,6 +92,7 @@ class Planted:
             lines.append((a, 0, "start %d %s %d pid=%d" % (a * MS, rid, f, pid)))
             if b is not None:
                 lines.append((b, 1, "end %d %s %d pid=%d read=0 prev=-" % (b * MS, rid, f, pid)))
+        lines += [(t, -1, line) for t, line in self.kl]
         with open(os.path.join(d, "witness.log"), "w") as fh:
             fh.write("".join(x[2] + "\n" for x in sorted(lines)))
         done = [s for s in self.secs if s[2] is not None]
@@ -247,6 +262,63 @@ def c1_network_strict(bad):
     overlap(p)
     p.event("pause_redis", 1500, 1900, network=True)
     return p, "C1"
+
+
+def c1_kclash(bad):
+    """The kernel saw r4's witness alive at r5's start (kclash), although
+    the log shows no overlap; nothing explains it: C1 fails."""
+    p = Planted("c1-kclash")
+    p.seq(6)
+    for rid in p.runs:
+        if bad and rid == "r5":
+            p.klock(rid, "kclash", holder="r4")
+        else:
+            p.klock(rid)
+    return p, "C1"
+
+
+def c1_kclash_limit(bad):
+    """--limit 2: a kclash is two holders of one slot, which --limit does
+    not allow: only an event that covers it explains it (clean: a
+    whole-holder pause of r4 over r5's start; bad: one that began after)."""
+    p = Planted("c1-kclash-limit", ["C5", "C8"], faults=["pause_holder"], limit=2)
+    p.seq(6)
+    for rid in p.runs:
+        p.klock(rid, "kclash" if rid == "r5" else "klock", holder="r4")
+    p.pause("r4", 2050 if bad else 1900, 2100)
+    return p, "C1"
+
+
+def _late_death(p):
+    """r4's witness killed (no end record); the harness saw its death at
+    2004 ms, 4 ms after r5's start: a measured overlap of 4 ms."""
+    p.seq(6)
+    p.secs[4][2] = None
+    p.runs["r4"].update(rc=-9, signals=["KILL"], exit_ns=1990 * MS, child_death_ns=2004 * MS)
+
+
+def _late_without(name, bad, rid_missing):
+    p = Planted(name, faults=["term_storm"])
+    _late_death(p)
+    for rid in p.runs:
+        if rid != rid_missing or not bad:
+            p.klock(rid)
+    return p, "C1"
+
+
+def c1_late_klock(bad):
+    """The 4 ms of _late_death are the harness's lag only if r5's witness
+    took the kernel's lock (which r4's had taken): with it, "closed by a
+    late-seen death" (clean); without r5's record (bad), an overlap
+    nothing explains."""
+    return _late_without("c1-late-no-klock", bad, "r5")
+
+
+def c1_late_earlier_missing(bad):
+    """As c1_late_klock, but nothing says that the earlier witness (r4)
+    had taken the lock (no klock record: a witness without --klock, a
+    lost line): r5's lock then says nothing about r4."""
+    return _late_without("c1-late-earlier-missing", bad, "r4")
 
 
 def c2_lost(bad):
@@ -496,7 +568,8 @@ def c9_probe(bad):
 
 CONTROLS = [c0_too_few, c0_kind_never, c1_nothing, c1_audit, c1_pause_after, c1_pause_ended,
             c1_pause_other, c1_stop_wrapper, c1_release_plain, c1_release_late, c1_kill_old,
-            c1_kill_other, c1_network_old, c1_network_strict, c2_lost, c2_excess, c3_inversion,
+            c1_kill_other, c1_network_old, c1_network_strict, c1_kclash, c1_kclash_limit,
+            c1_late_klock, c1_late_earlier_missing, c2_lost, c2_excess, c3_inversion,
             c3_explained, c4_stale, c5_exit0, c5_rc, c5_hung, c5_lock_left, c5_lock_release_lost,
             c5_lock_fault_old, c5_lock_kill_old, c5_records_held,
             c5_records_abandoned, c5_release_waits, c5_release_69, c5_planned, c6_late, c7_once,

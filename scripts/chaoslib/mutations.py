@@ -1,5 +1,5 @@
 """mutations — does every planted control matter? Edits checks.py (or
-explain.py) one mutation at a time (the audit's: every C2/C3 explained,
+explain.py, klock.py) one mutation at a time (the audit's: every C2/C3 explained,
 C0/C9/the C5 extras removed, a pause that does not cover the overlap, ...), runs
 `scripts/chaos --planted`, and restores the file. Each mutation must turn
 at least one control green (the run then says FAIL): prints, per
@@ -7,8 +7,8 @@ mutation, the controls that noticed it.
 
     python3 scripts/chaoslib/mutations.py       (from the top; ~10 s)
 
-Exit status 1 if a mutation went unnoticed. It rewrites checks.py and
-explain.py while it runs (restored on exit, also on an error): not while
+Exit status 1 if a mutation went unnoticed. It rewrites checks.py,
+explain.py and klock.py while it runs (restored on exit, also on an error): not while
 others use them.
 """
 
@@ -39,12 +39,16 @@ M = {
  "a leftover lock: a fault on any master explains it": ('if not e.get("network") or ("servers" in e and k.get("server") not in e["servers"]):', 'if not e.get("network"):'),
  "a leftover lock: a fault explains it whenever it was": ('if w0 <= written and w1 >= written - ttl:', 'if True:'),
  "a leftover lock: any kill -9 explains it": ('if died and end is not None and written - SEEN_SLACK_MS * MS <= end <= t:', 'if died:'),
+ "kclash: never judged": ('            if c["kind"] != "kclash":', '            if True:'),
+ "kclash: --limit explains it": ('kc = kclashes(sections, overlaps, kl, runs, meta, asserted)', 'kc = [] if limit else kclashes(sections, overlaps, kl, runs, meta, asserted)'),
+ "a late-seen death excuses without the kernel's lock": ('    ka, kb = took(kl, a), took(kl, b)\n', '    ka = kb = {"file": "-", "ns": 0}\n'),
+ "a late-seen death excuses with the later witness's lock alone": ('    ka, kb = took(kl, a), took(kl, b)\n', '    ka, kb = took(kl, b), took(kl, b)\n'),
 }
 
 
 def main():
     files = {}
-    for name in ("checks.py", "explain.py"):
+    for name in ("checks.py", "explain.py", "klock.py"):
         with open(os.path.join(LIB, name)) as f:
             files[name] = f.read()
     survived = 0

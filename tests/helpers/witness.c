@@ -1,7 +1,19 @@
 /* witness — the child that scripts/chaos runs under redlock-run.
  *
- *   witness LOG COUNTER [SINK] [--hold MS]
+ *   witness LOG COUNTER [SINK] [--klock PATH] [--hold MS]
  *
+ * 0. with --klock: the kernel's own witness of overlaps. It opens
+ *    PATH.<slot> ($REDLOCK_SLOT; PATH alone when unset), without O_CLOEXEC
+ *    (whatever it might start inherits it), and tries flock(LOCK_EX |
+ *    LOCK_NB). Taken: it appends "klock <mono_ns> <id> <fence> pid=<pid>
+ *    file=<name>". Held by someone else (who is alive at this instant,
+ *    or stopped: the kernel frees a flock when the last descriptor of
+ *    its holder closes, which is when it dies): "kclash <mono_ns> <id>
+ *    <fence> pid=<pid> file=<name> holder=<pid from /proc/locks, or ?>",
+ *    and it goes on as before (it does not wait). The lock is taken before
+ *    the start stamp and given back (LOCK_UN) after the critical section,
+ *    before the end stamp: it covers the whole section, and a witness
+ *    killed in its section gives it back only by dying;
  * 1. appends  "start <mono_ns> <id> <fence> pid=<pid>"  to LOG;
  * 2. the critical section: reads COUNTER ("<value> <writer id>"), sleeps
  *    MS milliseconds (default 50), writes "<value+1> <id>" — an unsynchronised
@@ -33,6 +45,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,13 +128,85 @@ static int parse_ll(const char *s, long long *out)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: witness LOG COUNTER [SINK] [--hold MS]\n");
+    fprintf(stderr, "usage: witness LOG COUNTER [SINK] [--klock PATH] [--hold MS]\n");
     exit(2);
+}
+
+/* The pid /proc/locks names as the holder of the flock on fd's file, or
+ * 0: "N: FLOCK  ADVISORY  WRITE <pid> <maj>:<min>:<inode> 0 EOF" (a
+ * waiter's line has "->" after "N:"). */
+static long lock_holder(int fd)
+{
+    struct stat st;
+    char buf[256];
+    long found = 0;
+
+    if (fstat(fd, &st) != 0)
+        return 0;
+    FILE *f = fopen("/proc/locks", "re");
+    if (!f)
+        return 0;
+    while (!found && fgets(buf, sizeof(buf), f)) {
+        char kind[16], arrow[4];
+        unsigned maj, min;
+        unsigned long long ino;
+        long pid;
+
+        if (sscanf(buf, "%*d: %3s", arrow) == 1 && strcmp(arrow, "->") == 0)
+            continue;
+        if (sscanf(buf, "%*d: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj, &min, &ino) == 5
+            && strcmp(kind, "FLOCK") == 0 && maj == major(st.st_dev) && min == minor(st.st_dev)
+            && ino == (unsigned long long)st.st_ino)
+            found = pid;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Step 0 (see the top): -1 without --klock, else the descriptor, locked
+ * or not; the record says which. */
+static int klock_take(const char *base, const char *logp, const char *id, const char *fence_s)
+{
+    char path[4096], line[4608], holder[32];
+    const char *slot = getenv("REDLOCK_SLOT");
+
+    if (!base)
+        return -1;
+    if (slot && *slot)
+        snprintf(path, sizeof(path), "%s.%s", base, slot);
+    else
+        snprintf(path, sizeof(path), "%s", base);
+    /* No O_CLOEXEC: what the witness starts holds the lock with it. */
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    if (fd < 0)
+        die("open", path);
+    int rc;
+    while ((rc = flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR)
+        ;
+    if (rc != 0 && errno != EWOULDBLOCK)
+        die("flock", path);
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (rc == 0) {
+        snprintf(line, sizeof(line), "klock %lld %s %s pid=%d file=%s\n", mono_ns(), id, fence_s,
+                 (int)getpid(), name);
+    } else {
+        long long now = mono_ns();
+        long pid = lock_holder(fd);
+        if (pid > 0)
+            snprintf(holder, sizeof(holder), "%ld", pid);
+        else
+            snprintf(holder, sizeof(holder), "?");
+        snprintf(line, sizeof(line), "kclash %lld %s %s pid=%d file=%s holder=%s\n", now, id,
+                 fence_s, (int)getpid(), name, holder);
+    }
+    append_line(logp, line);
+    return fd;
 }
 
 int main(int argc, char **argv)
 {
     const char *pos[3] = { NULL, NULL, NULL };
+    const char *klock = NULL;
     int npos = 0;
     long long hold = 50;
 
@@ -130,6 +215,10 @@ int main(int argc, char **argv)
             if (i + 1 >= argc || !parse_ll(argv[i + 1], &hold) || hold < 0)
                 usage();
             i++;
+        } else if (strcmp(argv[i], "--klock") == 0) {
+            if (i + 1 >= argc || !*argv[i + 1])
+                usage();
+            klock = argv[++i];
         } else if (npos < 3) {
             pos[npos++] = argv[i];
         } else {
@@ -148,6 +237,7 @@ int main(int argc, char **argv)
     int pid = (int)getpid();
     char line[512];
 
+    int kfd = klock_take(klock, logp, id, fence_s);
     snprintf(line, sizeof(line), "start %lld %s %s pid=%d\n", mono_ns(), id, fence_s, pid);
     append_line(logp, line);
 
@@ -218,6 +308,12 @@ int main(int argc, char **argv)
         flock(fd, LOCK_UN);
         close(fd);
     }
+
+    /* The section is over: give the kernel's lock back before the end
+     * stamp, so that it never outlasts the section in the log. The
+     * descriptor stays open until we exit. */
+    if (kfd >= 0)
+        flock(kfd, LOCK_UN);
 
     snprintf(line, sizeof(line), "end %lld %s %s pid=%d read=%lld prev=%s\n", mono_ns(), id,
              fence_s, pid, value, prev);

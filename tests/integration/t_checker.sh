@@ -41,6 +41,45 @@ t "the verdict of the controls is PASS (every control red, every clean twin gree
 grep -qx 'chaos: PASS' "$TMP/planted.out" || fail "$(grep '^chaos: ' "$TMP/planted.out")"
 end_test
 
+# The witness's kernel lock (--klock, scripts/chaoslib/klock.py): what the
+# checker trusts must be what the witness logs.
+W="$RR_HELPERS/witness"
+t "witness --klock: a second holder of one slot logs kclash naming the first's pid; another slot and a later run log klock"
+if [ ! -x "$W" ]; then
+    fail "no witness at $W (make DEVELOPER=1 tests)"
+else
+    kl="$TMP/kl"
+    RR_ID=a REDLOCK_SLOT=1 "$W" "$TMP/w.log" "$TMP/w.counter" --klock "$kl" --hold 600 &
+    apid=$!
+    for _ in $(seq 100); do grep -q '^start .* a ' "$TMP/w.log" 2>/dev/null && break; sleep 0.02; done
+    RR_ID=b REDLOCK_SLOT=1 "$W" "$TMP/w.log" "$TMP/w.counter" --klock "$kl" --hold 1 || fail "witness b exited $?"
+    RR_ID=c REDLOCK_SLOT=2 "$W" "$TMP/w.log" "$TMP/w.counter" --klock "$kl" --hold 1 || fail "witness c exited $?"
+    wait "$apid" || fail "witness a exited $?"
+    RR_ID=d REDLOCK_SLOT=1 "$W" "$TMP/w.log" "$TMP/w.counter" --klock "$kl" --hold 1 || fail "witness d exited $?"
+    grep -Eq "^klock [0-9]+ a - pid=$apid file=kl\.1\$" "$TMP/w.log" || fail "no klock for a: $(cat "$TMP/w.log")"
+    grep -Eq "^kclash [0-9]+ b - pid=[0-9]+ file=kl\.1 holder=$apid\$" "$TMP/w.log" \
+        || fail "no kclash naming $apid for b: $(cat "$TMP/w.log")"
+    grep -Eq "^klock [0-9]+ c - .* file=kl\.2\$" "$TMP/w.log" || fail "no klock for c: $(cat "$TMP/w.log")"
+    grep -Eq "^klock [0-9]+ d - .* file=kl\.1\$" "$TMP/w.log" || fail "no klock for d: $(cat "$TMP/w.log")"
+    # Each record comes before its start line, with a stamp no later.
+    awk '$1 == "klock" || $1 == "kclash" { k[$3] = $2 } $1 == "start" { if (!($3 in k) || k[$3] > $2) bad = bad " " $3 }
+         END { if (bad != "") { print "late or missing record:" bad; exit 1 } }' "$TMP/w.log" || fail "$(cat "$TMP/w.log")"
+fi
+end_test
+
+t "witness --klock: killed in its section, it frees the lock by dying"
+if [ -x "$W" ]; then
+    RR_ID=e "$W" "$TMP/k.log" "$TMP/k.counter" --klock "$TMP/kk" --hold 5000 &
+    epid=$!
+    for _ in $(seq 100); do grep -q '^start .* e ' "$TMP/k.log" 2>/dev/null && break; sleep 0.02; done
+    kill -9 "$epid"
+    wait "$epid" 2>/dev/null
+    RR_ID=f "$W" "$TMP/k.log" "$TMP/k.counter" --klock "$TMP/kk" --hold 1 || fail "witness f exited $?"
+    grep -Eq "^klock [0-9]+ f - .* file=kk\$" "$TMP/k.log" || fail "$(cat "$TMP/k.log")"
+    grep -q '^end .* e ' "$TMP/k.log" && fail "e was not killed in its section: $(cat "$TMP/k.log")"
+fi
+end_test
+
 if [ "$N_FAIL" != 0 ]; then
     sed 's/^/# /' "$TMP/planted.out"
 fi
