@@ -81,7 +81,9 @@ start_redis RP --replicaof 127.0.0.1 "$S_PORT"
 rp_up() { R RP INFO replication | grep -q 'master_link_status:up' && [ "$(R S WAIT 1 200)" = 1 ]; }
 t "as that user: --sync-replicas 1 (WAIT allowed)"
 wait_for 10 rp_up || fail "the replica did not sync"
-rr -r "$U" --sync-replicas 1 aclsync -- true
+# (WAIT gets half the --redis-timeout: 250 ms by default, which a replica
+# starved of CPU on a loaded machine can miss; this case is about the ACL.)
+rr -r "$U" --redis-timeout 3s --sync-replicas 1 aclsync -- true
 assert_rc 0
 assert_hash S "$(k_state aclsync)" status succeeded
 end_test
@@ -200,7 +202,7 @@ if topo_sentinel_start; then
     done
     export REDLOCK_USER=redlock REDLOCK_PASSWORD=s3cret-acl
     t "as that user behind Sentinel: a run with --sync-replicas 2 and --status (ROLE, WAIT)"
-    rr -r "$SENT_URL" --sync-replicas 2 aclsent -- true
+    rr -r "$SENT_URL" --redis-timeout 3s --sync-replicas 2 aclsent -- true
     assert_rc 0
     rr -r "$SENT_URL" --status aclsent
     assert_rc 0
