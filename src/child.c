@@ -294,7 +294,8 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
     /* If the guard dies, what the command started is re-parented to us,
      * not to init. */
     prctl(PR_SET_CHILD_SUBREAPER, !RR_MUTANT_IS(no_wrapper_subreaper));
-    const struct rr_guard_opts go = { .foreground = o->foreground, .cgroup = o->cgroup };
+    const struct rr_guard_opts go = { .foreground = o->foreground, .cgroup = o->cgroup,
+                                      .leftover = o->leftover };
     ch->guard = rr_guard_start(&go);
     if (!ch->guard) {
         struct rlimit nproc;

@@ -34,6 +34,7 @@ typedef void (*rr_child_exit_fn)(struct rr_child *ch, int wstatus, void *arg);
 typedef void (*rr_child_stop_fn)(struct rr_child *ch, int sig, void *arg);
 
 struct rr_cgroup;
+struct rr_leftover;
 
 struct rr_child_opts {
     bool foreground;          /* stay in our process group */
@@ -45,6 +46,8 @@ struct rr_child_opts {
      * command is left in it then; the guard is gone); the caller removes
      * and frees it (run.c: uncontain). */
     const struct rr_cgroup *cgroup;
+    /* Tree mode's mark of the run (leftover.h), or NULL; the caller's too. */
+    const struct rr_leftover *leftover;
 };
 
 /* rr_child_spawn's result when the lease had less than the grace left at

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 struct rr_cgroup;
+struct rr_leftover;
 
 /* Killing: how often to look again while something is left, and after how
  * long what is left is said to survive SIGKILL (then looked at less often). */
@@ -64,6 +65,7 @@ enum phase { G_IDLE, G_RUN, G_SWEEP, G_DONE };
 struct gstate {
     struct shared *sh;
     const struct rr_cgroup *cgroup;
+    const struct rr_leftover *leftover;   /* tree mode's mark (leftover.h), or NULL */
     bool foreground;
     pid_t self, parent, own_pgid, cpid;
     int ctl, rep, sfd;

@@ -28,6 +28,7 @@
 #include "exec.h"
 #include "guard.h"
 #include "guard_impl.h"
+#include "leftover.h"
 #include "log.h"
 #include "mutant.h"
 #include "proc.h"
@@ -329,6 +330,8 @@ static void close_others(struct gstate *s)
     if (s->gp >= 0)
         keep[nk++] = s->gp;
     nk += rr_cgroup_fds(s->cgroup, keep + nk, KEEP_MAX);
+    if (rr_leftover_fd(s->leftover) >= 0)
+        keep[nk++] = rr_leftover_fd(s->leftover);
     DIR *d = opendir("/proc/self/fd");
     if (!d) {
         /* No /proc (an empty root): one by one. */
@@ -394,8 +397,10 @@ static void spawn(struct gstate *s, const struct req *q, int errfd)
     store32(&s->sh->child_pid, (int)pid);
     /* Also from this side, so the group exists before R hears of it.
      * EACCES once it has exec'd: then it did setpgid itself. */
-    if (!s->foreground)
+    if (!s->foreground) {
         setpgid(pid, pid);
+        rr_leftover_note(s->leftover, pid);
+    }
     close(errfd);
     int64_t soonest = rr_now_ms() + 100;
     s->exec_until = load64(&s->sh->deadline_ms);
@@ -567,13 +572,15 @@ void rr_guard_main(struct gstate *s)
     /* A dead run of this job may have left its command's descendants in
      * its cgroup with nothing of ours to stop them: killed now, while R
      * asks for the lock, and before our command can run beside them. */
-    char first[256];
-    int dead = rr_cgroup_kill_dead(s->cgroup, GIVE_UP_MS, first, sizeof first);
+    char first[320];
+    bool cg = s->cgroup != NULL;
+    int dead = cg ? rr_cgroup_kill_dead(s->cgroup, GIVE_UP_MS, first, sizeof first)
+                  : rr_leftover_kill_dead(s->leftover, GIVE_UP_MS, first, sizeof first);
     if (dead > 0)
         rr_log(RR_LOG_WARN, "leftovers", (struct rr_field[]){ RR_FN("count", dead), RR_FIELD_END },
-               "killed what a dead run of this job left running in its cgroup %s%s (its "
-               "redlock-run and its guard had both died)", first,
-               dead > 1 ? " and others" : "");
+               "killed what a dead run of this job left running in its %s %s%s: its "
+               "redlock-run and its guard had both died", cg ? "cgroup" : "process group",
+               first, dead > 1 ? " and others" : "");
     /* R's descriptors stay open until C is spawned: C is to inherit those
      * R would have handed it, and the others are close-on-exec, some of
      * them libuv's, whose fork handler in C closes them by number (closed

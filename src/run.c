@@ -17,6 +17,7 @@
 #include "child_env.h"
 #include "cli.h"
 #include "diag.h"
+#include "leftover.h"
 #include "service.h"
 #include "lock.h"
 #include "log.h"
@@ -57,6 +58,7 @@ struct run {
     struct rr_child *child;
     char **child_env;
     struct rr_cgroup *cgroup;     /* the command's own, made at start; NULL: tree mode */
+    struct rr_leftover *leftover; /* tree mode's mark of the run (leftover.h), or NULL */
     bool child_gone;              /* nothing of the command is left (exit reported) */
     bool cgroup_removed;          /* its rmdir was done (the handle lives on) */
     char cgroup_path[4200];       /* where it is (it was) made */
@@ -563,9 +565,8 @@ static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t
 {
     char why[RR_ERRLEN - 32];
 
-    if (cfg->contain == RR_CONTAIN_TREE)
-        return 0;
-    if (rr_cgroup_create(&r->cgroup, cfg->name, why, sizeof why) == 0) {
+    if (cfg->contain != RR_CONTAIN_TREE &&
+        rr_cgroup_create(&r->cgroup, cfg->name, why, sizeof why) == 0) {
         snprintf(r->cgroup_path, sizeof r->cgroup_path, "%s", rr_cgroup_path(r->cgroup));
         return 0;
     }
@@ -573,8 +574,15 @@ static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t
         snprintf(err, errlen, "--contain cgroup: %s", why);
         return -1;
     }
-    rr_log(RR_LOG_DEBUG, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
-           "no cgroup for the command (%s): the process tree holds it", why);
+    if (cfg->contain != RR_CONTAIN_TREE)
+        rr_log(RR_LOG_DEBUG, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
+               "no cgroup for the command (%s): the process tree holds it", why);
+    /* The mark by which the next run of the job kills what this one's
+     * command left in its group if we and the guard both die. */
+    if (!cfg->foreground && rr_leftover_open(&r->leftover, cfg->name, why, sizeof why) < 0)
+        rr_log(RR_LOG_DEBUG, "contain", (struct rr_field[]){ RR_FS("reason", why), RR_FIELD_END },
+               "%s: if this run's redlock-run and guard both die, nothing will stop what its "
+               "command left running", why);
     return 0;
 }
 
@@ -604,6 +612,8 @@ static void free_cgroup(struct run *r)
     uncontain(r);
     rr_cgroup_free(r->cgroup);
     r->cgroup = NULL;
+    rr_leftover_free(r->leftover);
+    r->leftover = NULL;
 }
 
 static int setup(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
@@ -704,7 +714,8 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     r.au.cgroup = r.cgroup_path;
     /* The guard is forked now, while we are one thread with no connection
      * (child.h); it waits for the command until we have the lock. */
-    const struct rr_child_opts co = { .foreground = cfg->foreground, .cgroup = r.cgroup };
+    const struct rr_child_opts co = { .foreground = cfg->foreground, .cgroup = r.cgroup,
+                                      .leftover = r.leftover };
     if (!failed && rr_child_prepare(&r.child, &co, err, sizeof(err)) != 0)
         failed = RR_EXIT_OSERR;
     if (!failed && setup(&r, cfg, err, sizeof(err)) != 0)

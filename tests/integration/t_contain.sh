@@ -75,6 +75,98 @@ assert_rc 0 "--status of a free lock"
 grep -q '^contain' "$OUT" && fail "a free lock shows a containment: $(cat "$OUT")"
 end_test
 
+# Where tree mode keeps its mark of a run, for root (leftover.h).
+if [ -d /run ] && [ -w /run ]; then MARKS=/run/redlock-run; else MARKS=/tmp/redlock-run-0; fi
+
+t "--contain tree: redlock-run and its guard both killed: the next run of the job kills what its command left in its group"
+# Both stopped, then both SIGKILLed: the command dies with its guard
+# (PDEATHSIG), but a process it started in its group runs on, re-parented
+# to init, past the lease. The next run of the same job on this host finds
+# the dead run's mark (its flock free) and kills the recorded group before
+# its own command runs. (A 3 s lease, as in the cgroup case.)
+if [ "$(id -u)" = 0 ]; then
+    job=treedead$$
+    bg "$TMP/treedead" "$RR_BIN" -r "$U" -t 3s --contain tree "$job" -- sh -c \
+        '(trap "" TERM; while :; do echo x >> "$1"; sleep 0.05; done) & sleep 60' \
+        sh "$TMP/treedead.beat"
+    r=$BG
+    wait_for 10 file_there "$TMP/treedead.beat" || fail "the command did not start its helper"
+    [ -e "$MARKS/redlock-run.$r.$job" ] || fail "no mark of the run in $MARKS: $(ls -la "$MARKS" 2>&1)"
+    g=$(pgrep -P "$r" -x redlock-guard | head -1)
+    kill -STOP "$g" "$r"
+    kill -9 "$r" "$g"
+    wait_pid "$r" 2
+    sleep 3.2   # past the 3 s lease
+    beats() { wc -l < "$TMP/treedead.beat"; }
+    n1=$(beats); sleep 0.3
+    [ "$(beats)" -gt "$n1" ] || fail "the dead run's helper does not run (nothing to test)"
+    rr -r "$U" --contain tree "$job" true
+    assert_rc 0 "the next run of the job"
+    assert_contains "$(cat "$ERR")" "killed what a dead run of this job left running in its process group"
+    assert_contains "$(cat "$ERR")" "(run $r)"
+    n1=$(beats); sleep 0.3
+    assert_eq "$n1" "$(beats)" "lines written by the dead run's helper after the next run"
+    [ -e "$MARKS/redlock-run.$r.$job" ] && fail "the dead run's mark is left"
+    ls "$MARKS" | grep -q "\.$job\$" && fail "a mark of the job is left: $(ls "$MARKS")"
+else
+    skip "needs root (the mark's directory is /tmp/redlock-run-UID otherwise)"
+fi
+end_test
+
+t "--contain tree: a busy run leaves a live holder's command alone; no run leaves its mark behind"
+# The holder's mark is locked while it lives: a busy run's guard, which
+# looks for dead runs' marks when it starts, must pass it by.
+hold treelive --contain tree -t 5s
+h=$BG
+for i in 1 2 3; do
+    rr -r "$U" --contain tree treelive true
+    assert_rc 75 "a busy run ($i)"
+    assert_not_contains "$(cat "$ERR")" "killed what a dead run"
+done
+touch "$TMP/treelive.stop"
+wait_pid "$h" 10
+assert_eq 0 "$RC" "the holder's status (its command was not killed)"
+if [ "$(id -u)" = 0 ]; then
+    left=$(ls "$MARKS" | grep '\.treelive$')
+    assert_eq "" "$left" "marks left by the holder and the busy runs"
+fi
+end_test
+
+t "--contain tree: a dead run's mark whose group id is now another process's pid is left alone"
+# The recorded command's pid was reused by a process born later: its start
+# time differs from the mark's, so nothing is killed; the mark goes.
+if [ "$(id -u)" = 0 ]; then
+    bg "$TMP/innocent" sleep 30
+    o=$BG
+    job=treereuse$$
+    printf '%s 1\n' "$o" > "$MARKS/redlock-run.999999.$job"
+    rr -r "$U" --contain tree "$job" true
+    assert_rc 0 "the next run of the job"
+    assert_not_contains "$(cat "$ERR")" "killed what a dead run"
+    kill -0 "$o" 2>/dev/null || fail "the process $o, whose pid the mark names, was killed"
+    [ -e "$MARKS/redlock-run.999999.$job" ] && fail "the dead run's mark is left"
+    kill "$o"
+    wait_pid "$o" 2
+else
+    skip "needs root"
+fi
+end_test
+
+t "--contain tree: a mark directory someone else made turns the mark off; the run goes on"
+# /tmp/redlock-run-UID made first by another user (here root): never used,
+# never a stall; -vv says why.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && [ ! -e /tmp/redlock-run-65534 ]; then
+    mkdir -m 0755 /tmp/redlock-run-65534   # readable: the owner check, not the mode, refuses it
+    run_limited setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$RR_BIN" -r "$U" -vv --contain tree treeother true
+    rmdir /tmp/redlock-run-65534
+    assert_rc 0 "a run whose mark directory is another user's"
+    assert_contains "$(cat "$ERR")" "no directory of ours for the run's mark (/tmp/redlock-run-65534: not ours, or open to others)"
+else
+    skip "needs root, setpriv and no /tmp/redlock-run-65534"
+fi
+end_test
+
 if [ "$can_cgroup" = 1 ]; then
     t "--contain cgroup: -v names the cgroup, which is gone after the run"
     rr -r "$U" -v --contain cgroup 'cg/job:1' true
