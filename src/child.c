@@ -295,7 +295,7 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
      * not to init. */
     prctl(PR_SET_CHILD_SUBREAPER, !RR_MUTANT_IS(no_wrapper_subreaper));
     const struct rr_guard_opts go = { .foreground = o->foreground, .cgroup = o->cgroup,
-                                      .leftover = o->leftover };
+                                      .leftover = o->leftover, .prefork = o->prefork };
     ch->guard = rr_guard_start(&go);
     if (!ch->guard) {
         struct rlimit nproc;

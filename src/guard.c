@@ -92,7 +92,7 @@ fail:
 struct rr_guard *rr_guard_start(const struct rr_guard_opts *o)
 {
     struct gstate init = { .cgroup = o->cgroup, .leftover = o->leftover,
-                           .foreground = o->foreground, .gp = -1,
+                           .foreground = o->foreground, .prefork = o->prefork, .gp = -1,
                            .pre_sock = -1, .pre_gp = -1,
                            .sfd = -1, .kill_at = RR_INF, .phase = G_IDLE,
                            .parent = getpid(), .own_pgid = getpgid(0) };

@@ -67,6 +67,7 @@ struct gstate {
     const struct rr_cgroup *cgroup;
     const struct rr_leftover *leftover;   /* tree mode's mark (leftover.h), or NULL */
     bool foreground;
+    bool prefork;                  /* fork C's process at the start (else at the spawn) */
     pid_t self, parent, own_pgid, cpid;
     int ctl, rep, sfd;
     int gp;                        /* C's exec pipe until its outcome is known, else -1 */

@@ -567,8 +567,11 @@ void rr_guard_main(struct gstate *s)
      * (report_owed: sent again every TICK_MS until there is room). */
     fcntl(s->rep, F_SETFL, O_NONBLOCK);
     /* The command's process, forked now so that its fork overlaps R's
-     * acquisition; if it cannot be, spawn tries again and says why. */
-    rr_guard_prefork(s);
+     * acquisition (not for a run that may wait: a queue of a thousand
+     * would keep a thousand idle processes more); if it cannot be, spawn
+     * tries again and says why. */
+    if (s->prefork)
+        rr_guard_prefork(s);
     /* A dead run of this job may have left its command's descendants in
      * its cgroup with nothing of ours to stop them: killed now, while R
      * asks for the lock, and before our command can run beside them. */

@@ -220,15 +220,14 @@ else
 fi
 
 t "the command's process forked ahead, stopped from outside before the spawn: the run forks another, nothing is said left"
-# The guard forks the command's process when it starts; a waiter's sits
-# there until the lock comes. `kill -STOP` of it (pkill -STOP redlock-guard
-# matches it) must neither hold the command back nor turn up later as
-# something the command left running.
-bg "$TMP/pre-h" "$RR_BIN" -r "$U" -t 5s prestop -- sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' \
-    sh "$TMP/pre-h.run" "$TMP/pre-h.stop"
-h=$BG
-wait_for 10 file_there "$TMP/pre-h.run" || fail "the holder did not start"
-bg "$TMP/pre-w" "$RR_BIN" -r "$U" -t 5s -w 20s prestop -- touch "$TMP/pre-w.ran"
+# The guard of a run that does not wait forks the command's process when it
+# starts, while the lock is asked for; here the server is stopped so that
+# the request hangs meanwhile. `kill -STOP` of that process (pkill -STOP
+# redlock-guard matches it) must neither hold the command back nor turn up
+# later as something the command left running.
+start_redis P || fail "cannot start a second redis-server"
+kill -STOP "$P_PID"
+bg "$TMP/pre-r" "$RR_BIN" -r "$P_URL" --redis-timeout 20s -t 5s prestop -- touch "$TMP/pre-r.ran"
 w=$BG
 pre=
 for _ in $(seq 100); do
@@ -239,16 +238,40 @@ for _ in $(seq 100); do
     [ -n "$pre" ] && break
     sleep 0.05
 done
-[ -n "$pre" ] || fail "no process forked ahead under the waiter's guard"
-kill -STOP "$pre" 2>/dev/null
-sleep 0.3
-touch "$TMP/pre-h.stop"
+[ -n "$pre" ] && kill -STOP "$pre" 2>/dev/null
+kill -CONT "$P_PID"
+[ -n "$pre" ] || fail "no process forked ahead under the run's guard"
+wait_pid "$w" 15
+assert_eq 0 "$RC" "the run's status"
+assert_file_exists "$TMP/pre-r.ran" "the run's command"
+assert_not_contains "$(cat "$TMP/pre-r.err")" "the command left" "the run's stderr"
+[ -n "$pre" ] && wait_for 3 pid_gone "$pre" || fail "the stopped process $pre is still there"
+end_test
+
+t "a run that waits keeps no process forked ahead while it waits: redlock-run and its guard only"
+# A queue of a thousand waiters would otherwise hold a thousand idle
+# processes more; the waiter's command's process is forked at the spawn.
+bg "$TMP/pw-h" "$RR_BIN" -r "$U" -t 5s prewait -- sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' \
+    sh "$TMP/pw-h.run" "$TMP/pw-h.stop"
+h=$BG
+wait_for 10 file_there "$TMP/pw-h.run" || fail "the holder did not start"
+bg "$TMP/pw-w" "$RR_BIN" -r "$U" -t 5s -w 20s prewait -- touch "$TMP/pw-w.ran"
+w=$BG
+g=
+for _ in $(seq 100); do
+    g=$(for c in $(cat "/proc/$w/task/$w/children" 2>/dev/null); do
+            [ "$(cat "/proc/$c/comm" 2>/dev/null)" = redlock-guard ] && echo "$c"; done | head -1)
+    [ -n "$g" ] && break
+    sleep 0.05
+done
+[ -n "$g" ] || fail "no guard under the waiter"
+sleep 0.5   # well into the wait
+assert_eq "" "$(cat "/proc/$g/task/$g/children" 2>/dev/null | tr -d ' ')" "the waiting guard's children"
+touch "$TMP/pw-h.stop"
 wait_pid "$h" 10
 wait_pid "$w" 15
 assert_eq 0 "$RC" "the waiter's status"
-assert_file_exists "$TMP/pre-w.ran" "the waiter's command"
-assert_not_contains "$(cat "$TMP/pre-w.err")" "the command left" "the waiter's stderr"
-[ -n "$pre" ] && wait_for 3 pid_gone "$pre" || fail "the stopped process $pre is still there"
+assert_file_exists "$TMP/pw-w.ran" "the waiter's command"
 end_test
 
 done_testing
