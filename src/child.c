@@ -295,7 +295,7 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
      * not to init. */
     prctl(PR_SET_CHILD_SUBREAPER, !RR_MUTANT_IS(no_wrapper_subreaper));
     const struct rr_guard_opts go = { .foreground = o->foreground, .cgroup = o->cgroup,
-                                      .leftover = o->leftover, .prefork = o->prefork };
+                                      .leftover = o->leftover };
     ch->guard = rr_guard_start(&go);
     if (!ch->guard) {
         struct rlimit nproc;
@@ -448,10 +448,9 @@ void rr_child_free(struct rr_child *ch)
      * everything when told to stand down or when we exit. */
     ch->closing = true;
     /* A guard that never spawned, or one that reported everything gone,
-     * exits by itself: not waited for (rr_guard_let_go). But for a cgroup:
-     * the command's process it forked ahead is in it until the guard has
-     * killed and reaped it, and the cgroup is removed after this. */
-    if (ch->state == CHILD_PREPARED && !ch->spawn_tried && !ch->cgroup)
+     * exits by itself: not waited for (rr_guard_let_go); nothing of the
+     * command is in the cgroup, which is removed after this. */
+    if (ch->state == CHILD_PREPARED && !ch->spawn_tried)
         rr_guard_let_go(ch->guard);
     else
         rr_guard_stop(ch->guard);

@@ -48,10 +48,6 @@ struct rr_child_opts {
     const struct rr_cgroup *cgroup;
     /* Tree mode's mark of the run (leftover.h), or NULL; the caller's too. */
     const struct rr_leftover *leftover;
-    /* Fork the command's process when the guard starts, so that the fork
-     * overlaps the acquisition (else at the spawn: a run that may wait
-     * long keeps no idle process for it). */
-    bool prefork;
 };
 
 /* rr_child_spawn's result when the lease had less than the grace left at

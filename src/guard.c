@@ -92,8 +92,7 @@ fail:
 struct rr_guard *rr_guard_start(const struct rr_guard_opts *o)
 {
     struct gstate init = { .cgroup = o->cgroup, .leftover = o->leftover,
-                           .foreground = o->foreground, .prefork = o->prefork, .gp = -1,
-                           .pre_sock = -1, .pre_gp = -1,
+                           .foreground = o->foreground, .gp = -1,
                            .sfd = -1, .kill_at = RR_INF, .phase = G_IDLE,
                            .parent = getpid(), .own_pgid = getpgid(0) };
     return launch(rr_guard_main, &init);
@@ -300,7 +299,6 @@ int rr_guard_reap_dead(struct rr_guard *g)
 pid_t rr_guard_start_successor(pid_t pgid, bool reaped, const struct rr_cgroup *cgroup)
 {
     struct gstate init = { .cgroup = cgroup, .cpid = pgid, .c_reaped = reaped, .gp = -1, .sfd = -1,
-                           .pre_sock = -1, .pre_gp = -1,
                            .parent = getpid(), .own_pgid = getpgid(0) };
     struct rr_guard *g = launch(rr_guard_successor_main, &init);
     if (!g)

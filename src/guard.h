@@ -55,7 +55,6 @@ struct rr_guard_opts {
     bool foreground;          /* C stays in R's process group */
     const struct rr_cgroup *cgroup;   /* NULL: tree mode; its fds must be open */
     const struct rr_leftover *leftover;   /* tree mode's mark of the run, or NULL */
-    bool prefork;             /* fork the command's process now, not at the spawn */
 };
 
 /* Fork the guard. Call it before the loop has a thread (libuv's pool) or a

@@ -43,8 +43,8 @@ struct req {
 /* ---- guard_spawn.c: the wire ---- */
 
 /* Send a request on fd: its header, with xfd (SCM_RIGHTS) unless -1, then
- * len bytes of data. 0, or -EPIPE (the other end is gone). R sends with
- * it, and the guard relays a spawn with it to the command's process. */
+ * len bytes of data. 0, or -EPIPE (the other end is gone). R's one way to
+ * send the guard a request. */
 int rr_guard_send_req(int fd, const struct req *q, int xfd, const void *data, size_t len);
 
 /* One request's header, with the descriptor that came with it (a spawn's
@@ -67,12 +67,9 @@ struct gstate {
     const struct rr_cgroup *cgroup;
     const struct rr_leftover *leftover;   /* tree mode's mark (leftover.h), or NULL */
     bool foreground;
-    bool prefork;                  /* fork C's process at the start (else at the spawn) */
     pid_t self, parent, own_pgid, cpid;
     int ctl, rep, sfd;
     int gp;                        /* C's exec pipe until its outcome is known, else -1 */
-    pid_t pre;                     /* the command's process, forked ahead, not yet told */
-    int pre_sock, pre_gp;          /* its request socket, its exec pipe (else -1) */
     int64_t exec_until;            /* no KILL before then while C has not exec'd */
     int64_t kill_at;               /* R's stop: KILL to C's group then (RR_INF: none) */
     enum phase phase;
@@ -87,19 +84,14 @@ static inline int rr_guard_load32(const int *p) { return __atomic_load_n(p, __AT
 static inline void rr_guard_store32(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 static inline void rr_guard_store64(int64_t *p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 
-/* ---- guard_spawn.c: the command's process, forked ahead ---- */
+/* ---- guard_spawn.c: the command's process ---- */
 
-/* In the guard: fork the command's process now, before R asks for it (in
- * the cgroup where the kernel can), so that the fork overlaps the
- * acquisition; it runs nothing until the guard relays R's spawn request
- * on s->pre_sock, and exits at that socket's EOF. Sets s->pre, pre_sock,
- * pre_gp. 0, or -errno. */
-int rr_guard_prefork(struct gstate *s);
-
-/* The forked-ahead process will not be used: it died and was reaped
- * (kill_it false), or it is to be killed (then reaped with the guard's
- * other children). Clears s->pre and closes its descriptors. */
-void rr_guard_drop_pre(struct gstate *s, bool kill_it);
+/* In the guard, at R's spawn request q whose strings (argv, then envp,
+ * NUL-separated) are blob: fork the command's process (born in the cgroup
+ * where the kernel can), which runs exec.c's rr_exec_child with R's exec
+ * pipe errfd. Sets s->gp to a pipe whose EOF says the command exec'd or
+ * died. Its pid, -EINVAL if the strings do not add up, or -errno. */
+pid_t rr_guard_fork_command(struct gstate *s, const struct req *q, char *blob, int errfd);
 
 /* The guard process: waits for R's requests, spawns and guards the
  * command, exits when R stands it down or dies. Never returns. */

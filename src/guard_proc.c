@@ -193,13 +193,6 @@ static void reap(struct gstate *s)
         r = waitpid(-1, &st, WNOHANG | WUNTRACED | WCONTINUED | __WALL);
         if (r <= 0)
             break;
-        if (r == s->pre && r > 0) {
-            /* Killed before R's request, or stopped from outside (it would
-             * hold the command until continued): spawn forks anew. A
-             * stopped one is killed first, and reaped as any other child. */
-            rr_guard_drop_pre(s, !(WIFEXITED(st) || WIFSIGNALED(st)));
-            continue;
-        }
         if (r != s->cpid || s->c_reaped)
             continue;   /* an orphan of C's, or one's stop */
         if (WIFSTOPPED(st)) {
@@ -289,14 +282,6 @@ static void kill_everything(struct gstate *s)
     pid_t kids[RR_PROC_MAX];
     int64_t start = rr_now_ms();
 
-    /* The command's process forked ahead and never told to run: killed, and
-     * reaped so that its exit is ours, not the caller's to wait for. */
-    if (s->pre > 0) {
-        pid_t pre = s->pre;
-        rr_guard_drop_pre(s, true);
-        while (waitpid(pre, NULL, __WALL) < 0 && errno == EINTR)
-            ;
-    }
     /* Told gone (the usual stand-down), or never spawned: nothing left. */
     if ((s->phase == G_DONE || s->phase == G_IDLE) && !cgroup_populated(s))
         return;
@@ -359,11 +344,11 @@ static void close_others(struct gstate *s)
     closedir(d);
 }
 
-/* R's spawn request: read the command, hand it to the process forked for
- * it (rr_guard_prefork; forked now if there is none). errfd is R's exec pipe (it
- * came with the request): C's exec closes C's copy, ours is closed once
- * C's pid is in the shared page, so R's EOF means both. On failure R is
- * told there (RR_EXEC_FORK - errno) and nothing is left to guard. */
+/* R's spawn request: read the command, fork it (rr_guard_fork_command).
+ * errfd is R's exec pipe (it came with the request): C's exec closes C's
+ * copy, ours is closed once C's pid is in the shared page, so R's EOF
+ * means both. On failure R is told there (RR_EXEC_FORK - errno) and
+ * nothing is left to guard. */
 static void spawn(struct gstate *s, const struct req *q, int errfd)
 {
     char *blob = NULL;
@@ -372,26 +357,11 @@ static void spawn(struct gstate *s, const struct req *q, int errfd)
     if (errfd < 0 || q->ms <= 0 || q->ms > SPAWN_MAX || q->argc < 1 || q->envc < 0 ||
         !(blob = malloc((size_t)q->ms)) || !rr_guard_read_all(s->ctl, blob, (size_t)q->ms))
         goto fail;
-    /* Once more with a new one if the first is gone (someone killed it). */
-    for (int tries = 0;; tries++) {
-        int rc = s->pre > 0 ? 0 : rr_guard_prefork(s);
-        if (rc < 0) {
-            code = RR_EXEC_FORK + rc;
-            goto fail;
-        }
-        if (rr_guard_send_req(s->pre_sock, q, errfd, blob, (size_t)q->ms) == 0)
-            break;
-        rr_guard_drop_pre(s, true);
-        if (tries == 1) {
-            code = RR_EXEC_FORK - EPIPE;
-            goto fail;
-        }
+    pid_t pid = rr_guard_fork_command(s, q, blob, errfd);
+    if (pid < 0) {
+        code = pid == -EINVAL ? code : RR_EXEC_FORK + pid;
+        goto fail;
     }
-    pid_t pid = s->pre;
-    close(s->pre_sock);
-    s->gp = s->pre_gp;
-    s->pre = 0;
-    s->pre_sock = s->pre_gp = -1;
     s->cpid = pid;
     s->phase = G_RUN;
     store32(&s->sh->child_pid, (int)pid);
@@ -566,12 +536,6 @@ void rr_guard_main(struct gstate *s)
      * report with no room is dropped, but for the two R cannot do without
      * (report_owed: sent again every TICK_MS until there is room). */
     fcntl(s->rep, F_SETFL, O_NONBLOCK);
-    /* The command's process, forked now so that its fork overlaps R's
-     * acquisition (not for a run that may wait: a queue of a thousand
-     * would keep a thousand idle processes more); if it cannot be, spawn
-     * tries again and says why. */
-    if (s->prefork)
-        rr_guard_prefork(s);
     /* A dead run of this job may have left its command's descendants in
      * its cgroup with nothing of ours to stop them: killed now, while R
      * asks for the lock, and before our command can run beside them. */

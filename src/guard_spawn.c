@@ -1,9 +1,7 @@
-/* guard_spawn.c — the command's process before its exec (guard_impl.h):
- * the guard forks it when the guard starts, ahead of R's request, so that
- * the fork overlaps the acquisition; it waits on a socket for the request
- * the guard relays (R's exec pipe, argv, envp) and then runs exec.c's
- * rr_exec_child. Also the wire of those requests, which R, the guard and
- * this process share. */
+/* guard_spawn.c — the command's process (guard_impl.h): at R's spawn
+ * request the guard forks it, born in the cgroup where the kernel can, and
+ * it runs exec.c's rr_exec_child. Also the wire of R's requests, which R
+ * and the guard share. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -142,59 +140,23 @@ void rr_guard_spawn_failed(int errfd, int code)
     }
 }
 
-/* The command's process before R's request: it waits on sock for the
- * request the guard relays (the header with R's exec pipe, then argv and
- * envp), then becomes the command (exec.h). EOF (the guard died, or let it
- * go unused): it exits, having run nothing. */
-static void __attribute__((noreturn)) await_spawn(struct gstate *s, struct rr_exec_spawn *sp,
-                                                  int sock)
+pid_t rr_guard_fork_command(struct gstate *s, const struct req *q, char *blob, int errfd)
 {
-    char *blob = NULL, **argv = NULL, **envp = NULL;
-    struct req q;
-    int errfd = -1;
-
-    /* The guard's ends: a copy of its report pipe here would keep R from
-     * hearing of its death. */
-    close(s->ctl);
-    close(s->rep);
-    close(s->sfd);
-    if (!rr_guard_recv_req(sock, &q, &errfd) || errfd < 0)
-        _exit(RR_EXIT_SOFTWARE);
-    if (q.ms <= 0 || q.ms > SPAWN_MAX || q.argc < 1 || q.envc < 0 ||
-        !(blob = malloc((size_t)q.ms)) || !rr_guard_read_all(sock, blob, (size_t)q.ms) ||
-        split_strings(blob, (size_t)q.ms, q.argc, q.envc, &argv, &envp) != 0) {
-        rr_guard_spawn_failed(errfd, RR_EXEC_FORK - EINVAL);
-        _exit(RR_EXIT_SOFTWARE);
-    }
-    close(sock);
-    sp->argv = argv;
-    sp->envp = envp;
-    sp->tty = q.arg != 0;
-    sp->errfd = errfd;
-    rr_exec_child(sp);
-}
-
-/* Fork the command's process now, before R asks for it (born in the
- * cgroup where the kernel can): a fork costs as much as a whole run's
- * round trips on some VMs, and made at the guard's start it overlaps the
- * acquisition instead of following it. It runs nothing until told
- * (await_spawn). 0, or -errno. */
-int rr_guard_prefork(struct gstate *s)
-{
-    int sv[2], gp[2];
+    char **argv, **envp;
+    int gp[2];
     long pid = -ENOSYS;
 
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return -errno;
+    if (split_strings(blob, (size_t)q->ms, q->argc, q->envc, &argv, &envp) != 0)
+        return -EINVAL;
     if (pipe2(gp, O_CLOEXEC) < 0) {
         int e = errno;
-        close(sv[0]);
-        close(sv[1]);
+        free(argv);
         return -e;
     }
     struct rr_exec_spawn sp = {
-        .own_group = !s->foreground, .pgid = s->own_pgid, .parent = s->self,
-        .cgroup = s->cgroup, .lease_ok = lease_ok_fn, .lease_arg = s->sh,
+        .argv = argv, .envp = envp, .own_group = !s->foreground, .pgid = s->own_pgid,
+        .tty = q->arg != 0, .parent = s->self, .errfd = errfd, .cgroup = s->cgroup,
+        .lease_ok = lease_ok_fn, .lease_arg = s->sh,
     };
     if (s->cgroup) {
         sp.born_in_cgroup = true;
@@ -205,34 +167,19 @@ int rr_guard_prefork(struct gstate *s)
     if (pid < 0 && (pid = fork()) < 0)
         pid = -errno;
     if (pid == 0) {
-        close(sv[1]);
+        /* The guard's ends: a copy of its report pipe here would keep R
+         * from hearing of its death. */
+        close(s->ctl);
+        close(s->rep);
+        close(s->sfd);
         close(gp[0]);
-        await_spawn(s, &sp, sv[0]);
+        rr_exec_child(&sp);
     }
-    close(sv[0]);
+    free(argv);
     close(gp[1]);
-    if (pid < 0) {
-        close(sv[1]);
+    if (pid < 0)
         close(gp[0]);
-        return (int)pid;
-    }
-    s->pre = (pid_t)pid;
-    s->pre_sock = sv[1];
-    s->pre_gp = gp[0];
-    return 0;
-}
-
-/* The forked-ahead process will not be used: it died (reaped already), or
- * R's request could not reach it, or R is gone (then it is killed here,
- * and reaped with the rest). */
-void rr_guard_drop_pre(struct gstate *s, bool kill_it)
-{
-    if (s->pre > 0 && kill_it)
-        kill(s->pre, SIGKILL);
-    if (s->pre_sock >= 0)
-        close(s->pre_sock);
-    if (s->pre_gp >= 0)
-        close(s->pre_gp);
-    s->pre = 0;
-    s->pre_sock = s->pre_gp = -1;
+    else
+        s->gp = gp[0];
+    return (pid_t)pid;
 }

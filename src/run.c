@@ -715,7 +715,7 @@ int rr_run(uv_loop_t *loop, const struct rr_config *cfg)
     /* The guard is forked now, while we are one thread with no connection
      * (child.h); it waits for the command until we have the lock. */
     const struct rr_child_opts co = { .foreground = cfg->foreground, .cgroup = r.cgroup,
-                                      .leftover = r.leftover, .prefork = cfg->wait_ms == 0 };
+                                      .leftover = r.leftover };
     if (!failed && rr_child_prepare(&r.child, &co, err, sizeof(err)) != 0)
         failed = RR_EXIT_OSERR;
     if (!failed && setup(&r, cfg, err, sizeof(err)) != 0)

@@ -19,8 +19,7 @@
 #include "rr.h"
 
 /* No lease to enforce in these tests: the guard only watches for our death. */
-static const struct rr_child_opts BG = { .foreground = false, .deadline_ms = RR_INF, .grace_ms = 0,
-                                        .prefork = true };
+static const struct rr_child_opts BG = { .foreground = false, .deadline_ms = RR_INF, .grace_ms = 0 };
 static const struct rr_child_opts FG = { .foreground = true, .deadline_ms = RR_INF, .grace_ms = 0 };
 #include "rr.h"
 #include "unit.h"

@@ -219,38 +219,10 @@ else
     fi
 fi
 
-t "the command's process forked ahead, stopped from outside before the spawn: the run forks another, nothing is said left"
-# The guard of a run that does not wait forks the command's process when it
-# starts, while the lock is asked for; here the server is stopped so that
-# the request hangs meanwhile. `kill -STOP` of that process (pkill -STOP
-# redlock-guard matches it) must neither hold the command back nor turn up
-# later as something the command left running.
-start_redis P || fail "cannot start a second redis-server"
-kill -STOP "$P_PID"
-bg "$TMP/pre-r" "$RR_BIN" -r "$P_URL" --redis-timeout 20s -t 5s prestop -- touch "$TMP/pre-r.ran"
-w=$BG
-pre=
-for _ in $(seq 100); do
-    for g in $(cat "/proc/$w/task/$w/children" 2>/dev/null); do
-        [ "$(cat "/proc/$g/comm" 2>/dev/null)" = redlock-guard ] || continue
-        pre=$(cat "/proc/$g/task/$g/children" 2>/dev/null | awk '{print $1}')
-    done
-    [ -n "$pre" ] && break
-    sleep 0.05
-done
-[ -n "$pre" ] && kill -STOP "$pre" 2>/dev/null
-kill -CONT "$P_PID"
-[ -n "$pre" ] || fail "no process forked ahead under the run's guard"
-wait_pid "$w" 15
-assert_eq 0 "$RC" "the run's status"
-assert_file_exists "$TMP/pre-r.ran" "the run's command"
-assert_not_contains "$(cat "$TMP/pre-r.err")" "the command left" "the run's stderr"
-[ -n "$pre" ] && wait_for 3 pid_gone "$pre" || fail "the stopped process $pre is still there"
-end_test
-
-t "a run that waits keeps no process forked ahead while it waits: redlock-run and its guard only"
-# A queue of a thousand waiters would otherwise hold a thousand idle
-# processes more; the waiter's command's process is forked at the spawn.
+t "a run keeps no process of the command before it has the lock: while it waits, redlock-run and its guard only"
+# The guard forks the command's process at the spawn: a queue of a
+# thousand waiters holds no thousand idle processes more, and a herd's
+# losers do not fork for nothing.
 bg "$TMP/pw-h" "$RR_BIN" -r "$U" -t 5s prewait -- sh -c 'touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done' \
     sh "$TMP/pw-h.run" "$TMP/pw-h.stop"
 h=$BG
