@@ -122,11 +122,32 @@ int rr_cgroup_fds(const struct rr_cgroup *cg, int *fds, int max)
     return n;
 }
 
+/* rmdir name at parent_fd, and first the cgroups the command made below
+ * it (a cgroup with children is EBUSY), depth first, at most depth deep.
+ * 0 or -errno. */
+static int rmdir_tree(int parent_fd, const char *name, int depth)
+{
+    if (unlinkat(parent_fd, name, AT_REMOVEDIR) == 0)
+        return 0;
+    int e = errno, fd;
+    DIR *d = (e == EBUSY || e == ENOTEMPTY) && depth > 0 &&
+                     (fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0
+                 ? fdopendir(fd) : NULL;
+    if (!d)
+        return -e;
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL)
+        if (ent->d_type == DT_DIR && strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0)
+            rmdir_tree(dirfd(d), ent->d_name, depth - 1);
+    closedir(d);
+    return unlinkat(parent_fd, name, AT_REMOVEDIR) == 0 ? 0 : -errno;
+}
+
 int rr_cgroup_remove(const struct rr_cgroup *cg)
 {
     if (!cg)
         return -EINVAL;
-    return unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR) == 0 ? 0 : -errno;
+    return rmdir_tree(cg->parent_fd, cg->name, 8);
 }
 
 /* ---- pure parsing ---- */
@@ -616,7 +637,7 @@ int rr_cgroup_kill_dead(const struct rr_cgroup *cg, int wait_ms, char *first, si
             nanosleep(&(struct timespec){ 0, 10 * 1000000L }, NULL);
     }
     for (int i = 0; i < n; i++)
-        unlinkat(cg->parent_fd, dead[i], AT_REMOVEDIR);
+        rmdir_tree(cg->parent_fd, dead[i], 8);
     return n;
 }
 

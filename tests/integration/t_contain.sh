@@ -212,6 +212,22 @@ if [ "$can_cgroup" = 1 ]; then
     wait_pid "$o" 1   # reaped, quietly
     end_test
 
+    t "--contain cgroup: cgroups the command made inside its own go with it, and what ran in them"
+    # A command running as root may make cgroups below its own (a container
+    # runtime does) and put a process there: cgroup.kill reaches it, and the
+    # run must remove those cgroups before its own (an rmdir of a cgroup
+    # with children is EBUSY), or the run leaves its cgroup behind.
+    rr_direct -r "$U" -t 3s --contain cgroup nested -- sh -c '
+        me=$1$(sed -n "s/^0:://p" /proc/self/cgroup)
+        mkdir "$me/inner" "$me/inner/deeper" "$me/empty"
+        sh -c "echo \$\$ > \"$me/inner/deeper/cgroup.procs\"; exec sleep 30" &
+        sleep 0.2' sh "$CG2"
+    assert_rc 0 "the run whose command made cgroups"
+    assert_not_contains "$(cat "$ERR")" "cannot remove the cgroup"
+    left=$(cd "$CG2" && ls -d redlock-run.*.nested 2>/dev/null)
+    assert_eq "" "$left" "the run's cgroup, left after it"
+    end_test
+
     t "--contain cgroup: a run that does not get the lock leaves no cgroup and says one line"
     # The guard forks the command's process into the cgroup when it starts,
     # before the lock is asked for; a busy run must still find the cgroup
