@@ -21,7 +21,8 @@ say. Two families, each asserting C1-C5 and:
       are refused (65), or skipped (0) only when it succeeded
 
 skew: "hosts" (the wrapper slots), most with a wall clock skewed by
-      libfaketime (`faketime -f +Xs`, seconds to a day either way;
+      libfaketime (LD_PRELOAD=libfaketimeMT.so.1 FAKETIME=+X, as
+      `faketime -f +Xs` does, seconds to a day either way;
       FAKETIME_DONT_FAKE_MONOTONIC=1, since a host whose wall clock is off
       still has a true monotonic clock, and the witness stamps with it),
       fire `redlock-run --once 'skR-%F-%H%M' [--attempts N]` of a command
@@ -50,6 +51,7 @@ Only plain data, the hooks below and the harness's Scenario (sc); C10 and
 C11 themselves are judged in scripts/chaoslib/checks.py.
 """
 
+import glob
 import os
 import shutil
 import signal
@@ -157,8 +159,12 @@ def setup(sc):
     sc.once28 = {"t0": mono(), "rounds": {}, "skews": skews, "slots": {}, "episodes": [],
                  "resolves": [], "proxy_busy": False}
     os.makedirs(os.path.join(sc.dir, "metrics"), exist_ok=True)
-    if any(skews) and not shutil.which("faketime"):
-        raise RuntimeError("faketime is not installed (needed by %s)" % sc.s["name"])
+    libs = glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + glob.glob(
+        "/usr/lib/faketime/libfaketimeMT.so.1")
+    if any(skews) and not libs:
+        raise RuntimeError("libfaketime is not installed (Debian: faketime; needed by %s)"
+                           % sc.s["name"])
+    sc.once28["libfaketime"] = libs[0] if libs else None
     if O["mode"] == "guard" and not shutil.which("strace"):
         raise RuntimeError("strace is not installed (needed by %s)" % sc.s["name"])
 
@@ -191,8 +197,11 @@ def _adapt_skew(sc, O, r, prefix, opts, command, env):
         opts += ["--attempts", str(rd["attempts"])]
     skew = st["skews"][r.slot]
     if skew:
-        prefix = ["faketime", "-f", "%+ds" % skew] + prefix
-        env["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        # libfaketime itself: the faketime(1) wrapper's semaphore
+        # (sem_open) made one of many wrappers started at once exit 1
+        # ("sem_open: File exists") without running redlock-run.
+        env.update(LD_PRELOAD=st["libfaketime"], FAKETIME="%+d" % skew,
+                   FAKETIME_DONT_FAKE_MONOTONIC="1")
     r.tags.update(once_round="sk%d" % rnd, once_pattern=pattern, attempts=rd["attempts"],
                   skew_s=skew, exit=1)
     command = _hold(command, sc.rng.randint(*O["hold"])) + ["--exit", "1"]
