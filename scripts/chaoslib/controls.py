@@ -594,24 +594,34 @@ def c10_clock(bad):
     return _once_skew("c10-once-clock", bad_clock=bad), "C10"
 
 
-def c11_lost(bad):
-    """The guard killed while it waits out the grace after its command
-    exited 0 (issue 28, 2): recorded succeeded, exit 0; planted: recorded
-    lost and exit 79 (the command had ended)."""
-    p = Planted("c11-lost-after-reap", STRICT + ["C10", "C11"], once28=dict(mode="guard"))
+def _once_guard(name, bad_lost=False, lock_pttl=900):
+    p = Planted(name, STRICT + ["C10", "C11"], once28=dict(mode="guard"))
     p.seq(6)
     for i in range(6):
         p.runs["r%d" % i]["tags"] = {"once": "gk0-%d" % i, "exit": 0}
     p.runs["r0"]["signals"].append("KILL-guard")
-    rec = {"status": "lost", "exit_code": "0"} if bad else {"status": "succeeded", "exit_code": "0"}
-    if bad:
+    rec = {"status": "lost", "exit_code": "0"} if bad_lost else {"status": "succeeded", "exit_code": "0"}
+    if bad_lost:
         p.runs["r0"]["rc"] = 79
     ep = {"once": "gk0-0", "attempt": "r0", "phase": "grace", "target": "guard", "exit": 0,
-          "retries": [], "after": None, "record1": {"rec": rec}, "record2": None,
-          "kill": {"what": ["guard"], "started": True, "ended": True}}
+          "retries": [], "after": None, "record1": {"rec": rec, "lock_pttl": lock_pttl},
+          "record2": None, "kill": {"what": ["guard"], "started": True, "ended": True}}
     p.meta["once28"] = {"mode": "guard", "episodes": [ep], "records": {}, "history": [],
                         "resolves": []}
-    return p, "C11"
+    return p
+
+
+def c11_lost(bad):
+    """The guard killed while it waits out the grace after its command
+    exited 0 (issue 28, 2): recorded succeeded, exit 0; planted: recorded
+    lost and exit 79 (the command had ended)."""
+    return _once_guard("c11-lost-after-reap", bad_lost=bad), "C11"
+
+
+def c11_lock_ttl(bad):
+    """The lock key read with the record: within its lease (1000 ms);
+    planted: no TTL (-1), a key left beyond any lease."""
+    return _once_guard("c11-lock-no-ttl", lock_pttl=-1 if bad else 900), "C11"
 
 
 CONTROLS = [c0_too_few, c0_kind_never, c1_nothing, c1_audit, c1_pause_after, c1_pause_ended,
@@ -621,7 +631,8 @@ CONTROLS = [c0_too_few, c0_kind_never, c1_nothing, c1_audit, c1_pause_after, c1_
             c3_explained, c4_stale, c5_exit0, c5_rc, c5_hung, c5_lock_left, c5_lock_release_lost,
             c5_lock_fault_old, c5_lock_kill_old, c5_records_held,
             c5_records_abandoned, c5_release_waits, c5_release_69, c5_planned, c6_late, c7_once,
-            c8_over, c8_pause_after, c9_idle, c9_probe, c10_twice, c10_clock, c11_lost]
+            c8_over, c8_pause_after, c9_idle, c9_probe, c10_twice, c10_clock, c11_lost,
+            c11_lock_ttl]
 
 
 def run_controls(outdir):

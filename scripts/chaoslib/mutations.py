@@ -46,6 +46,7 @@ M = {
  "C10: the runs of a round not counted": ('            if w["sections"] > allowed:', '            if False:'),
  "C10: any recorded ID taken for the lock service's clock": ('for oid in sorted(seen - ids):', 'for oid in []:'),
  "C11: lost allowed whenever the guard was killed": ('            if reaped:\n', '            if False:\n'),
+ "C11: the lock key's PTTL not judged": ('if isinstance(p, int) and (p == -1 or (ttl and p > ttl)):', 'if False:'),
 }
 
 

@@ -188,6 +188,13 @@ def check_once_records(sections, runs, meta):
             bad("exited 71 (the command never started: given back), but the record says %s" % s1)
         if not wk and s1 in ("succeeded", "failed", "lost") and a.get("rc") != _expected_rc(rec):
             bad("exited %s, but its record says %s" % (a.get("rc"), s1))
+        # The lock key, read with each record: never beyond a lease (-1: no
+        # TTL at all), whoever holds it by then.
+        ttl = (meta.get("spec") or {}).get("ttl_ms") or 0
+        for rr in (ep.get("record1"), ep.get("record2")):
+            p = (rr or {}).get("lock_pttl")
+            if isinstance(p, int) and (p == -1 or (ttl and p > ttl)):
+                bad("the lock key's PTTL was %d ms, beyond its %d ms lease" % (p, ttl))
         # The retries: refused while the ID is not settled, skipped once it
         # succeeded; the record is then settled (not running without a lock).
         # (The record after the retries; where the scenario ended before
