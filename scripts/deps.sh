@@ -11,7 +11,7 @@
 #           (t_lease.sh: a slow vfork/exec, a missing close_range)
 #           universal-ctags (scripts/check-layers, from t_docs.sh: no
 #           function over 120 lines) faketime (t_once.sh: a host whose
-#           clock is a day off) python3-redis (t_app.sh: redis-py's Lock,
+#           clock is a day off; scripts/chaos: skewed hosts) python3-redis (t_app.sh: redis-py's Lock,
 #           an application sharing the job's lock)
 #   package build-essential debhelper devscripts lintian fakeroot dpkg-dev
 #           (the Debian package: .ci/run builds it with dpkg-buildpackage)

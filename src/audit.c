@@ -179,8 +179,16 @@ static void last_did(const struct rr_vote *v, char *buf, size_t len)
         snprintf(buf, len, "ended %s", v->last);
 }
 
+/* How long ago ms was, on the clock of the server that refused (now_ms,
+ * its TIME; 0: unknown, then this host's): a host whose clock is a day
+ * off would otherwise say "1d ago" of a run a second old. */
+static int64_t ago_ms(int64_t ms, int64_t now_ms)
+{
+    return ms > 0 ? (now_ms > 0 ? now_ms : rr_audit_wall_ms()) - ms : 0;
+}
+
 /* A wall-clock time in ms as local "2026-12-05 02:00:01", and how long ago. */
-static void when_text(int64_t ms, char *buf, size_t len)
+static void when_text(int64_t ms, int64_t now_ms, char *buf, size_t len)
 {
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
@@ -188,7 +196,7 @@ static void when_text(int64_t ms, char *buf, size_t len)
 
     if (ms > 0 && localtime_r(&t, &tm))
         strftime(at, sizeof at, "%Y-%m-%d %H:%M:%S %Z", &tm);
-    fmt_dur(ms > 0 ? rr_audit_wall_ms() - ms : 0, ago, sizeof ago);
+    fmt_dur(ago_ms(ms, now_ms), ago, sizeof ago);
     if (ms > 0)
         snprintf(buf, len, "%s (%s ago)", at, ago);
     else
@@ -207,7 +215,7 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
          * last one did, when, where, and what allows another. */
         bool dead = strcmp(v->last, "abandoned") == 0 || !v->last[0];
         last_did(v, did, sizeof did);
-        when_text(v->when_ms, when, sizeof when);
+        when_text(v->when_ms, v->now_ms, when, sizeof when);
         rr_log_audit(RR_LOG_ERROR, "refused",
                      (struct rr_field[]){ RR_FS("once", once), RR_FS("last", v->last),
                                           RR_FN("attempts", v->used),
@@ -222,7 +230,7 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
                      cfg->name, dead ? " ('--resolve succeeded' marks it done)" : "");
         return;
     }
-    fmt_dur(v->when_ms ? rr_audit_wall_ms() - v->when_ms : 0, d, sizeof(d));
+    fmt_dur(ago_ms(v->when_ms, v->now_ms), d, sizeof(d));
     rr_log_audit(RR_LOG_ERROR, "stale",
                  (struct rr_field[]){ RR_FS("once", once),
                                       RR_FS("host", v->host),

@@ -181,6 +181,8 @@ void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *
             if (!int_of(r->element[12], &v->signal))
                 v->signal = -1;
         }
+        if (r->elements < 14 || !int_of(r->element[13], &v->now_ms) || v->now_ms < 0)
+            v->now_ms = 0;   /* a server with an older script: this host's clock */
         v->kind = RR_VOTE_STALE;
     } else {
         goto malformed;

@@ -22,6 +22,8 @@ struct rr_vote {
     long long started_ms;     /* OK: Redis TIME at acquisition */
     long long pttl_ms;        /* BUSY: the holder's remaining lease (-1 no expiry) */
     long long when_ms;        /* DONE: finished_ms; STALE: last heartbeat */
+    long long now_ms;         /* STALE: the server's TIME when it refused (0 unknown):
+                               * when_ms's "ago" on the clock that wrote it */
     int slot;                 /* OK: the --limit slot we took, 1..N */
     long long rank;           /* BUSY: our place in the queue (0 first), -1 not queued */
     long long ticket;         /* BUSY: our arrival ticket, 0 not queued */

@@ -268,6 +268,18 @@ START_TEST(test_classify_busy_done_stale)
          "$1\r\nk\r\n:1\r\n", RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_STALE);
     ck_assert(v.stale);
+    ck_assert_int_eq(v.now_ms, 0);   /* an older script: no TIME, this host's clock */
+    /* A spent --once ID: the last attempt, the counts, and the server's TIME
+     * (how long ago is told on it, not on a skewed host's clock). */
+    vote("*14\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n"
+         "$1\r\nk\r\n:0\r\n$6\r\nfailed\r\n:1\r\n:1\r\n:1\r\n$1\r\n1\r\n$0\r\n\r\n:1500\r\n",
+         RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_STALE);
+    ck_assert_str_eq(v.last, "failed");
+    ck_assert(v.spent);
+    ck_assert_int_eq(v.exit_code, 1);
+    ck_assert_int_eq(v.signal, -1);
+    ck_assert_int_eq(v.now_ms, 1500);
     vote("*6\r\n$4\r\nDONE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n$3\r\n100\r\n:1\r\n",
          RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_DONE);

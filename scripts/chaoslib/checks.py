@@ -1,9 +1,10 @@
 """checks — the checker: reads one scenario's directory (witness.log,
-counter, sink/log, runs.jsonl, meta.json) and judges C0-C9 (what each
+counter, sink/log, runs.jsonl, meta.json) and judges C0-C11 (what each
 means: the docstring of scripts/chaos). check() is the entry; the lease
 checks C6/C7 (scenarios of scripts/chaos_scenarios/lease.py), C8
 (--limit N, scripts/chaos_scenarios/limit.py), C5's operator releases and
-records, and C9 (crowds of dead waiters, crowd.py) are at the end. What
+records, C9 (crowds of dead waiters, crowd.py), C10 and C11 (once means
+once, once.py) are at the end. What
 may explain an overlap, in time: explain.py.
 
 Works on plain data only: no process, no server.
@@ -19,9 +20,10 @@ from chaoslib.explain import (LOOSE_EXCUSES, SEEN_SLACK_MS, STRICT_EXCUSES,  # n
                               explain_leftover, explain_overlap, fault_windows, pause_covers,
                               pause_grace_ns, release_explains)
 from chaoslib.klock import kclashes, late_death_free, load_klocks
+from chaoslib.oncecheck import check_once_budget, check_once_records
 
 ALL_CHECKS = ("C1", "C2", "C3", "C4", "C5")
-EXTRA_CHECKS = ("C6", "C7", "C8", "C9")
+EXTRA_CHECKS = ("C6", "C7", "C8", "C9", "C10", "C11")
 # What the harness stopped, as recorded in a run's "signals". Only "STOP",
 # the whole holder (wrapper, guard and command, like a frozen machine),
 # explains an overlap: the guard must stop the command of any other.
@@ -282,6 +284,21 @@ def c5_exits(runs, start_ids, end_ids, meta):
         known = rc in (0, 69, 74, 75, 79, 128 + 15, -9) or (rc == -15 and sent)
         if rc == 65 and lspec.get("allow_refused"):
             known = True   # a run that died mid-way (kill -9, a missed release)
+        if spec.get("once28"):
+            # once.py: refusals of a spent --once ID (65), the command's own
+            # failure (--exit N, once it finished), the command killed (by
+            # the harness, or with its guard).
+            want = tags.get("exit")
+            if rc == 65 or (rc == 128 + 9 and {"KILL-cmd", "KILL-guard"} & set(sent)):
+                known = True
+            elif rc == 71 and "KILL-guard" in sent:
+                known = True   # the guard died before the command's exec: given back
+                if started:
+                    c5.append({"id": rid, "rc": rc, "why": "exit 71 but the command ran"})
+            elif want and rc == want:
+                known = True
+                if not ended:
+                    c5.append({"id": rid, "rc": rc, "why": "exit %d but the command did not finish" % rc})
         if rc == 128 + 15 and not any(x.startswith("TERM") for x in sent):
             known = False
         if rc == -9 and "KILL" not in sent and not r.get("hung"):
@@ -417,6 +434,8 @@ def check(logdir, asserted=None):
     c7 = check_once(sections, runs, meta)
     c8 = check_limit(sections, runs, meta)
     c9 = check_crowd(sections, runs, meta)
+    c10 = check_once_budget(sections, runs, meta)
+    c11 = check_once_records(sections, runs, meta)
     c0 = []
     if spec and not spec.get("must_fail"):
         asserted = list(asserted) + ["C0"]
@@ -425,7 +444,7 @@ def check(logdir, asserted=None):
     asserted = list(asserted) + [c for c in ["C1"] + (["C8"] if limit else [])
                                  if c not in asserted]
     violations = {"C0": c0, "C1": overlaps + kc, "C2": c2, "C3": c3, "C4": c4, "C5": c5,
-                  "C6": c6, "C7": c7, "C8": c8, "C9": c9}
+                  "C6": c6, "C7": c7, "C8": c8, "C9": c9, "C10": c10, "C11": c11}
     # What an asserted check may not have: C1 an overlap nothing explains
     # (a whole-holder pause; a forced release, within a renewal), C2 more
     # lost updates than explained overlaps; the others, anything.
@@ -776,3 +795,4 @@ def check_crowd(sections, runs, meta):
             out.append({"probe": p.get("id"), "err": p["err"][:200],
                         "why": "a run without --wait said 'lock is held' while nobody held it"})
     return out
+

@@ -566,6 +566,64 @@ def c9_probe(bad):
     return p, "C9"
 
 
+def _once_skew(name, bad_twice=False, bad_clock=False):
+    """Six rounds of a skewed --once pattern, one failed run each (the
+    budget: 1), every ID on the lock service's clock (wall = monotonic
+    here: 1970-01-01 00:00). Planted: a second run of round sk1 (a host
+    that ran the ID again), or round sk3's ID from a clock a day ahead."""
+    p = Planted(name, STRICT + ["C10"], once28=dict(mode="skew"))
+    p.seq(6)
+    recs = {}
+    for i in range(6):
+        p.runs["r%d" % i]["tags"] = {"once_round": "sk%d" % i, "once_pattern": "sk%d-%%F-%%H%%M" % i,
+                                    "attempts": 1}
+        day = "1970-01-02" if bad_clock and i == 3 else "1970-01-01"
+        recs["sk%d-%s-0000" % (i, day)] = [{"status": "failed", "attempts": "1", "exit_code": "1"}]
+    if bad_twice:
+        p.sec("r1b", 1300, 1350)
+        p.runs["r1b"]["tags"] = dict(p.runs["r1"]["tags"])
+    p.meta["once28"] = {"mode": "skew", "records": recs, "history": [], "resolves": []}
+    return p
+
+
+def c10_twice(bad):
+    return _once_skew("c10-once-twice", bad_twice=bad), "C10"
+
+
+def c10_clock(bad):
+    return _once_skew("c10-once-clock", bad_clock=bad), "C10"
+
+
+def _once_guard(name, bad_lost=False, lock_pttl=900):
+    p = Planted(name, STRICT + ["C10", "C11"], once28=dict(mode="guard"))
+    p.seq(6)
+    for i in range(6):
+        p.runs["r%d" % i]["tags"] = {"once": "gk0-%d" % i, "exit": 0}
+    p.runs["r0"]["signals"].append("KILL-guard")
+    rec = {"status": "lost", "exit_code": "0"} if bad_lost else {"status": "succeeded", "exit_code": "0"}
+    if bad_lost:
+        p.runs["r0"]["rc"] = 79
+    ep = {"once": "gk0-0", "attempt": "r0", "phase": "grace", "target": "guard", "exit": 0,
+          "retries": [], "after": None, "record1": {"rec": rec, "lock_pttl": lock_pttl},
+          "record2": None, "kill": {"what": ["guard"], "started": True, "ended": True}}
+    p.meta["once28"] = {"mode": "guard", "episodes": [ep], "records": {}, "history": [],
+                        "resolves": []}
+    return p
+
+
+def c11_lost(bad):
+    """The guard killed while it waits out the grace after its command
+    exited 0 (issue 28, 2): recorded succeeded, exit 0; planted: recorded
+    lost and exit 79 (the command had ended)."""
+    return _once_guard("c11-lost-after-reap", bad_lost=bad), "C11"
+
+
+def c11_lock_ttl(bad):
+    """The lock key read with the record: within its lease (1000 ms);
+    planted: no TTL (-1), a key left beyond any lease."""
+    return _once_guard("c11-lock-no-ttl", lock_pttl=-1 if bad else 900), "C11"
+
+
 CONTROLS = [c0_too_few, c0_kind_never, c1_nothing, c1_audit, c1_pause_after, c1_pause_ended,
             c1_pause_other, c1_stop_wrapper, c1_release_plain, c1_release_late, c1_kill_old,
             c1_kill_other, c1_network_old, c1_network_strict, c1_kclash, c1_kclash_limit,
@@ -573,7 +631,8 @@ CONTROLS = [c0_too_few, c0_kind_never, c1_nothing, c1_audit, c1_pause_after, c1_
             c3_explained, c4_stale, c5_exit0, c5_rc, c5_hung, c5_lock_left, c5_lock_release_lost,
             c5_lock_fault_old, c5_lock_kill_old, c5_records_held,
             c5_records_abandoned, c5_release_waits, c5_release_69, c5_planned, c6_late, c7_once,
-            c8_over, c8_pause_after, c9_idle, c9_probe]
+            c8_over, c8_pause_after, c9_idle, c9_probe, c10_twice, c10_clock, c11_lost,
+            c11_lock_ttl]
 
 
 def run_controls(outdir):

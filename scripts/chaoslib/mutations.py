@@ -1,5 +1,5 @@
 """mutations — does every planted control matter? Edits checks.py (or
-explain.py, klock.py) one mutation at a time (the audit's: every C2/C3 explained,
+explain.py, klock.py, oncecheck.py) one mutation at a time (the audit's: every C2/C3 explained,
 C0/C9/the C5 extras removed, a pause that does not cover the overlap, ...), runs
 `scripts/chaos --planted`, and restores the file. Each mutation must turn
 at least one control green (the run then says FAIL): prints, per
@@ -8,7 +8,7 @@ mutation, the controls that noticed it.
     python3 scripts/chaoslib/mutations.py       (from the top; ~10 s)
 
 Exit status 1 if a mutation went unnoticed. It rewrites checks.py,
-explain.py and klock.py while it runs (restored on exit, also on an error): not while
+explain.py, klock.py and oncecheck.py while it runs (restored on exit, also on an error): not while
 others use them.
 """
 
@@ -43,12 +43,16 @@ M = {
  "kclash: --limit explains it": ('kc = kclashes(sections, overlaps, kl, runs, meta, asserted)', 'kc = [] if limit else kclashes(sections, overlaps, kl, runs, meta, asserted)'),
  "a late-seen death excuses without the kernel's lock": ('    ka, kb = took(kl, a), took(kl, b)\n', '    ka = kb = {"file": "-", "ns": 0}\n'),
  "a late-seen death excuses with the later witness's lock alone": ('    ka, kb = took(kl, a), took(kl, b)\n', '    ka, kb = took(kl, b), took(kl, b)\n'),
+ "C10: the runs of a round not counted": ('            if w["sections"] > allowed:', '            if False:'),
+ "C10: any recorded ID taken for the lock service's clock": ('for oid in sorted(seen - ids):', 'for oid in []:'),
+ "C11: lost allowed whenever the guard was killed": ('            if reaped:\n', '            if False:\n'),
+ "C11: the lock key's PTTL not judged": ('if isinstance(p, int) and (p == -1 or (ttl and p > ttl)):', 'if False:'),
 }
 
 
 def main():
     files = {}
-    for name in ("checks.py", "explain.py", "klock.py"):
+    for name in ("checks.py", "explain.py", "klock.py", "oncecheck.py"):
         with open(os.path.join(LIB, name)) as f:
             files[name] = f.read()
     survived = 0

@@ -31,10 +31,12 @@
 --         ahead: the lock is free, but this many waiters are queued ahead)
 --      or {'DONE', host, pid, fence, finished_ms, stale (1/0)}
 --      or {'STALE', host, pid, fence, when_ms, key, stale (1/0), last,
---          spent (1/0), used, allowed, exit_code, signal}: refused, the
---          last attempt's status (last), when it ended or was last seen,
---          and whether the --once ID's attempt budget is spent (1) or a
---          dead run is refused by --on-stale refuse (0).
+--          spent (1/0), used, allowed, exit_code, signal, now_ms}: refused,
+--          the last attempt's status (last), when it ended or was last
+--          seen, whether the --once ID's attempt budget is spent (1) or a
+--          dead run is refused by --on-stale refuse (0), and this server's
+--          TIME (the refusal says how long ago on it, not on the host's
+--          clock, which may be skewed).
 -- A record still 'running' while this master has no lock belongs to a run
 -- that died -- or, with several masters, to a live run whose key this
 -- master lost. Only the overall decision can tell, so nothing is written
@@ -260,7 +262,7 @@ if spent or (st == 'abandoned' and refuse and not retry) then
   local when = r[4]
   if st ~= 'abandoned' and r[5] and r[5] ~= '' then when = r[5] end
   return {'STALE', r[1] or '', r[2] or '', r[3] or '', when or '', rec, stale, st,
-          spent and 1 or 0, used, allowed, r[6] or '', r[7] or ''}
+          spent and 1 or 0, used, allowed, r[6] or '', r[7] or '', now}
 end
 
 -- We take the lock. A dead run's record gets its history entry (once per

@@ -1,6 +1,6 @@
 /* witness — the child that scripts/chaos runs under redlock-run.
  *
- *   witness LOG COUNTER [SINK] [--klock PATH] [--hold MS]
+ *   witness LOG COUNTER [SINK] [--klock PATH] [--hold MS] [--exit N]
  *
  * 0. with --klock: the kernel's own witness of overlaps. It opens
  *    PATH.<slot> ($REDLOCK_SLOT; PATH alone when unset), without O_CLOEXEC
@@ -33,7 +33,9 @@
  * the middle of its critical section, which leaves a "start" without an "end";
  * the checker closes such a section at the death time the harness observed.
  *
- * Exit status: 0, or 2 on a usage error, 3 on an I/O error.
+ * Exit status: 0 (N with --exit N: a command that did its work, then
+ * failed, for the --once attempt budget's scenarios), or 2 on a usage
+ * error, 3 on an I/O error.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -128,7 +130,7 @@ static int parse_ll(const char *s, long long *out)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: witness LOG COUNTER [SINK] [--klock PATH] [--hold MS]\n");
+    fprintf(stderr, "usage: witness LOG COUNTER [SINK] [--klock PATH] [--hold MS] [--exit N]\n");
     exit(2);
 }
 
@@ -208,11 +210,15 @@ int main(int argc, char **argv)
     const char *pos[3] = { NULL, NULL, NULL };
     const char *klock = NULL;
     int npos = 0;
-    long long hold = 50;
+    long long hold = 50, status = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--hold") == 0) {
             if (i + 1 >= argc || !parse_ll(argv[i + 1], &hold) || hold < 0)
+                usage();
+            i++;
+        } else if (strcmp(argv[i], "--exit") == 0) {
+            if (i + 1 >= argc || !parse_ll(argv[i + 1], &status) || status < 0 || status > 125)
                 usage();
             i++;
         } else if (strcmp(argv[i], "--klock") == 0) {
@@ -318,5 +324,5 @@ int main(int argc, char **argv)
     snprintf(line, sizeof(line), "end %lld %s %s pid=%d read=%lld prev=%s\n", mono_ns(), id,
              fence_s, pid, value, prev);
     append_line(logp, line);
-    return 0;
+    return (int)status;
 }

@@ -46,7 +46,9 @@ names = {"C0": "enough completed runs to judge",
          "C6": "no command started after its lease ended",
          "C7": "a succeeded --once ID did not run again",
          "C8": "never more than N sections at once",
-         "C9": "dead waiters cost the live ones at most 2/3 of a lease"}
+         "C9": "dead waiters cost the live ones at most 2/3 of a lease",
+         "C10": "a --once ID ran at most its attempts, on the lock service's clock",
+         "C11": "the record says what happened when the guard or the wrapper was killed"}
 for r in sm["scenarios"]:
     unexplained = r.get("unexplained", {})
     failing = r.get("asserted_failing", {})

@@ -219,6 +219,12 @@ else
         assert_contains "$(cat "$ERR")" "--once ID $id, from the lock service's clock" "--status -v"
         rr -r "$U" --once 'skewf-%F' "$job" -- false
         assert_rc 1 "a failed run"
+        # The refusal a day ahead says how long ago on the server's clock
+        # (saw "(1d0.045s ago)" of a run 45 ms old before: the host's clock).
+        run_limited faketime -f +1d "$RR_BIN" -r "$U" --once 'skewf-%F' "$job" -- true
+        assert_rc 65 "the failed ID a day ahead"
+        assert_contains "$(cat "$ERR")" "has used 1 of 1 attempt: the last one failed (exit 1)" "the refusal"
+        assert_not_contains "$(cat "$ERR")" "(1d" "the refusal's 'ago', on the server's clock"
         run_limited faketime -f +1d "$RR_BIN" -r "$U" --resolve retry --once 'skewf-%F' "$job"
         assert_rc 0 "--resolve retry a day ahead"
         assert_contains "$(cat "$OUT")" "--once skewf-$(date +%F) of $job may have one more attempt" "--resolve"
