@@ -87,8 +87,8 @@ t "--contain tree: redlock-run and its guard both killed: the next run of the jo
 if [ "$(id -u)" = 0 ]; then
     job=treedead$$
     bg "$TMP/treedead" "$RR_BIN" -r "$U" -t 3s --contain tree "$job" -- sh -c \
-        '(trap "" TERM; while :; do echo x >> "$1"; sleep 0.05; done) & sleep 60' \
-        sh "$TMP/treedead.beat"
+        'sh -c "echo \$\$ > \"\$1.pid\"; trap \"\" TERM; while :; do echo x >> \"\$1\"; sleep 0.05; done" sh "$1" &
+         sleep 60' sh "$TMP/treedead.beat"
     r=$BG
     wait_for 10 file_there "$TMP/treedead.beat" || fail "the command did not start its helper"
     [ -e "$MARKS/redlock-run.$r.$job" ] || fail "no mark of the run in $MARKS: $(ls -la "$MARKS" 2>&1)"
@@ -108,6 +108,7 @@ if [ "$(id -u)" = 0 ]; then
     assert_eq "$n1" "$(beats)" "lines written by the dead run's helper after the next run"
     [ -e "$MARKS/redlock-run.$r.$job" ] && fail "the dead run's mark is left"
     ls "$MARKS" | grep -q "\.$job\$" && fail "a mark of the job is left: $(ls "$MARKS")"
+    kill -9 "$(cat "$TMP/treedead.beat.pid")" 2>/dev/null   # (if the test failed)
 else
     skip "needs root (the mark's directory is /tmp/redlock-run-UID otherwise)"
 fi
@@ -254,7 +255,7 @@ if [ "$can_cgroup" = 1 ]; then
     # (A 3 s lease: at 1 s, a loaded machine can miss a renewal, and the run
     # then stops its own command before the test kills it.)
     bg "$TMP/deadpair" "$RR_BIN" -r "$U" -t 3s --contain cgroup deadpair -- sh -c \
-        'setsid sh -c "trap \"\" TERM; while :; do echo x >> \"\$1\"; sleep 0.05; done" sh "$1" & sleep 60' \
+        'setsid sh -c "echo \$\$ > \"\$1.pid\"; trap \"\" TERM; while :; do echo x >> \"\$1\"; sleep 0.05; done" sh "$1" & sleep 60' \
         sh "$TMP/deadpair.beat"
     r=$BG
     wait_for 10 file_there "$TMP/deadpair.beat" || fail "the command did not start its helper"
@@ -272,6 +273,7 @@ if [ "$can_cgroup" = 1 ]; then
     n1=$(beats); sleep 0.3
     assert_eq "$n1" "$(beats)" "lines written by the dead run's helper after the next run"
     [ -e "$CG2/redlock-run.$r.deadpair" ] && fail "the dead run's cgroup is left"
+    kill -9 "$(cat "$TMP/deadpair.beat.pid")" 2>/dev/null   # (if the test failed)
     end_test
 
     t "--contain cgroup: a run in another pid namespace leaves a live holder's command alone"
