@@ -541,8 +541,9 @@ void rr_guard_main(struct gstate *s)
      * asks for the lock, and before our command can run beside them. */
     char first[320];
     bool cg = s->cgroup != NULL;
-    int dead = cg ? rr_cgroup_kill_dead(s->cgroup, GIVE_UP_MS, first, sizeof first)
-                  : rr_leftover_kill_dead(s->leftover, GIVE_UP_MS, first, sizeof first);
+    int dead = RR_MUTANT_IS(no_kill_dead) ? 0
+               : cg ? rr_cgroup_kill_dead(s->cgroup, GIVE_UP_MS, first, sizeof first)
+                    : rr_leftover_kill_dead(s->leftover, GIVE_UP_MS, first, sizeof first);
     if (dead > 0)
         rr_log(RR_LOG_WARN, "leftovers", (struct rr_field[]){ RR_FN("count", dead), RR_FIELD_END },
                "killed what a dead run of this job left running in its %s %s%s: its "
