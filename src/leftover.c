@@ -220,7 +220,12 @@ int rr_leftover_kill_dead(const struct rr_leftover *lo, int wait_ms, char *first
         return 0;
     while ((e = readdir(d)) != NULL && n < MAX_DEAD) {
         const char *j = job_part(e->d_name);
-        if (!j || strcmp(j, job) != 0 || strcmp(e->d_name, lo->name) == 0)
+        /* A run whose redlock-run's pid names a process is taken as alive
+         * without opening its mark: a queue of a thousand waiters of one
+         * job costs each new one a kill(2) per waiter, not an open and a
+         * flock. (A pid reused since leaves that dead run's group alone.) */
+        if (!j || strcmp(j, job) != 0 || strcmp(e->d_name, lo->name) == 0 ||
+            kill((pid_t)rr_cgroup_name_pid(e->d_name), 0) == 0 || errno != ESRCH)
             continue;
         pid_t g = dead_group(lo->dir_fd, e->d_name);
         if (g > 1 && kill(-g, SIGKILL) == 0) {
