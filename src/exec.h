@@ -1,9 +1,9 @@
 /* exec.h — what the command's process does between its fork and its exec,
  * and the words for an exec that failed.
  *
- * The guard forks the command's process (guard_spawn.c), which, once
- * told what to run, runs rr_exec_child: into the cgroup if it was not born in it, its process
- * group, the terminal, PR_SET_PDEATHSIG, signals back to default, the
+ * At R's spawn request the guard forks the command's process
+ * (guard_spawn.c), which runs rr_exec_child: into the cgroup if it was
+ * not born in it, its process group, the terminal, PR_SET_PDEATHSIG, signals back to default, the
  * lease checked, then execvpe (a name without a slash is searched in PATH
  * by libc). Its outcome comes back through a close-on-exec pipe: EOF is
  * success, an int is the errno of the failure or one of the codes below
@@ -17,8 +17,8 @@
 
 struct rr_cgroup;
 
-/* What the command's process needs: the guard fills in what it knows
- * before the fork, the command's process the rest from R's request. */
+/* What the command's process needs, all of it prepared by the guard
+ * before the fork. */
 struct rr_exec_spawn {
     char *const *argv;
     char *const *envp;
