@@ -151,14 +151,53 @@ static void on_message(struct rr_svc *c, redisReply *msg, void *arg)
 
 static void on_timer(uv_timer_t *t);
 
+/* Which master's connection in set c is, -1 if none, or if we are done
+ * waiting (a late reply). */
+static int master_of(const struct rr_waiter *w, struct rr_svc *const *set,
+                     const struct rr_svc *c)
+{
+    if (w->leaving || w->closed)
+        return -1;
+    for (int i = 0; i < w->n; i++)
+        if (set[i] == c)
+            return i;
+    return -1;
+}
+
+static void on_heard(struct rr_svc *c, int status, redisReply *r, void *arg)
+{
+    struct rr_waiter *w = arg;
+    int i = master_of(w, w->conns, c);
+
+    if (i < 0)
+        return;
+    /* ["wake:ID", n]: n >= 1, the scripts hear us too (an ACL without
+     * PUBSUB answers NOPERM: they cannot, and our entry keeps the short
+     * TTL and refresh). */
+    w->listening[i] = status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY &&
+                      r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER &&
+                      r->element[1]->integer >= 1;
+    uv_timer_stop(&w->timer);
+    w->wake(w->wake_arg);
+}
+
+/* Subscribed on master i: ask there, as the scripts do (PUBSUB NUMSUB, or
+ * SHARDNUMSUB on a cluster), whether we are heard; on_heard then tries
+ * again. -1 if the question could not be sent. */
+static int hear_us(struct rr_waiter *w, int i)
+{
+    const char *q[] = { "PUBSUB", rr_svc_sharded(w->conns[i]) ? "SHARDNUMSUB" : "NUMSUB",
+                        w->chan, NULL };
+
+    return rr_svc_commandv(w->conns[i], on_heard, w, q) == 0 ? 0 : -1;
+}
+
 static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void *arg)
 {
     struct rr_waiter *w = arg;
-    int i = 0;
+    int i = master_of(w, w->subs, c);
 
-    while (i < w->n && w->subs[i] != c)
-        i++;
-    if (w->leaving || w->closed || i == w->n)
+    if (i < 0)
         return;
     /* Its connection never came up (a herd's connects time out), or the
      * server refused it for now (maxclients): a release meanwhile woke
@@ -172,7 +211,8 @@ static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void 
             uv_timer_start(&w->timer, on_timer, 200, 0);
         return;
     }
-    w->listening[i] = reply->type != REDIS_REPLY_ERROR;
+    if (reply->type != REDIS_REPLY_ERROR && hear_us(w, i) == 0)
+        return;
     /* A release between our try and the subscription sent its message to
      * nobody: try once more now. */
     uv_timer_stop(&w->timer);

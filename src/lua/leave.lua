@@ -28,11 +28,12 @@ local function first_live()
     for i, id in ipairs(ids) do
       if alive[i] and alive[i] ~= '1' then chk[#chk + 1] = wakepre .. id; at[#at + 1] = i end
     end
-    if #chk > 0 then
-      local r = redis.call('PUBSUB', 'NUMSUB', unpack(chk))
+    -- (An ACL without PUBSUB: nobody is heard, as acquire.lua does.)
+    local r = #chk > 0 and redis.pcall('PUBSUB', 'NUMSUB', unpack(chk))
+    if r and not r.err then
       local sh = ARGV[ARG_SHARDED] == '1' and redis.pcall('PUBSUB', 'SHARDNUMSUB', unpack(chk))
       for j, i in ipairs(at) do
-        local n = tonumber(r[2 * j]) + (type(sh) == 'table' and tonumber(sh[2 * j]) or 0)
+        local n = tonumber(r[2 * j]) + (sh and not sh.err and tonumber(sh[2 * j]) or 0)
         if n == 0 then alive[i] = false end
       end
     end

@@ -150,11 +150,12 @@ end
 local function listeners(chs)
   local n = {}
   if #chs == 0 then return n end
-  local r = redis.call('PUBSUB', 'NUMSUB', unpack(chs))
+  local r = redis.pcall('PUBSUB', 'NUMSUB', unpack(chs))
+  if r.err then return nil end
   for i = 1, #chs do n[i] = tonumber(r[2 * i]) end
   if ARGV[ARG_SHARDED] == '1' then
     local sh = redis.pcall('PUBSUB', 'SHARDNUMSUB', unpack(chs))
-    if type(sh) == 'table' then
+    if not sh.err then
       for i = 1, #chs do n[i] = n[i] + (tonumber(sh[2 * i]) or 0) end
     end
   end
@@ -192,7 +193,7 @@ local function first_live()
     for i, id in ipairs(ids) do
       if v[i] and v[i] ~= '1' then chk[#chk + 1] = wakepre .. id; at[#at + 1] = i end
     end
-    local n = listeners(chk)
+    local n = listeners(chk) or {}
     for j, i in ipairs(at) do
       if n[j] == 0 then v[i] = false end
     end
