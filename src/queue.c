@@ -77,6 +77,7 @@ struct rr_waiter {
     /* Per master: its subscription took (we listen there), or it failed
      * (its connection never came up: subscribe again at the next sleep). */
     bool listening[RR_MAX_ENDPOINTS], sub_failed[RR_MAX_ENDPOINTS];
+    bool sub_pending[RR_MAX_ENDPOINTS];   /* SUBSCRIBE sent, not yet answered */
     uv_timer_t timer;
     rr_wake_fn wake;
     void *wake_arg;
@@ -129,7 +130,7 @@ static void close_subs(struct rr_waiter *w)
         if (w->subs[i])
             rr_svc_close(w->subs[i]);
         w->subs[i] = NULL;
-        w->listening[i] = false;
+        w->listening[i] = w->sub_pending[i] = false;
     }
 }
 
@@ -199,6 +200,7 @@ static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void 
 
     if (i < 0)
         return;
+    w->sub_pending[i] = false;
     /* Its connection never came up (a herd's connects time out), or the
      * server refused it for now (maxclients): a release meanwhile woke
      * nobody. Try soon, and subscribe again then (rr_waiter_sleep),
@@ -230,6 +232,7 @@ static void subscribe_one(struct rr_waiter *w, int i)
     w->subs[i] = rr_svc_config_new(w->loop, w->cfg, i);
     if (!w->subs[i])
         return;
+    w->sub_pending[i] = true;
     rr_svc_on_message(w->subs[i], on_message, w);
     rr_svc_commandv(w->subs[i], on_subscribed, w, sub);
 }
@@ -260,13 +263,19 @@ void rr_waiter_sleep(struct rr_waiter *w, int64_t sleep_ms, bool queued,
     if (!w->subscribed)
         subscribe(w);
     /* Far back, we refresh rarely only once every master hears us: where
-     * we do not listen, our entry lives the short TTL (acquire.lua). */
+     * we do not listen, our entry lives the short TTL (acquire.lua). Near
+     * the head (a sleep no longer than the short refresh), while a
+     * SUBSCRIBE is unanswered (a herd's connects: a SYN dropped waits a
+     * second), a release's message would reach nobody: look every 200 ms. */
     int64_t cap = rr_queue_refresh_ms(rr_queue_entry_ttl(w->cfg->ttl_ms));
+    bool near = sleep_ms <= cap;
     for (int i = 0; i < w->n; i++) {
         if (w->sub_failed[i])
             subscribe_one(w, i);
         if (!w->listening[i] && sleep_ms > cap)
             sleep_ms = cap;
+        if (near && w->sub_pending[i] && sleep_ms > 200)
+            sleep_ms = 200;
     }
     uv_timer_start(&w->timer, on_timer, (uint64_t)(sleep_ms < 1 ? 1 : sleep_ms), 0);
 }
