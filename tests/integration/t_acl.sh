@@ -102,7 +102,7 @@ assert_contains "$(cat "$ERR")" "redlock-run(1), LEAST PRIVILEGE"
 assert_not_contains "$(cat "$ERR")" "replicas confirmed"
 end_test
 
-t "a user without +pubsub|numsub: the queue drains in order, every waiter refreshing as the first"
+t "a user without PUBSUB NUMSUB: the queue drains in order, every waiter refreshing as the first"
 # An older README's line: the scripts cannot ask whether a waiter listens
 # (they pcall), so every entry keeps the short TTL (its value '1'), and a
 # waiter that cannot ask either never sleeps longer than its entry lives.
