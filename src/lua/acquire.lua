@@ -268,8 +268,15 @@ if wid ~= '' or limit > 1 or sr[2] == '1' then
     if live[i] == wid then mine = true end
   end
   if not mine and (#live > 0 or more) then
-    -- Dead waiters were ahead: the first live one may not know it is first.
-    if dropped > 0 and live[1] then publish(wakepre .. live[1], '1') end
+    -- Dead waiters were ahead: the first live one may not know it is
+    -- first, and may still be far (its entry long-lived: release.lua).
+    if dropped > 0 and live[1] then
+      local v = redis.call('GET', qpre .. live[1])
+      if v and string.sub(v, 1, 1) == 'f' then
+        redis.call('SET', qpre .. live[1], 's', 'PX', string.sub(v, 2), 'XX')
+      end
+      publish(wakepre .. live[1], '1')
+    end
     return busy(-1, '', '', '', true)
   end
   if wid ~= '' and not keep then

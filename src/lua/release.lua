@@ -167,15 +167,17 @@ end
 -- now and from then on as often as the head; one that vanished (its host
 -- lost, its connection still open) is then dropped as at the head.
 local NEAR = 4
+-- The head itself may still be far (those ahead of it died at once): it
+-- gets the short TTL too; its message is the wake-up.
 local function bring_near(ids, v, h)
   local k = 0
-  for i = h + 1, #ids do
+  for i = h, #ids do
     if v[i] then
       k = k + 1
-      if k > NEAR then return end
+      if k > NEAR + 1 then return end
       if string.sub(v[i], 1, 1) == 'f' then
         redis.call('SET', qpre .. ids[i], 's', 'PX', string.sub(v[i], 2), 'XX')
-        publish(wakepre .. ids[i], '1')
+        if i > h then publish(wakepre .. ids[i], '1') end
       end
     end
   end

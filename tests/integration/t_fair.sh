@@ -303,6 +303,30 @@ kill -KILL "$stopped" 2>/dev/null
 wait "$stopped" 2>/dev/null
 end_test
 
+t "15 waiters killed ahead of a stopped one far back: the next live waiter waits at most 2/3 of a lease"
+# The holder's release drops the 15 (their channels are silent) and meets,
+# first, one whose entry was set to live 21 s (rank 15): it gets the short
+# TTL as it becomes first, as those behind it do.
+job=farhead d=$TMP/farhead
+crowd "$job" 3s 15
+bg "$d/s" "$RR_BIN" -r "$U" -t 3s -w 60s "$job" -- touch "$d/s.ran"
+stopped=$BG
+wait_for 10 qlen_is "$job" 16 || fail "the 16th did not queue"
+bg "$d/w" "$RR_BIN" -r "$U" -t 3s -w 60s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w.start"
+w=$BG
+wait_for 10 qlen_is "$job" 17 || fail "the live waiter did not queue"
+sleep 1.5   # the 16th's entry is set to live long
+kill -STOP "$stopped"
+crowd_kill
+touch "$d/go"
+wait_pid "$H" 30
+wait_pid "$w" 60
+assert_rc 0 "the live waiter"
+assert_gap "$d/h.end" "$d/w.start" 2000 "delay behind 15 dead and a stopped waiter (ms), 2/3 of the 3000 ms lease"
+kill -KILL "$stopped" 2>/dev/null
+wait "$stopped" 2>/dev/null
+end_test
+
 t "a live waiter whose entry was dropped takes back its place, not the end of the queue"
 # As when its refresh came late (a starved machine) and a release dropped
 # it as dead: its ticket says where it belongs.
