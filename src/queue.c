@@ -28,15 +28,27 @@ int64_t rr_queue_refresh_ms(int64_t entry_ttl_ms)
     return r < 1 ? 1 : r;
 }
 
+int64_t rr_queue_rank_ttl(int64_t entry_ttl_ms, long long rank)
+{
+    const long long near2 = (long long)RR_QUEUE_NEAR * RR_QUEUE_NEAR;
+
+    if (rank < RR_QUEUE_NEAR)
+        return entry_ttl_ms;
+    /* rank * rank, without overflow, at most 100 * NEAR * NEAR. */
+    long long f = rank > 10LL * RR_QUEUE_NEAR ? 100 * near2 : rank * rank;
+    return entry_ttl_ms * f / near2;
+}
+
 int64_t rr_queue_sleep_ms(long long rank, int64_t pttl, int64_t entry_ttl_ms,
                           int64_t backoff, long rnd, int64_t left)
 {
     int64_t s;
 
     if (rank >= 0) {
-        /* Woken by message when our turn comes; the timer refreshes our
-         * entry and covers a lost message or a dead waiter ahead of us. */
-        s = rr_queue_refresh_ms(entry_ttl_ms);
+        /* Woken by message when our turn comes (or when we come near it);
+         * the timer refreshes our entry and covers a lost message or a dead
+         * waiter ahead of us. */
+        s = rr_queue_refresh_ms(rr_queue_rank_ttl(entry_ttl_ms, rank));
         if (rank == 0 && pttl >= 0 && pttl + 1 < s)
             s = pttl + 1;
     } else {
@@ -62,6 +74,10 @@ struct rr_waiter {
     char qkey[400];
     char chan[400];
     bool subscribed, queued, leaving, closed;
+    /* Per master: its subscription took (we listen there), or it failed
+     * (its connection never came up: subscribe again at the next sleep). */
+    bool listening[RR_MAX_ENDPOINTS], sub_failed[RR_MAX_ENDPOINTS];
+    bool sub_pending[RR_MAX_ENDPOINTS];   /* SUBSCRIBE sent, not yet answered */
     uv_timer_t timer;
     rr_wake_fn wake;
     void *wake_arg;
@@ -114,6 +130,7 @@ static void close_subs(struct rr_waiter *w)
         if (w->subs[i])
             rr_svc_close(w->subs[i]);
         w->subs[i] = NULL;
+        w->listening[i] = w->sub_pending[i] = false;
     }
 }
 
@@ -133,32 +150,98 @@ static void on_message(struct rr_svc *c, redisReply *msg, void *arg)
     w->wake(w->wake_arg);
 }
 
-static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void *arg)
+static void on_timer(uv_timer_t *t);
+
+/* Which master's connection in set c is, -1 if none, or if we are done
+ * waiting (a late reply). */
+static int master_of(const struct rr_waiter *w, struct rr_svc *const *set,
+                     const struct rr_svc *c)
+{
+    if (w->leaving || w->closed)
+        return -1;
+    for (int i = 0; i < w->n; i++)
+        if (set[i] == c)
+            return i;
+    return -1;
+}
+
+static void on_heard(struct rr_svc *c, int status, redisReply *r, void *arg)
 {
     struct rr_waiter *w = arg;
+    int i = master_of(w, w->conns, c);
 
-    (void)c;
-    (void)reply;
-    /* A release between our try and the subscription sent its message to
-     * nobody: try once more now. (Without a subscription the timer polls.) */
-    if (status != RR_REPLY_OK || w->leaving || w->closed)
+    if (i < 0)
         return;
+    /* ["wake:ID", n]: n >= 1, the scripts hear us too (an ACL without
+     * PUBSUB answers NOPERM: they cannot, and our entry keeps the short
+     * TTL and refresh). */
+    w->listening[i] = status == RR_REPLY_OK && r->type == REDIS_REPLY_ARRAY &&
+                      r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER &&
+                      r->element[1]->integer >= 1;
     uv_timer_stop(&w->timer);
     w->wake(w->wake_arg);
 }
 
-static void subscribe(struct rr_waiter *w)
+/* Subscribed on master i: ask there, as the scripts do (PUBSUB NUMSUB, or
+ * SHARDNUMSUB on a cluster), whether we are heard; on_heard then tries
+ * again. -1 if the question could not be sent. */
+static int hear_us(struct rr_waiter *w, int i)
+{
+    const char *q[] = { "PUBSUB", rr_svc_sharded(w->conns[i]) ? "SHARDNUMSUB" : "NUMSUB",
+                        w->chan, NULL };
+
+    return rr_svc_commandv(w->conns[i], on_heard, w, q) == 0 ? 0 : -1;
+}
+
+static void on_subscribed(struct rr_svc *c, int status, redisReply *reply, void *arg)
+{
+    struct rr_waiter *w = arg;
+    int i = master_of(w, w->subs, c);
+
+    if (i < 0)
+        return;
+    w->sub_pending[i] = false;
+    /* Its connection never came up (a herd's connects time out), or the
+     * server refused it for now (maxclients): a release meanwhile woke
+     * nobody. Try soon, and subscribe again then (rr_waiter_sleep),
+     * rather than poll a whole refresh. An ACL without SUBSCRIBE (NOPERM)
+     * is for good: the timer polls. */
+    if (status != RR_REPLY_OK ||
+        (reply->type == REDIS_REPLY_ERROR && strncmp(reply->str, "NOPERM", 6) != 0)) {
+        w->sub_failed[i] = true;
+        if (w->retry && uv_timer_get_due_in(&w->timer) > 200)
+            uv_timer_start(&w->timer, on_timer, 200, 0);
+        return;
+    }
+    if (reply->type != REDIS_REPLY_ERROR && hear_us(w, i) == 0)
+        return;
+    /* A release between our try and the subscription sent its message to
+     * nobody: try once more now. */
+    uv_timer_stop(&w->timer);
+    w->wake(w->wake_arg);
+}
+
+/* Subscribe on master i (again, after a failure). */
+static void subscribe_one(struct rr_waiter *w, int i)
 {
     const char *sub[] = { "SUBSCRIBE", w->chan, NULL };
 
+    if (w->subs[i])
+        rr_svc_close(w->subs[i]);
+    w->sub_failed[i] = false;
+    w->subs[i] = rr_svc_config_new(w->loop, w->cfg, i);
+    if (!w->subs[i])
+        return;
+    w->sub_pending[i] = true;
+    rr_svc_on_message(w->subs[i], on_message, w);
+    rr_svc_commandv(w->subs[i], on_subscribed, w, sub);
+}
+
+static void subscribe(struct rr_waiter *w)
+{
     w->subscribed = true;
-    for (int i = 0; i < w->n; i++) {
-        w->subs[i] = rr_svc_config_new(w->loop, w->cfg, i);
-        if (!w->subs[i])
-            continue;
-        rr_svc_on_message(w->subs[i], on_message, w);
-        rr_svc_commandv(w->subs[i], on_subscribed, w, sub);
-    }
+    for (int i = 0; i < w->n; i++)
+        subscribe_one(w, i);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -179,6 +262,21 @@ void rr_waiter_sleep(struct rr_waiter *w, int64_t sleep_ms, bool queued,
     w->retry_arg = arg;
     if (!w->subscribed)
         subscribe(w);
+    /* Far back, we refresh rarely only once every master hears us: where
+     * we do not listen, our entry lives the short TTL (acquire.lua). Near
+     * the head (a sleep no longer than the short refresh), while a
+     * SUBSCRIBE is unanswered (a herd's connects: a SYN dropped waits a
+     * second), a release's message would reach nobody: look every 200 ms. */
+    int64_t cap = rr_queue_refresh_ms(rr_queue_entry_ttl(w->cfg->ttl_ms));
+    bool near = sleep_ms <= cap;
+    for (int i = 0; i < w->n; i++) {
+        if (w->sub_failed[i])
+            subscribe_one(w, i);
+        if (!w->listening[i] && sleep_ms > cap)
+            sleep_ms = cap;
+        if (near && w->sub_pending[i] && sleep_ms > 200)
+            sleep_ms = 200;
+    }
     uv_timer_start(&w->timer, on_timer, (uint64_t)(sleep_ms < 1 ? 1 : sleep_ms), 0);
 }
 

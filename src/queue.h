@@ -26,12 +26,23 @@ int64_t rr_queue_entry_ttl(int64_t ttl_ms);
 /* The refresh interval for an entry that lives entry_ttl_ms: a third. Pure. */
 int64_t rr_queue_refresh_ms(int64_t entry_ttl_ms);
 
+/* The first RR_QUEUE_NEAR waiters' entries live the entry TTL. Further
+ * back, an entry whose waiter listens on its channel lives entry_ttl_ms *
+ * (rank / NEAR)^2, at most 100 times the entry TTL, and is refreshed as
+ * rarely: a waiter that dies is seen by its channel going silent (its
+ * connections close), and one that comes near gets the short TTL back and
+ * a message to refresh (release.lua). acquire.lua computes the same. Pure. */
+#define RR_QUEUE_NEAR 4
+int64_t rr_queue_rank_ttl(int64_t entry_ttl_ms, long long rank);
+
 /* How long a waiter sleeps before its next try. rank: our place in the
  * queue (0 = first), -1 when not queued (an error, or a lock service that
  * did not queue us); pttl: the holder's lease left (-1 unknown); backoff:
  * the current backoff step (for the unqueued case), rnd any random number
  * (its jitter); left: time until --wait runs out. A queued waiter sleeps
- * one refresh interval (it is woken by message when its turn comes), the
+ * one refresh interval of its place's entry TTL (rr_queue_rank_ttl; it is
+ * woken by message when its turn comes; rr_waiter_sleep shortens it to the
+ * entry TTL's while it is not yet listening), the
  * first in line no longer than the holder's lease (a holder that dies
  * sends nothing); an unqueued one backs off with jitter. At least 1ms,
  * never past the deadline. Pure. */

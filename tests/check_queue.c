@@ -42,6 +42,28 @@ START_TEST(test_sleep_queued)
 }
 END_TEST
 
+START_TEST(test_rank_ttl)
+{
+    /* The first NEAR live the entry TTL; behind them (rank / NEAR)^2 times
+     * as long, at most 100 times: acquire.lua sets the same TTL. */
+    ck_assert_int_eq(RR_QUEUE_NEAR, 4);
+    ck_assert_int_eq(rr_queue_rank_ttl(2500, 0), 2500);
+    ck_assert_int_eq(rr_queue_rank_ttl(2500, 3), 2500);
+    ck_assert_int_eq(rr_queue_rank_ttl(2500, 4), 2500);
+    ck_assert_int_eq(rr_queue_rank_ttl(2500, 5), 3906);
+    ck_assert_int_eq(rr_queue_rank_ttl(2500, 8), 10000);
+    ck_assert_int_eq(rr_queue_rank_ttl(2500, 40), 250000);
+    ck_assert_int_eq(rr_queue_rank_ttl(2500, 41), 250000);
+    ck_assert_int_eq(rr_queue_rank_ttl(10000, 1LL << 40), 1000000);
+    for (long long r = 1; r < 5000; r++)
+        ck_assert_int_ge(rr_queue_rank_ttl(1500, r), rr_queue_rank_ttl(1500, r - 1));
+    /* A waiter far back sleeps a third of its entry's TTL. */
+    ck_assert_int_eq(rr_queue_sleep_ms(8, -1, 1500, 100, 7, 100000), 2000);
+    ck_assert_int_eq(rr_queue_sleep_ms(999, -1, 1500, 100, 7, 100000), 50000);
+    ck_assert_int_eq(rr_queue_sleep_ms(999, -1, 1500, 100, 7, 700), 700);
+}
+END_TEST
+
 START_TEST(test_sleep_unqueued)
 {
     /* Not queued (an error): jittered backoff in [b/2, b]. */
@@ -118,6 +140,7 @@ static Suite *queue_suite(void)
     TCase *tc = tcase_create("pure");
 
     tcase_add_test(tc, test_entry_ttl);
+    tcase_add_test(tc, test_rank_ttl);
     tcase_add_test(tc, test_sleep_queued);
     tcase_add_test(tc, test_sleep_unqueued);
     tcase_add_test(tc, test_parse_limit);

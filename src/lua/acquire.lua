@@ -63,6 +63,9 @@ local wid, qttl = ARGV[ARG_WAITER] or '', ARGV[ARG_QUEUE_TTL_MS]
 local ticket = tonumber(ARGV[ARG_TICKET]) or 0
 local limit, qpre = tonumber(ARGV[ARG_LIMIT]) or 1, ARGV[ARG_WAITER_PREFIX]
 local keep, wakepre = ARGV[ARG_KEEP] == '1', ARGV[ARG_WAKE_PREFIX]
+-- The first NEAR waiters refresh their entries every third of qttl; those
+-- behind them less often (busy() below; release.lua and queue.c: alike).
+local NEAR = 4
 -- SPUBLISH on a Cluster; a Redis 6.x Cluster has none: PUBLISH, heard on
 -- every node (its waiters SUBSCRIBE there: cluster.c).
 local function publish(ch, m)
@@ -70,28 +73,69 @@ local function publish(ch, m)
   if type(r) ~= 'number' then redis.call('PUBLISH', ch, m) end
 end
 
+-- How many listen on each channel of chs: PUBSUB NUMSUB (and SHARDNUMSUB
+-- on a cluster, where waiters SSUBSCRIBE); nil when an ACL refuses PUBSUB
+-- (the README's line has it): then nobody is heard, and every entry lives
+-- and is refreshed as before (the short TTL).
+local function listeners(chs)
+  local n = {}
+  if #chs == 0 then return n end
+  local r = redis.pcall('PUBSUB', 'NUMSUB', unpack(chs))
+  if r.err then return nil end
+  for i = 1, #chs do n[i] = tonumber(r[2 * i]) end
+  if ARGV[ARG_SHARDED] == '1' then
+    local sh = redis.pcall('PUBSUB', 'SHARDNUMSUB', unpack(chs))
+    if not sh.err then
+      for i = 1, #chs do n[i] = n[i] + (tonumber(sh[2 * i]) or 0) end
+    end
+  end
+  return n
+end
+
+-- The q: values of the waiters ids (false: dead). A value other than '1'
+-- ('s', or 'f' and its short TTL: busy() below) says that the waiter was
+-- heard listening on its channel; one that no longer listens is dead (a
+-- process that dies closes its connections), whatever its key's TTL.
+local function alive_of(ids)
+  local keys = {}
+  for i, id in ipairs(ids) do keys[i] = qpre .. id end
+  local v, chk, at = redis.call('MGET', unpack(keys)), {}, {}
+  for i, id in ipairs(ids) do
+    if v[i] and v[i] ~= '1' then chk[#chk + 1] = wakepre .. id; at[#at + 1] = i end
+  end
+  local n = listeners(chk) or {}
+  for j, i in ipairs(at) do
+    if n[j] == 0 then v[i] = false end
+  end
+  return v
+end
+
 -- The first k + 1 live waiters. Every dead entry met on the way is dropped
 -- (a crowd killed at once must not cost the next live waiter one call per
 -- ten of them), 64 at a time: one ZRANGE, one MGET of their q: keys, one
--- ZREM. At most 4096 per call, so that the script stays short; more = we
--- stopped there and a live waiter may be behind.
+-- PUBSUB NUMSUB, one ZREM and one DEL. At most 4096 per call, so that the
+-- script stays short; more = we stopped there and a live waiter may be
+-- behind. Also returns how many were dropped.
 local function heads(k)
   local live, dropped = {}, 0
   while #live <= k do
-    if dropped >= 4096 then return live, true end
+    if dropped >= 4096 then return live, true, dropped end
     local ids = redis.call('ZRANGE', queuek, #live, #live + 63)
     if #ids == 0 then break end
-    local keys, dead = {}, {}
-    for i, id in ipairs(ids) do keys[i] = qpre .. id end
-    local alive = redis.call('MGET', unpack(keys))
+    local dead, dkeys = {}, {}
+    local alive = alive_of(ids)
     for i, id in ipairs(ids) do
       if #live > k then break end
-      if alive[i] then live[#live + 1] = id else dead[#dead + 1] = id end
+      if alive[i] then live[#live + 1] = id
+      else dead[#dead + 1] = id; dkeys[#dkeys + 1] = qpre .. id end
     end
-    if #dead > 0 then redis.call('ZREM', queuek, unpack(dead)) end
+    if #dead > 0 then
+      redis.call('ZREM', queuek, unpack(dead))
+      redis.call('DEL', unpack(dkeys))
+    end
     dropped = dropped + #dead
   end
-  return live, false
+  return live, false, dropped
 end
 
 -- A waiter takes or keeps its place in the queue and hears it is busy.
@@ -104,9 +148,11 @@ local function busy(pttl, h2, h3, h4, free)
   end
   local sc = redis.call('ZSCORE', queuek, wid)
   if not sc then
-    sc = redis.call('INCR', qseqk)
-    if ticket > sc then
-      sc = ticket
+    -- A waiter that was queued before (its entry was dropped: it looked
+    -- dead, or the queue was lost) takes back its place: its ticket.
+    sc = ticket
+    if sc <= 0 then sc = redis.call('INCR', qseqk)
+    elseif (tonumber(redis.call('GET', qseqk)) or 0) < sc then
       redis.call('SET', qseqk, sc)
     end
     redis.call('ZADD', queuek, sc, wid)
@@ -125,9 +171,23 @@ local function busy(pttl, h2, h3, h4, free)
       end
     end
   end
-  redis.call('SET', qkey, '1', 'PX', qttl)
-  if limit == 1 then redis.call('HSET', statek, 'queued', '1') end
   local rank = redis.call('ZRANK', queuek, wid)
+  -- Our entry lives qttl ('1': not yet heard listening; 's': listening).
+  -- Behind the first NEAR, a waiter that listens on its channel lives
+  -- longer the further back it is, and refreshes as rarely ('f' and the
+  -- short TTL, which release.lua gives it back, with a message, as it comes
+  -- near): its death is seen by its channel, not by its key. queue.c's
+  -- rr_queue_rank_ttl is the same formula.
+  local val, ttl = '1', tonumber(qttl)
+  if (listeners({wakepre .. wid}) or {0})[1] > 0 then
+    val = 's'
+    if rank >= NEAR then
+      val = 'f' .. qttl
+      ttl = ttl * math.min(rank * rank, 100 * NEAR * NEAR) / (NEAR * NEAR)
+    end
+  end
+  redis.call('SET', qkey, val, 'PX', math.floor(ttl))
+  if limit == 1 then redis.call('HSET', statek, 'queued', '1') end
   if free then return {'BUSY', pttl, h2, h3, h4, rank, sc, rank} end
   return {'BUSY', pttl, h2, h3, h4, rank, sc}
 end
@@ -204,12 +264,21 @@ end
 local queued = ''
 if wid ~= '' or limit > 1 or sr[2] == '1' then
   -- Free, but waiters may be queued: only they may take it, in order.
-  local live, more = heads(nfree)
+  local live, more, dropped = heads(nfree)
   local mine = false
   for i = 1, math.min(nfree, #live) do
     if live[i] == wid then mine = true end
   end
   if not mine and (#live > 0 or more) then
+    -- Dead waiters were ahead: the first live one may not know it is
+    -- first, and may still be far (its entry long-lived: release.lua).
+    if dropped > 0 and live[1] then
+      local v = redis.call('GET', qpre .. live[1])
+      if v and string.sub(v, 1, 1) == 'f' then
+        redis.call('SET', qpre .. live[1], 's', 'PX', string.sub(v, 2), 'XX')
+      end
+      publish(wakepre .. live[1], '1')
+    end
     return busy(-1, '', '', '', true)
   end
   if wid ~= '' and not keep then

@@ -146,21 +146,73 @@ end
 if status == '' and ARGV[ARG_STANDS] == '0' then
   for _, id in ipairs(undo) do redis.call('XDEL', histk, id) end
 end
+-- How many listen on each channel of chs (acquire.lua's listeners()).
+local function listeners(chs)
+  local n = {}
+  if #chs == 0 then return n end
+  local r = redis.pcall('PUBSUB', 'NUMSUB', unpack(chs))
+  if r.err then return nil end
+  for i = 1, #chs do n[i] = tonumber(r[2 * i]) end
+  if ARGV[ARG_SHARDED] == '1' then
+    local sh = redis.pcall('PUBSUB', 'SHARDNUMSUB', unpack(chs))
+    if not sh.err then
+      for i = 1, #chs do n[i] = n[i] + (tonumber(sh[2 * i]) or 0) end
+    end
+  end
+  return n
+end
+-- The waiters behind the head that become the first NEAR when it takes the
+-- lock: one that refreshes rarely (its q: value 'f' and its short TTL:
+-- acquire.lua) gets the short TTL back and a message, so that it refreshes
+-- now and from then on as often as the head; one that vanished (its host
+-- lost, its connection still open) is then dropped as at the head.
+local NEAR = 4
+-- The head itself may still be far (those ahead of it died at once): it
+-- gets the short TTL too; its message is the wake-up.
+local function bring_near(ids, v, h)
+  local k = 0
+  for i = h, #ids do
+    if v[i] then
+      k = k + 1
+      if k > NEAR + 1 then return end
+      if string.sub(v[i], 1, 1) == 'f' then
+        redis.call('SET', qpre .. ids[i], 's', 'PX', string.sub(v[i], 2), 'XX')
+        if i > h then publish(wakepre .. ids[i], '1') end
+      end
+    end
+  end
+end
 -- The first live waiter; the dead entries before it are dropped, 64 at a
--- time (ZRANGE, MGET of their q: keys, ZREM), at most 4096 per call.
+-- time (ZRANGE, MGET of their q: keys, PUBSUB NUMSUB of the channels of
+-- those heard listening, ZREM, DEL), at most 4096 per call.
 local function first_live()
   for _ = 1, 64 do
     local ids = redis.call('ZRANGE', queuek, 0, 63)
     if #ids == 0 then return nil end
-    local keys, dead = {}, {}
+    local keys, dead, dkeys, chk, at = {}, {}, {}, {}, {}
     for i, id in ipairs(ids) do keys[i] = qpre .. id end
-    local alive = redis.call('MGET', unpack(keys))
+    local v = redis.call('MGET', unpack(keys))
     for i, id in ipairs(ids) do
-      if alive[i] then break end
-      dead[#dead + 1] = id
+      if v[i] and v[i] ~= '1' then chk[#chk + 1] = wakepre .. id; at[#at + 1] = i end
     end
-    if #dead > 0 then redis.call('ZREM', queuek, unpack(dead)) end
-    if #dead < #ids then return ids[#dead + 1] end
+    local n = listeners(chk) or {}
+    for j, i in ipairs(at) do
+      if n[j] == 0 then v[i] = false end
+    end
+    local h
+    for i, id in ipairs(ids) do
+      if v[i] then h = i; break end
+      dead[#dead + 1] = id
+      dkeys[#dkeys + 1] = keys[i]
+    end
+    if #dead > 0 then
+      redis.call('ZREM', queuek, unpack(dead))
+      redis.call('DEL', unpack(dkeys))
+    end
+    if h then
+      bring_near(ids, v, h)
+      return ids[h]
+    end
   end
   return nil
 end

@@ -714,6 +714,18 @@ assert_not_contains() {
 }
 
 # assert_lt A B MSG — integers.
+# assert_drained T0 ORDER N LIMIT PID... — the waiters PID... all end; the
+# file ORDER holds their numbers 01..N in that order, and the last ended
+# less than LIMIT ms after T0 (ms, now_ms).
+assert_drained() {
+    local t0=$1 order=$2 n=$3 limit=$4 p el; shift 4
+    for p in "$@"; do wait_pid "$p" 60; done
+    el=$(( $(now_ms) - t0 ))
+    note "$n runs drained in $el ms"
+    assert_eq "$(seq -w 1 "$n" | tr '\n' ' ')" "$(tr '\n' ' ' < "$order")" "order of the $n"
+    assert_lt "$el" "$limit" "time to drain $n waiters (ms)"
+}
+
 assert_lt() {
     [ "$1" -lt "$2" ] 2>/dev/null && return 0
     fail "${3:-value}: expected $1 < $2"

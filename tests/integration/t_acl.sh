@@ -102,6 +102,33 @@ assert_contains "$(cat "$ERR")" "redlock-run(1), LEAST PRIVILEGE"
 assert_not_contains "$(cat "$ERR")" "replicas confirmed"
 end_test
 
+t "a user without PUBSUB NUMSUB: the queue drains in order, every waiter refreshing as the first"
+# An older README's line: the scripts cannot ask whether a waiter listens
+# (they pcall), so every entry keeps the short TTL (its value '1'), and a
+# waiter that cannot ask either never sleeps longer than its entry lives.
+np=${acl//PASSWORD/nops-pw}
+# shellcheck disable=SC2086  # the line is split into words on purpose
+R S ${np/SETUSER redlock /SETUSER redlock-nops } '-pubsub|numsub' '-pubsub|shardnumsub' >/dev/null
+qlen_s() { [ "$(R S ZCARD "redlock:{$1}:queue")" = "$2" ]; }
+job=aclnops d=$TMP/aclnops
+mkdir -p "$d"
+R S SET "$(k_lock "$job")" someone-else PX 60000 >/dev/null
+export REDLOCK_USER=redlock-nops REDLOCK_PASSWORD=nops-pw
+pids=()
+for i in $(seq -w 1 12); do
+    bg "$d/w$i" "$RR_BIN" -r "$U" -t 3s -w 60s "$job" -- sh -c 'echo "$1" >> "$2"' sh "$i" "$d/order"
+    pids+=("$BG")
+    wait_for 5 qlen_s "$job" "$((10#$i))" || true
+done
+export REDLOCK_USER=redlock REDLOCK_PASSWORD=s3cret-acl
+sleep 1.5
+last=$(R S ZRANGE "redlock:{$job}:queue" -1 -1)
+assert_eq 1 "$(R S GET "redlock:{$job}:q:$last")" "the last waiter's entry (not heard listening)"
+t0=$(now_ms)
+R S DEL "$(k_lock "$job")" >/dev/null
+assert_drained "$t0" "$d/order" 12 6000 "${pids[@]}"
+end_test
+
 t "a user that lacks a permission: refused, not run, with the server's reason"
 R S ACL SETUSER weak on '>weakpw' '~redlock:*' '&redlock:*' -@all +evalsha +eval +get >/dev/null
 REDLOCK_USER=weak REDLOCK_PASSWORD=weakpw rr -r "$U" aclweak -- sh -c 'touch "$1"' sh "$TMP/weak"

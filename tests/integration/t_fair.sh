@@ -189,11 +189,12 @@ wait_for 3 qlen_is "$job" 0 || fail "dead entries left: $(qlen "$job")"
 end_test
 
 t "a run without --wait, lock free but waiters queued: says they are ahead, not 'held'"
-# --ttl 20s: the killed waiters' entries live 10 s after the kill; until
-# then nobody can tell them from live ones.
+# --ttl 20s: stopped waiters (SIGSTOP) still listen on their channels and
+# their entries live 10 s: nobody can tell them from live ones. (Killed
+# ones are seen dead at once: their channels go silent.)
 job=crowdmsg d=$TMP/crowdmsg
 crowd "$job" 20s 30
-crowd_kill
+kill -STOP "${CROWD[@]}"
 touch "$d/go"
 wait_pid "$H" 30
 assert_rc 0 "the holder"
@@ -203,6 +204,7 @@ assert_rc 75 "a run without --wait"
 assert_no_file "$d/ran" "the command of the run without --wait"
 assert_contains "$(cat "$ERR")" "not running: 30 waiters are queued ahead (the lock is free; they take it in turn)"
 assert_not_contains "$(cat "$ERR")" "held"
+crowd_kill
 end_test
 
 t "a waiter whose --wait ran out, or that got SIGTERM, is gone from the queue at once"
@@ -244,6 +246,158 @@ rr_direct -r "$U" "$job" -- touch "$d/jumped"
 assert_rc 75 "a newcomer with a waiter queued"
 assert_no_file "$d/jumped"
 for p in "$h" "$w"; do wait_pid "$p" 15; done
+end_test
+
+t "40 waiters queued for 3 s: those far back refresh rarely, and the queue drains in order"
+# --ttl 3s: entries live 1.5 s and were refreshed every 0.5 s: 40 waiters
+# made about 240 script calls in 3 s. Now the first 4 refresh that often,
+# those behind as their rank squared allows (queue.h: rr_queue_rank_ttl),
+# and each is brought near by a message as its turn approaches.
+# held_queue JOB N ARGS... — JOB's lock held by hand, then N waiters
+# (--ttl 3s), each queued before the next starts, running ARGS... and
+# their number (01..N); PIDS: theirs. Then 1.5 s: every subscription
+# confirmed, every first refresh done. free_lock JOB: the release's part,
+# DEL and a message to the first waiter.
+held_queue() {
+    local job=$1 n=$2 i; shift 2
+    mkdir -p "$TMP/$job"
+    R F SET "$(k_lock "$job")" someone-else PX 60000 >/dev/null
+    PIDS=()
+    for i in $(seq -w 1 "$n"); do
+        bg "$TMP/$job/w$i" "$RR_BIN" -r "$U" -t 3s -w 60s "$job" -- "$@" "$i"
+        PIDS+=("$BG")
+        wait_for 5 qlen_is "$job" "$((10#$i))" || true
+    done
+    sleep 1.5
+}
+free_lock() {
+    R F DEL "$(k_lock "$1")" >/dev/null
+    R F PUBLISH "redlock:{$1}:wake:$(R F ZRANGE "$(k_queue "$1")" 0 0)" 1 >/dev/null
+}
+job=far d=$TMP/far
+held_queue "$job" 40 sh -c 'echo "$2" >> "$1"' sh "$d/order"
+pids=("${PIDS[@]}")
+R F CONFIG RESETSTAT >/dev/null
+sleep 3
+calls=$(script_calls)
+note "script calls of 40 queued waiters in 3 s: $calls"
+assert_lt "$calls" 80 "script calls of 40 queued waiters in 3 s"
+t0=$(now_ms)
+free_lock "$job"
+assert_drained "$t0" "$d/order" 40 10000 "${pids[@]}"
+end_test
+
+t "a waiter far back that stops answering (SIGSTOP) delays the next by at most 2/3 of a lease"
+# It still listens (its connections stay open, as a lost host's would),
+# and its entry was set to live long; as it comes near, release.lua gives
+# it the short TTL back, which it does not refresh.
+job=farstop d=$TMP/farstop
+held_queue "$job" 14 sh -c 'date +%s%3N > "$1/s$2"; sleep 0.05; date +%s%3N > "$1/e$2"' sh "$d"
+pids=("${PIDS[@]}")
+stopped=${pids[11]}   # the 12th: rank 11, its entry lives 11.3 s
+kill -STOP "$stopped"
+free_lock "$job"
+for p in "${pids[@]:0:11}" "${pids[@]:12}"; do wait_pid "$p" 60; done
+assert_gap "$d/e11" "$d/s13" 2000 "delay behind a stopped waiter far back (ms), 2/3 of the 3000 ms lease"
+kill -KILL "$stopped" 2>/dev/null
+wait "$stopped" 2>/dev/null
+end_test
+
+t "15 waiters killed ahead of a stopped one far back: the next live waiter waits at most 2/3 of a lease"
+# The holder's release drops the 15 (their channels are silent) and meets,
+# first, one whose entry was set to live 21 s (rank 15): it gets the short
+# TTL as it becomes first, as those behind it do.
+job=farhead d=$TMP/farhead
+crowd "$job" 3s 15
+bg "$d/s" "$RR_BIN" -r "$U" -t 3s -w 60s "$job" -- touch "$d/s.ran"
+stopped=$BG
+wait_for 10 qlen_is "$job" 16 || fail "the 16th did not queue"
+bg "$d/w" "$RR_BIN" -r "$U" -t 3s -w 60s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w.start"
+w=$BG
+wait_for 10 qlen_is "$job" 17 || fail "the live waiter did not queue"
+sleep 1.5   # the 16th's entry is set to live long
+kill -STOP "$stopped"
+crowd_kill
+touch "$d/go"
+wait_pid "$H" 30
+wait_pid "$w" 60
+assert_rc 0 "the live waiter"
+assert_gap "$d/h.end" "$d/w.start" 2000 "delay behind 15 dead and a stopped waiter (ms), 2/3 of the 3000 ms lease"
+kill -KILL "$stopped" 2>/dev/null
+wait "$stopped" 2>/dev/null
+end_test
+
+t "a live waiter whose entry was dropped takes back its place, not the end of the queue"
+# As when its refresh came late (a starved machine) and a release dropped
+# it as dead: its ticket says where it belongs.
+job=rejoin d=$TMP/rejoin
+mkdir -p "$d"
+R F SET "$(k_lock "$job")" someone-else PX 60000 >/dev/null
+pids=()
+for i in 1 2 3; do
+    bg "$d/w$i" "$RR_BIN" -r "$U" -t 3s -w 30s "$job" -- true
+    pids+=("$BG")
+    wait_for 5 qlen_is "$job" "$i" || fail "waiter $i did not queue"
+done
+first=$(R F ZRANGE "$(k_queue "$job")" 0 0)
+R F ZREM "$(k_queue "$job")" "$first" >/dev/null
+R F DEL "redlock:{$job}:q:$first" >/dev/null
+wait_for 5 qlen_is "$job" 3 || fail "the dropped waiter did not come back"
+assert_eq 0 "$(R F ZRANK "$(k_queue "$job")" "$first")" "the dropped waiter's place"
+R F DEL "$(k_lock "$job")" >/dev/null
+for p in "${pids[@]}"; do wait_pid "$p" 30; done
+end_test
+
+t "a waiter whose subscription was refused (maxclients) subscribes again, and is woken"
+# Its SUBSCRIBE got "max number of clients reached": it used to poll every
+# refresh (3.3 s at the default lease) for the rest of its wait, and a
+# release's message woke nobody. A connection held open here does the
+# server's side: maxclients one above the clients now, the waiter, then
+# maxclients back, then the release's part: DEL and PUBLISH.
+job=resub d=$TMP/resub
+mkdir -p "$d"
+R F SET "$(k_lock "$job")" someone-else PX 60000 >/dev/null
+read -r wid nsub rc late < <($PY - "$F_PORT" "$RR_BIN" "$U" "$job" "$d" <<'PY'
+import socket, subprocess, sys, time
+port, rr, url, job, d = sys.argv[1:6]
+s = socket.create_connection(("127.0.0.1", int(port)))
+f = s.makefile("rb")
+def read():
+    line = f.readline()
+    t, rest = line[:1], line[1:-2]
+    if t in (b"+", b"-", b":"):
+        return rest.decode()
+    if t == b"$":
+        return None if int(rest) < 0 else f.read(int(rest) + 2)[:-2].decode()
+    return [read() for _ in range(int(rest))]
+def cmd(*a):
+    s.sendall(("*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x), x) for x in a)).encode())
+    return read()
+n = int(cmd("INFO", "clients").split("connected_clients:")[1].split()[0])
+cmd("CONFIG", "SET", "maxclients", str(n + 1))
+p = subprocess.Popen([rr, "-r", url, "-t", "30s", "-w", "20s", job, "--", "sh", "-c",
+                      "date +%s%3N > " + d + "/start"], stderr=open(d + "/w.err", "w"))
+time.sleep(1.5)
+q = cmd("ZRANGE", "redlock:{%s}:queue" % job, "0", "0")
+cmd("CONFIG", "SET", "maxclients", "10000")
+time.sleep(1.0)
+wid = q[0] if q else "-"
+nsub = cmd("PUBSUB", "NUMSUB", "redlock:{%s}:wake:%s" % (job, wid))[1]
+t0 = int(time.time() * 1000)
+cmd("DEL", "redlock:{%s}:lock" % job)
+cmd("PUBLISH", "redlock:{%s}:wake:%s" % (job, wid), "1")
+rc = p.wait(30)
+try:
+    late = int(open(d + "/start").read()) - t0
+except (OSError, ValueError):
+    late = -1
+print(wid, nsub, rc, late)
+PY
+)
+note "waiter $wid: subscribed $nsub after maxclients was raised; ran $late ms after the release"
+assert_eq 0 "$rc" "the waiter's run"
+assert_eq 1 "$nsub" "its subscriptions once the server took clients again"
+assert_lt "$late" 1000 "from the release to its command (ms)"
 end_test
 
 t "a wake-up while the refresh timer is armed starts one try, not two"
