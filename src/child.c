@@ -220,8 +220,6 @@ static void guard_died(struct rr_child *ch)
 
     uv_poll_stop(&ch->reports);
     ch->lease_ran_out = rr_guard_termed(ch->guard) || rr_guard_fired(ch->guard);
-    rr_guard_reap_dead(ch->guard);
-    ch->guard = NULL;
     if (!reaped(ch)) {
         ch->guard_died = gpid;
         ch->wstatus = SIGKILL;   /* as waitpid says of a death by SIGKILL */
@@ -236,6 +234,10 @@ static void guard_died(struct rr_child *ch)
     if (ch->successor < 0)
         rr_log(RR_LOG_ERROR, "guard", NULL,
                "cannot start a process to stop what the command left: %s", strerror(errno));
+    /* Reaped only now: once the dead guard's pid is gone, its successor
+     * exists, and a SIGSTOP of ours from then on stops nothing it does. */
+    rr_guard_reap_dead(ch->guard);
+    ch->guard = NULL;
     on_reap_timer(&ch->reap_timer);
 }
 

@@ -138,6 +138,9 @@ kill9_case() {
 # & ) and sleeps; sets w (the run's pid), rp, gp, hp (redlock-run's, the
 # guard's and the helper's pids). Non-zero, with HELPER_WHY, if it did not
 # get that far.
+# pid_reaped PID: no process PID at all (not even a zombie), or another's.
+pid_reaped() { ! still_ours "$1" || [ ! -e "/proc/$1" ]; }
+
 helper_run() {
     local name=$1 mode=$2
     rm -f "$TMP/$name.h" "$TMP/$name.h.stat"
@@ -210,9 +213,12 @@ for mode in "${MODES[@]}"; do
     for i in $(seq "$ROUNDS"); do
         helper_run "$name" "$mode" || { fail "round $i: $HELPER_WHY"; break; }
         kill -KILL "$gp"
-        # Its SIGCHLD is pending on redlock-run once it is a zombie: the
-        # stop comes after it, as in the report.
-        wait_for 3 pid_gone "$gp"
+        # The stop comes once redlock-run has reaped the dead guard, as in
+        # the report: it reaps it after it has forked the guard's
+        # successor, which acts whatever becomes of redlock-run. (Stopped
+        # before that, nothing acts until it is continued: ARCHITECTURE's
+        # row "G dies while R is stopped".)
+        wait_for 3 pid_reaped "$gp"
         # Often gone already (it noticed at once): then its pid is not ours.
         still_ours "$rp" && kill -STOP "$rp" 2>/dev/null
         if escaped "$name" "$hp" "$TMP/$name.h.stat"; then esc=$((esc + 1)); fi
