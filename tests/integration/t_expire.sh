@@ -74,14 +74,18 @@ wait_for 5 key_there S "redlock:{queued}:queue" || fail "the waiter did not queu
 keys_end queued 2000
 wait_pid "$h" 20
 wait_pid "$w" 20
-# --limit 2: a second slot's record.
-bg "$d/l1" "$RR_BIN" "${opts[@]}" --limit 2 pool -- sh -c 'touch "$1"; sleep 1' sh "$d/l1.on"
+# --limit 2: a second slot's record. Slot 1 is held until slot 2's run
+# is done (under valgrind that run starts slower than a 'sleep 1').
+bg "$d/l1" "$RR_BIN" "${opts[@]}" --limit 2 pool -- sh -c \
+    'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done' \
+    sh "$d/l1.on" "$d/l1.stop"
 l1=$BG
 wait_for 10 file_there "$d/l1.on" || fail "slot 1 did not start"
 rr "${opts[@]}" --limit 2 pool -- true
 assert_rc 0 "slot 2's run"
 assert_contains "$(job_keys pool)" "redlock:{pool}:state:2" "slot 2's record"
 keys_end pool 2000
+touch "$d/l1.stop"
 wait_pid "$l1" 20
 # A wrapper killed -9 mid-run: its record stays 'running' until it ends.
 bg "$d/k" "$RR_BIN" "${opts[@]}" killed -- sh -c 'touch "$1"; sleep 30' sh "$d/k.on"
