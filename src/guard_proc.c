@@ -359,7 +359,7 @@ static void spawn(struct gstate *s, const struct req *q, int errfd)
         goto fail;
     pid_t pid = rr_guard_fork_command(s, q, blob, errfd);
     if (pid < 0) {
-        code = pid == -EINVAL ? code : RR_EXEC_FORK + pid;
+        code = RR_EXEC_FORK + pid;   /* -EINVAL: the strings did not add up */
         goto fail;
     }
     s->cpid = pid;
