@@ -35,6 +35,31 @@ can_cgroup=0
 if "$RR_BIN" -r "$U" --contain cgroup probe-cg true 2>/dev/null; then can_cgroup=1; fi
 note "cgroup2 at ${CG2:-nowhere}; a cgroup can be made here: $can_cgroup"
 
+# kill_pair PID — stop, then SIGKILL, the run PID and its guard, so that
+# neither acts on the other's death. Fails (and kills nothing) when the
+# guard cannot be found: killing redlock-run alone would let the live guard
+# kill the command's group, and the case would test nothing.
+kill_pair() {
+    local r=$1 g=
+    guard_of() { g=$(pgrep -P "$r" -x redlock-guard | head -1); [ -n "$g" ]; }
+    if ! wait_for 5 guard_of; then
+        fail "no guard of run $r found: $(ps -o pid,ppid,pgid,comm -e --forest 2>&1 | grep -w -- "$r")"
+        return 1
+    fi
+    kill -STOP "$g" "$r"
+    kill -9 "$r" "$g"
+    wait_pid "$r" 2
+    wait_for 2 pid_gone "$g" || fail "the guard $g outlived its SIGKILL"
+}
+
+# beating FILE — FILE grows (a helper still writes to it), within 3 s.
+beating() {
+    local n1
+    n1=$(count_lines "$1")
+    grows() { [ "$(count_lines "$1")" -gt "$n1" ]; }
+    wait_for 3 grows "$1"
+}
+
 # hold JOB ARGS... — start a holder of JOB (a 1 s lease) whose command waits
 # for $TMP/JOB.stop; returns once it runs. Its pid is in $BG.
 hold() {
@@ -92,14 +117,10 @@ if [ "$(id -u)" = 0 ]; then
     r=$BG
     wait_for 10 file_there "$TMP/treedead.beat" || fail "the command did not start its helper"
     [ -e "$MARKS/redlock-run.$r.$job" ] || fail "no mark of the run in $MARKS: $(ls -la "$MARKS" 2>&1)"
-    g=$(pgrep -P "$r" -x redlock-guard | head -1)
-    kill -STOP "$g" "$r"
-    kill -9 "$r" "$g"
-    wait_pid "$r" 2
+    kill_pair "$r"
     sleep 3.2   # past the 3 s lease
     beats() { wc -l < "$TMP/treedead.beat"; }
-    n1=$(beats); sleep 0.3
-    [ "$(beats)" -gt "$n1" ] || fail "the dead run's helper does not run (nothing to test)"
+    beating "$TMP/treedead.beat" || fail "the dead run's helper does not run (nothing to test)"
     rr -r "$U" --contain tree "$job" true
     assert_rc 0 "the next run of the job"
     assert_contains "$(cat "$ERR")" "killed what a dead run of this job left running in its process group"
@@ -259,14 +280,10 @@ if [ "$can_cgroup" = 1 ]; then
         sh "$TMP/deadpair.beat"
     r=$BG
     wait_for 10 file_there "$TMP/deadpair.beat" || fail "the command did not start its helper"
-    g=$(pgrep -P "$r" -x redlock-guard | head -1)
-    kill -STOP "$g" "$r"
-    kill -9 "$r" "$g"
-    wait_pid "$r" 2
+    kill_pair "$r"
     sleep 3.2   # past the 3 s lease
     beats() { wc -l < "$TMP/deadpair.beat"; }
-    n1=$(beats); sleep 0.3
-    [ "$(beats)" -gt "$n1" ] || fail "the dead run's helper does not run (nothing to test)"
+    beating "$TMP/deadpair.beat" || fail "the dead run's helper does not run (nothing to test)"
     rr -r "$U" --contain cgroup deadpair true
     assert_rc 0 "the next run of the job"
     assert_contains "$(cat "$ERR")" "killed what a dead run of this job left running in its cgroup redlock-run.$r.deadpair"
