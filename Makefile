@@ -109,7 +109,7 @@ $(LIB): $(LIB_OBJS)
 
 # The Lua scripts are embedded with their SHA1, computed here once, and
 # the names of their KEYS and ARGV, which every user of scripts.h reads.
-$(BUILD)/scripts_gen.h: scripts/gen-lua.sh $(wildcard src/lua/*.lua) | $(BUILD)
+$(BUILD)/scripts_gen.h: scripts/gen-lua.sh $(wildcard src/lua/*.lua src/lua/lib/*.lua) | $(BUILD)
 	scripts/gen-lua.sh $@ $(sort $(wildcard src/lua/*.lua))
 
 $(BUILD)/scripts.o: $(BUILD)/scripts_gen.h

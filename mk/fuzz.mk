@@ -33,7 +33,7 @@ fuzz: $(FUZZ_TARGETS:%=fuzz-%)
 
 fuzz-build: $(FUZZ_BINS)
 
-$(FUZZ_BUILD)/scripts_gen.h: scripts/gen-lua.sh $(wildcard src/lua/*.lua) | $(FUZZ_BUILD)/obj
+$(FUZZ_BUILD)/scripts_gen.h: scripts/gen-lua.sh $(wildcard src/lua/*.lua src/lua/lib/*.lua) | $(FUZZ_BUILD)/obj
 	scripts/gen-lua.sh $@ $(sort $(wildcard src/lua/*.lua))
 
 $(FUZZ_BUILD)/obj/scripts.o: $(FUZZ_BUILD)/scripts_gen.h

@@ -17,6 +17,11 @@
 # (scripts.c). The body must use the names: a literal KEYS[1] or ARGV[1],
 # or a declared name the body never uses, fails the build.
 #
+# A line "--@ include NAME" is replaced by src/lua/lib/NAME.lua joined into
+# one line (its comment lines left out; a line of code there may carry no
+# comment), so that line numbers stay and a helper two scripts need is
+# written once.
+#
 # A planted defect (scripts/mutants) is a line of its own
 #   --mutant NAME: CODE
 # that is sent as an empty line; with $MUTANT = NAME (make MUTANT=NAME) the
@@ -40,6 +45,20 @@ BEGIN { nk = 0; na = 0; kmin = -1; rest = 0 }
     next
 }
 swap != "" { $0 = swap; swap = "" }
+/^--@ / {
+    if ($2 != "include" || NF != 3 || $3 !~ /^[a-z_]+$/) fail("a directive is --@ include NAME")
+    lib = FILENAME; sub(/[^\/]*$/, "", lib); lib = lib "lib/" $3 ".lua"
+    line = ""
+    while ((r = (getline l < lib)) > 0) {
+        sub(/^[ \t]+/, "", l)
+        if (l == "" || l ~ /^--/) continue
+        if (l ~ /--/) fail(lib ": a line to include carries a comment: " l)
+        line = line (line == "" ? "" : " ") l
+    }
+    close(lib)
+    if (r < 0 || line == "") fail("nothing to include from " lib)
+    $0 = line
+}
 /^--! / {
     kind = $2
     if (kind != "KEYS" && kind != "ARGV") fail("a header line is --! KEYS or --! ARGV")

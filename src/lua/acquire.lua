@@ -77,20 +77,7 @@ end
 -- on a cluster, where waiters SSUBSCRIBE); nil when an ACL refuses PUBSUB
 -- (the README's line has it): then nobody is heard, and every entry lives
 -- and is refreshed as before (the short TTL).
-local function listeners(chs)
-  local n = {}
-  if #chs == 0 then return n end
-  local r = redis.pcall('PUBSUB', 'NUMSUB', unpack(chs))
-  if r.err then return nil end
-  for i = 1, #chs do n[i] = tonumber(r[2 * i]) end
-  if ARGV[ARG_SHARDED] == '1' then
-    local sh = redis.pcall('PUBSUB', 'SHARDNUMSUB', unpack(chs))
-    if not sh.err then
-      for i = 1, #chs do n[i] = n[i] + (tonumber(sh[2 * i]) or 0) end
-    end
-  end
-  return n
-end
+--@ include listeners
 
 -- The q: values of the waiters ids (false: dead). A value other than '1'
 -- ('s', or 'f' and its short TTL: busy() below) says that the waiter was
@@ -103,7 +90,7 @@ local function alive_of(ids)
   for i, id in ipairs(ids) do
     if v[i] and v[i] ~= '1' then chk[#chk + 1] = wakepre .. id; at[#at + 1] = i end
   end
-  local n = listeners(chk) or {}
+  local n = listeners(chk, ARGV[ARG_SHARDED] == '1') or {}
   for j, i in ipairs(at) do
     if n[j] == 0 then v[i] = false end
   end
@@ -179,7 +166,7 @@ local function busy(pttl, h2, h3, h4, free)
   -- near): its death is seen by its channel, not by its key. queue.c's
   -- rr_queue_rank_ttl is the same formula.
   local val, ttl = '1', tonumber(qttl)
-  if (listeners({wakepre .. wid}) or {0})[1] > 0 then
+  if (listeners({wakepre .. wid}, ARGV[ARG_SHARDED] == '1') or {0})[1] > 0 then
     val = 's'
     if rank >= NEAR then
       val = 'f' .. qttl

@@ -146,21 +146,8 @@ end
 if status == '' and ARGV[ARG_STANDS] == '0' then
   for _, id in ipairs(undo) do redis.call('XDEL', histk, id) end
 end
--- How many listen on each channel of chs (acquire.lua's listeners()).
-local function listeners(chs)
-  local n = {}
-  if #chs == 0 then return n end
-  local r = redis.pcall('PUBSUB', 'NUMSUB', unpack(chs))
-  if r.err then return nil end
-  for i = 1, #chs do n[i] = tonumber(r[2 * i]) end
-  if ARGV[ARG_SHARDED] == '1' then
-    local sh = redis.pcall('PUBSUB', 'SHARDNUMSUB', unpack(chs))
-    if not sh.err then
-      for i = 1, #chs do n[i] = n[i] + (tonumber(sh[2 * i]) or 0) end
-    end
-  end
-  return n
-end
+-- How many listen on each channel of chs (lib/listeners.lua).
+--@ include listeners
 -- The waiters behind the head that become the first NEAR when it takes the
 -- lock: one that refreshes rarely (its q: value 'f' and its short TTL:
 -- acquire.lua) gets the short TTL back and a message, so that it refreshes
@@ -195,7 +182,7 @@ local function first_live()
     for i, id in ipairs(ids) do
       if v[i] and v[i] ~= '1' then chk[#chk + 1] = wakepre .. id; at[#at + 1] = i end
     end
-    local n = listeners(chk) or {}
+    local n = listeners(chk, ARGV[ARG_SHARDED] == '1') or {}
     for j, i in ipairs(at) do
       if n[j] == 0 then v[i] = false end
     end
