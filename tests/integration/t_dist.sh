@@ -14,8 +14,7 @@ NAME=redlock-run-$VERSION-linux-$(uname -m)
 TGZ=$TMP/dist/$NAME.tar.gz
 
 t "make dist builds $NAME.tar.gz: the binary needs only libc"
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TOP" --no-print-directory dist \
-    DISTDIR="$TMP/dist" >"$TMP/dist.out" 2>&1 ||
+make_dist "$TMP/dist" ||
     fail "make dist: $(tail -3 "$TMP/dist.out")"
 assert_file_exists "$TGZ" "the tarball"
 mkdir -p "$TMP/x"

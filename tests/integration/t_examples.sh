@@ -238,8 +238,7 @@ if [ "$have_yaml" = 1 ]; then
     # served as file://), the static tarball when the static build is
     # cached (make static), else the glibc one; and the repository being
     # deployed ($TMP/work).
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$TOP" --no-print-directory dist \
-        DISTDIR="$TMP/release" >"$TMP/dist.out" 2>&1 || fail "make dist: $(tail -3 "$TMP/dist.out")"
+    make_dist "$TMP/release" || fail "make dist: $(tail -3 "$TMP/dist.out")"
     tarball=$(cd "$TMP/release" && ls redlock-run-*-linux-"$(uname -m)"-static.tar.gz 2>/dev/null ||
         ls redlock-run-*-linux-"$(uname -m)".tar.gz)
     note "the pipelines install $tarball"
