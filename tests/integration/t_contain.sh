@@ -39,6 +39,12 @@ note "cgroup2 at ${CG2:-nowhere}; a cgroup can be made here: $can_cgroup"
 # neither acts on the other's death. Fails (and kills nothing) when the
 # guard cannot be found: killing redlock-run alone would let the live guard
 # kill the command's group, and the case would test nothing.
+# The guard dies first: redlock-run's death would orphan the guard's
+# process group (a group of its own) with the guard stopped in it, and the
+# kernel then sends that group SIGHUP and SIGCONT. The guard, continued,
+# sees redlock-run gone and kills the command's group before the SIGKILL
+# that follows reaches it (CI failed both cases on that race, tree and
+# cgroup: "the dead run's helper does not run").
 kill_pair() {
     local r=$1 g=
     guard_of() { g=$(pgrep -P "$r" -x redlock-guard | head -1); [ -n "$g" ]; }
@@ -47,9 +53,10 @@ kill_pair() {
         return 1
     fi
     kill -STOP "$g" "$r"
-    kill -9 "$r" "$g"
-    wait_pid "$r" 2
+    kill -9 "$g"
     wait_for 2 pid_gone "$g" || fail "the guard $g outlived its SIGKILL"
+    kill -9 "$r"
+    wait_pid "$r" 2
 }
 
 # beating FILE — FILE grows (a helper still writes to it), within 3 s.
