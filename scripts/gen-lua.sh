@@ -51,8 +51,12 @@ swap != "" { $0 = swap; swap = "" }
     line = ""
     while ((r = (getline l < lib)) > 0) {
         sub(/^[ \t]+/, "", l)
+        if (l ~ /^--mutant /) fail(lib ": a planted defect belongs in the script, not in lib/")
+        if (l ~ /^--\[=*\[/) fail(lib ": a long comment cannot be joined into one line")
         if (l == "" || l ~ /^--/) continue
         if (l ~ /--/) fail(lib ": a line to include carries a comment: " l)
+        if (l ~ /\[=*\[/) fail(lib ": a long string cannot be joined into one line: " l)
+        if (l ~ /^\(/) fail(lib ": a line that starts with ( would call what ends the line before: " l)
         line = line (line == "" ? "" : " ") l
     }
     close(lib)

@@ -292,11 +292,12 @@ bg() {
 }
 
 # make_dist DISTDIR — `make dist` of the tree into DISTDIR, its output in
-# $TMP/dist.out. One at a time (flock on the tree's Makefile): t_dist and
+# $TMP/dist.out. One at a time (flock on the tree's Makefile, its
+# descriptor not passed to make, -o): t_dist and
 # t_examples may run side by side (run.sh's pool), and both build into the
 # tree's build-dist/; two at once broke one's link (CI, t_dist's 6 cases).
 make_dist() {
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL flock "$TOP/Makefile" \
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL flock -o "$TOP/Makefile" \
         make -C "$TOP" --no-print-directory dist DISTDIR="$1" >"$TMP/dist.out" 2>&1
 }
 

@@ -50,6 +50,7 @@ kill_pair() {
     guard_of() { g=$(pgrep -P "$r" -x redlock-guard | head -1); [ -n "$g" ]; }
     if ! wait_for 5 guard_of; then
         fail "no guard of run $r found: $(ps -o pid,ppid,pgid,comm -e --forest 2>&1 | grep -w -- "$r")"
+        kill -9 "$r" 2>/dev/null   # nothing of the run lingers into the next case
         return 1
     fi
     kill -STOP "$g" "$r"
