@@ -36,9 +36,9 @@ if "$RR_BIN" -r "$U" --contain cgroup probe-cg true 2>/dev/null; then can_cgroup
 note "cgroup2 at ${CG2:-nowhere}; a cgroup can be made here: $can_cgroup"
 
 # kill_pair PID — stop, then SIGKILL, the run PID and its guard, so that
-# neither acts on the other's death. Fails (and kills nothing) when the
-# guard cannot be found: killing redlock-run alone would let the live guard
-# kill the command's group, and the case would test nothing.
+# neither acts on the other's death. When the guard cannot be found it
+# fails the case and kills the run (killing redlock-run alone lets the live
+# guard kill the command's group, so the case would test nothing).
 # The guard dies first: redlock-run's death would orphan the guard's
 # process group (a group of its own) with the guard stopped in it, and the
 # kernel then sends that group SIGHUP and SIGCONT. The guard, continued,
