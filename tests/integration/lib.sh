@@ -664,13 +664,26 @@ skip_asked() {
     end_test
 }
 
+# The library faketime(1) preloads (Debian's package faketime).
+FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
+    2>/dev/null | head -n 1)
+
+# faked OFFSET — the environment (words for env(1)) that moves a command's
+# wall clock by OFFSET (libfaketime's FAKETIME syntax: +1d, -2h, ...), as
+# `faketime -f OFFSET` does but without faketime(1) itself: the wrapper
+# makes a semaphore named after its own pid with O_EXCL
+# (/dev/shm/sem.faketime_sem_PID), one that is killed leaves it behind, and
+# a later wrapper given the same pid exits 1 ("sem_open: File exists")
+# without running the command. Use: run_limited env $(faked +1d) CMD ...
+faked() { echo "LD_PRELOAD=$FAKETIME_LIB FAKETIME=$1"; }
+
 # skip_without_faketime — end the current case as skipped (and return 0)
 # when faketime cannot run redlock-run here: not installed, or the ASan
 # build (libfaketime preloaded before ASan's runtime: ASan refuses to start;
 # the plain pass runs the case). Returns 1 when it can.
 skip_without_faketime() {
-    if ! command -v faketime >/dev/null 2>&1; then
-        skip "needs faketime (Debian's package faketime: scripts/deps.sh test)"
+    if [ -z "$FAKETIME_LIB" ]; then
+        skip "needs libfaketime (Debian's package faketime: scripts/deps.sh test)"
     elif ldd "$RR_BIN" 2>/dev/null | grep -q libasan; then
         skip_asked "faketime cannot be preloaded into the ASan build"
     else

@@ -123,12 +123,10 @@ t "the fence still increases when a job comes back after its keys ended, from a 
 f1=$(fence_of -- -r "$U" --state-ttl 1s -t 1s back)
 assert_int "$f1" "the first fence"
 wait_for 6 no_keys back || fail "keys left: $(job_keys back | tr '\n' ' ')"
-if ! command -v faketime >/dev/null 2>&1; then
-    skip "needs faketime (Debian's package faketime: scripts/deps.sh test)"
-elif ldd "$RR_BIN" 2>/dev/null | grep -q libasan; then
-    skip_asked "faketime cannot be preloaded into the ASan build"
+if skip_without_faketime; then
+    :
 else
-    f2=$(fence_of env FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f -1d -- -r "$U" --state-ttl 1s -t 1s back)
+    f2=$(fence_of env FAKETIME_DONT_FAKE_MONOTONIC=1 $(faked -1d) -- -r "$U" --state-ttl 1s -t 1s back)
     f3=$(fence_of -- -r "$U" --state-ttl 1s -t 1s back)
     note "fences: $f1, then from a day behind after the keys ended $f2, then $f3"
     assert_int "$f2" "the fence a day behind"

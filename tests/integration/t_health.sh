@@ -164,12 +164,12 @@ end_test
 PROMTOOL=$(command -v promtool || echo "$TOP/build/tools/promtool")
 PER=10   # samples (minutes) each step's files are seen for
 
-# export_as STEP PREFIX [faketime OFFSET] — the jobs' file under PREFIX now,
+# export_as STEP PREFIX [faked OFFSET] — the jobs' file under PREFIX now,
 # kept as step STEP's.
 export_as() {
     local step=$1 prefix=$2; shift 2
     if [ $# -gt 0 ]; then
-        run_limited faketime -f "$2" "$RR_BIN" -r "$U" --prefix "$prefix" --list --metrics-file "$TMP/jobs.prom"
+        run_limited env $(faked "$2") "$RR_BIN" -r "$U" --prefix "$prefix" --list --metrics-file "$TMP/jobs.prom"
     else
         rr -r "$U" --prefix "$prefix" --list --metrics-file "$TMP/jobs.prom"
     fi
@@ -260,7 +260,7 @@ else
     wait_for 10 file_there "$TMP/mH.started" || fail "the hung run did not start"
     export_as 3 $P
     # The exporting host's clock 2 hours on: the run has held the lock 2h.
-    export_as 4 $P faketime +2h
+    export_as 4 $P faked +2h
     assert_contains "$(cat "$TMP/$P-4.prom")" 'redlock_job_held_seconds{lock="settle"} 72' "held for 2h"
     kill_wait TERM "$w" 10
     # As humanizeDuration says it (whole seconds, cut): the test's own lag

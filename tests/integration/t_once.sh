@@ -198,7 +198,7 @@ if skip_without_faketime; then
 else
     job=skew
     id="skew-$(date +%F)"
-    run_limited faketime -f +1d "$RR_BIN" -v -r "$U" --once 'skew-%F' "$job" -- \
+    run_limited env $(faked +1d) "$RR_BIN" -v -r "$U" --once 'skew-%F' "$job" -- \
         sh -c 'echo "$REDLOCK_ONCE" >> "$1"' sh "$TMP/skew.ids"
     assert_rc 0 "the run a day ahead"
     if [ "skew-$(date +%F)" = "$id" ]; then   # the date did not turn over meanwhile
@@ -212,7 +212,7 @@ else
         # --status and --resolve look at the ID the runs used, not the one
         # of this host's clock (saw both fail before: tomorrow's ID, 'no
         # record of --once skewf-<tomorrow>').
-        run_limited faketime -f +1d "$RR_BIN" -v -r "$U" --status --once 'skew-%F' "$job"
+        run_limited env $(faked +1d) "$RR_BIN" -v -r "$U" --status --once 'skew-%F' "$job"
         assert_rc 0 "--status a day ahead"
         assert_contains "$(cat "$OUT")" "once $id:" "--status: the ID"
         assert_contains "$(cat "$OUT")" "succeeded" "--status: its record"
@@ -221,11 +221,11 @@ else
         assert_rc 1 "a failed run"
         # The refusal a day ahead says how long ago on the server's clock
         # (saw "(1d0.045s ago)" of a run 45 ms old before: the host's clock).
-        run_limited faketime -f +1d "$RR_BIN" -r "$U" --once 'skewf-%F' "$job" -- true
+        run_limited env $(faked +1d) "$RR_BIN" -r "$U" --once 'skewf-%F' "$job" -- true
         assert_rc 65 "the failed ID a day ahead"
         assert_contains "$(cat "$ERR")" "has used 1 of 1 attempt: the last one failed (exit 1)" "the refusal"
         assert_not_contains "$(cat "$ERR")" "(1d" "the refusal's 'ago', on the server's clock"
-        run_limited faketime -f +1d "$RR_BIN" -r "$U" --resolve retry --once 'skewf-%F' "$job"
+        run_limited env $(faked +1d) "$RR_BIN" -r "$U" --resolve retry --once 'skewf-%F' "$job"
         assert_rc 0 "--resolve retry a day ahead"
         assert_contains "$(cat "$OUT")" "--once skewf-$(date +%F) of $job may have one more attempt" "--resolve"
         rr -r "$U" --once 'skewf-%F' "$job" -- true
