@@ -83,18 +83,17 @@ static void say_acquired(const struct rr_audit *au, const struct rr_run_sm *sm,
                "command starts)");
 }
 
-/* " for 2d3h" after the holder's name: how long it has held the lock, as
- * run.c read it for this fence (a hung holder shows, not only its lease). */
-static void held_for(const struct rr_audit *au, const struct rr_acquire_result *res,
-                     char *holder, size_t len)
+/* " for 2d3h" after the holder's name: how long it has held the lock, from
+ * the busy answer (a hung holder shows, not only its lease). */
+static void held_for(const struct rr_acquire_result *res, char *holder, size_t len)
 {
     char held[32];
     size_t n = strlen(holder);
+    long long since = res->holder.since_ms;
 
-    if (!n || au->holder_since_ms <= 0 || au->holder_fence != res->holder.fence ||
-        rr_audit_wall_ms() < au->holder_since_ms)
+    if (!n || since <= 0 || rr_audit_wall_ms() < since)
         return;
-    fmt_dur((rr_audit_wall_ms() - au->holder_since_ms) / 1000 * 1000, held, sizeof held);
+    fmt_dur((rr_audit_wall_ms() - since) / 1000 * 1000, held, sizeof held);
     snprintf(holder + n, len - n, " for %s", held);
 }
 
@@ -110,7 +109,7 @@ static void say_waiting(const struct rr_audit *au, const struct rr_run_sm *sm,
     if (res->holder.host[0])
         snprintf(holder, sizeof holder, ": held by %s pid %lld (fence %lld)",
                  res->holder.host, res->holder.pid, res->holder.fence);
-    held_for(au, res, holder, sizeof holder);
+    held_for(res, holder, sizeof holder);
     if (res->lease_ms >= 0)
         fmt_dur(res->lease_ms, left_s, sizeof left_s);
     rr_log(RR_LOG_NOTICE, "waiting",
@@ -129,7 +128,7 @@ static void say_busy(const struct rr_audit *au, const struct rr_acquire_result *
     if (res->holder.host[0])
         snprintf(holder, sizeof(holder), " by %s pid %lld (fence %lld)", res->holder.host,
                  res->holder.pid, res->holder.fence);
-    held_for(au, res, holder, sizeof holder);
+    held_for(res, holder, sizeof holder);
     if (res->lease_ms >= 0)
         fmt_dur(res->lease_ms, d, sizeof(d));
     if (!holder[0] && !d[0] && res->ahead > 0) {

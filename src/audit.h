@@ -19,8 +19,6 @@ struct rr_audit {
     const char *contain;      /* "cgroup" or "tree" (--contain, as it came out) */
     const char *cgroup;       /* the cgroup's path, "" in tree mode */
     const char *once_id;      /* the --once ID as expanded for this run; "" none */
-    long long holder_since_ms; /* busy: when the holder of holder_fence took the */
-    long long holder_fence;    /* lock (run.c reads it), 0 unknown */
 };
 
 /* A round decided on its quorum, whose later masters failed: the warning

@@ -47,9 +47,6 @@ struct run {
     struct rr_waiter *waiter;     /* --wait: our place in the queue (queue.c) */
     struct rr_lock *lock;
     int masters_reached;          /* of n, in the last acquisition round; -1 none */
-    /* A busy answer held while the holder's start is read (busy_since). */
-    struct rr_acquire_result *busy;
-    bool busy_asked;
     char host[256];
     /* --once: the ID of this run, "" without; the lock expands a pattern
      * on the lock service's clock at its first acquire (lock.h). */
@@ -117,53 +114,6 @@ static void close_all(struct run *r)
 
 /* ---- the lock ---- */
 
-static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res, void *arg);
-
-/* r: {started_ms, fence} of the state record: the holder's start, if the
- * record is the holder's (its fence). Then the busy answer goes on. */
-static void on_busy_since(struct rr_svc *c, int status, redisReply *reply, void *arg)
-{
-    struct run *r = arg;
-    struct rr_acquire_result *res = r->busy;
-
-    (void)c;
-    if (status == RR_REPLY_OK && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-        atoll(rr_record_str(reply->element[1])) == res->holder.fence && res->holder.fence > 0) {
-        r->au.holder_since_ms = atoll(rr_record_str(reply->element[0]));
-        r->au.holder_fence = res->holder.fence;
-    }
-    on_acquired(NULL, res, r);
-    free(res);
-}
-
-/* A run that found the lock held says for how long the holder has held it
- * (a hung run shows, not only its lease left): the acquire script's busy
- * answer has the holder's host, pid and fence, not its start, so one read
- * of the state record (HMGET) comes first, on the first busy answer only
- * (a --wait retries without it). Returns whether it was sent
- * (on_busy_since goes on). */
-static bool busy_since(struct run *r, const struct rr_acquire_result *res)
-{
-    struct rr_job_keys k;
-
-    if (res->result != RR_ACQ_BUSY || r->busy_asked ||
-        !res->holder.host[0] || res->holder.fence <= 0 ||
-        rr_job_keys(&k, r->cfg->prefix, r->cfg->name, NULL) != 0)
-        return false;
-    r->busy_asked = true;
-    for (int i = 0; i < r->n; i++) {
-        const char *argv[] = { "HMGET", k.state, "started_ms", "fence", NULL };
-        if (!r->conns[i] || !(r->busy = malloc(sizeof *r->busy)))
-            continue;
-        *r->busy = *res;
-        if (rr_svc_commandv(r->conns[i], on_busy_since, r, argv) == 0)
-            return true;
-        free(r->busy);
-        r->busy = NULL;
-    }
-    return false;
-}
-
 static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res, void *arg)
 {
     static const enum rr_run_event kinds[] = {
@@ -177,10 +127,8 @@ static void on_acquired(struct rr_lock *lk, const struct rr_acquire_result *res,
                             .validity_ms = res->validity_ms, .abandoned = res->abandoned,
                             .rank = res->rank, .pttl = res->retry_ms };
 
-    (void)lk;   /* NULL when busy_since answers */
+    (void)lk;
     snprintf(r->once_id, sizeof r->once_id, "%s", rr_lock_once_id(r->lock));
-    if (busy_since(r, res))
-        return;
     r->masters_reached = r->n - res->n_err;
     /* A refusal of our configuration (lock.c tells it, and its words). */
     if (res->result == RR_ACQ_ERROR && res->refused)

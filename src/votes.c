@@ -138,20 +138,23 @@ void rr_vote_acquire(const redisReply *r, const char *no_reply, struct rr_vote *
         v->abandoned = (ab & 1) != 0;
         v->command_changed = (ab & 2) != 0;
         v->kind = RR_VOTE_OK;
-    } else if (strcmp(tag, "BUSY") == 0 && r->elements >= 5) {
+    } else if (strcmp(tag, "BUSY") == 0 && r->elements == 9) {
         if (!int_of(r->element[1], &v->pttl_ms))
             goto malformed;
         holder_of(r, 2, v);
-        /* rank -1 with ticket 0: not queued (a run without --wait). */
-        if (r->elements >= 7 && (!int_of(r->element[5], &v->rank) || v->rank < -1 ||
-                                 !int_of(r->element[6], &v->ticket) || v->ticket < 0 ||
-                                 (v->rank < 0) != (v->ticket == 0)))
+        /* rank -1 with ticket 0: not queued (a run without --wait); ahead
+         * -1: held, else the lock is free but this many are queued ahead;
+         * since: when the holder took it ('' not known). */
+        if (!int_of(r->element[5], &v->rank) || v->rank < -1 ||
+            !int_of(r->element[6], &v->ticket) || v->ticket < 0 ||
+            (v->rank < 0) != (v->ticket == 0) ||
+            !int_of(r->element[7], &v->ahead) || v->ahead < -1)
             goto malformed;
-        if (r->elements >= 8 && (!int_of(r->element[7], &v->ahead) || v->ahead < 0))
-            goto malformed;
-        /* A held lock (5 or 7 elements: 8 is "free, waiters ahead") whose
-         * holder the script could not name: no record carries its token. */
-        v->foreign = r->elements < 8 && !v->host[0];
+        if (!int_of(r->element[8], &v->since_ms) || v->since_ms < 0)
+            v->since_ms = 0;
+        /* A held lock whose holder the script could not name: no record
+         * carries its token. */
+        v->foreign = v->ahead < 0 && !v->host[0];
         v->kind = RR_VOTE_BUSY;
     } else if (strcmp(tag, "DONE") == 0 && r->elements >= 5) {
         holder_of(r, 1, v);

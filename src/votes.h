@@ -28,7 +28,8 @@ struct rr_vote {
     long long rank;           /* BUSY: our place in the queue (0 first), -1 not queued */
     long long ticket;         /* BUSY: our arrival ticket, 0 not queued */
     long long ahead;          /* BUSY: the lock is free, but this many waiters
-                               * are queued ahead (0: it is held) */
+                               * are queued ahead (-1: it is held) */
+    long long since_ms;       /* BUSY: Redis TIME when the holder took it, 0 unknown */
     bool foreign;             /* BUSY: held by a value with no redlock-run record
                                * of its token: another program's lock (an
                                * application's SET NX PX), or a revoked one */

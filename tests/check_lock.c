@@ -183,25 +183,29 @@ START_TEST(test_classify_busy_queued)
     struct rr_vote v;
 
     /* A waiter's BUSY carries its place in the queue and its ticket. */
-    vote("*7\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n:2\r\n:41\r\n",
+    vote("*9\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n"
+         ":2\r\n:41\r\n:-1\r\n$0\r\n\r\n",
          RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
     ck_assert_int_eq(v.pttl_ms, 900);
     ck_assert_int_eq(v.rank, 2);
     ck_assert_int_eq(v.ticket, 41);
     /* --wait 0 is never queued. */
-    vote("*5\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n", RR_REPLY_OK, &v);
+    vote("*9\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n"
+         ":-1\r\n:0\r\n:-1\r\n$0\r\n\r\n",
+         RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
     ck_assert_int_eq(v.rank, -1);
     ck_assert_int_eq(v.ticket, 0);
-    ck_assert_int_eq(v.ahead, 0);
+    ck_assert_int_eq(v.ahead, -1);
+    ck_assert_int_eq(v.since_ms, 0);
     /* The lock is free but waiters are queued: how many, queued or not. */
-    vote("*8\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:150\r\n",
+    vote("*9\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:150\r\n$0\r\n\r\n",
          RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
     ck_assert_int_eq(v.rank, -1);
     ck_assert_int_eq(v.ahead, 150);
-    vote("*8\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:3\r\n:41\r\n:3\r\n",
+    vote("*9\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:3\r\n:41\r\n:3\r\n$0\r\n\r\n",
          RR_REPLY_OK, &v);
     ck_assert_int_eq(v.rank, 3);
     ck_assert_int_eq(v.ahead, 3);
@@ -215,15 +219,19 @@ START_TEST(test_classify_busy_foreign)
 {
     struct rr_vote v;
 
-    vote("*5\r\n$4\r\nBUSY\r\n:2500\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n", RR_REPLY_OK, &v);
+    vote("*9\r\n$4\r\nBUSY\r\n:2500\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+         ":-1\r\n:0\r\n:-1\r\n$0\r\n\r\n",
+         RR_REPLY_OK, &v);
     ck_assert(v.foreign);
-    vote("*7\r\n$4\r\nBUSY\r\n:2500\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n:7\r\n",
+    vote("*9\r\n$4\r\nBUSY\r\n:2500\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n:7\r\n:-1\r\n$0\r\n\r\n",
          RR_REPLY_OK, &v);
     ck_assert(v.foreign);
     ck_assert_int_eq(v.rank, 0);
-    vote("*5\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n", RR_REPLY_OK, &v);
+    vote("*9\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:-1\r\n$0\r\n\r\n",
+         RR_REPLY_OK, &v);
     ck_assert(v.foreign);    /* no expiry */
-    vote("*7\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n:0\r\n:41\r\n",
+    vote("*9\r\n$4\r\nBUSY\r\n:900\r\n$1\r\nh\r\n$2\r\n12\r\n$1\r\n5\r\n"
+         ":0\r\n:41\r\n:-1\r\n$0\r\n\r\n",
          RR_REPLY_OK, &v);
     ck_assert(!v.foreign);
 }
@@ -245,14 +253,29 @@ START_TEST(test_classify_busy_done_stale)
 {
     struct rr_vote v;
 
-    vote("*5\r\n$4\r\nBUSY\r\n:1234\r\n$3\r\nweb\r\n$2\r\n42\r\n$1\r\n9\r\n", RR_REPLY_OK, &v);
+    vote("*9\r\n$4\r\nBUSY\r\n:1234\r\n$3\r\nweb\r\n$2\r\n42\r\n$1\r\n9\r\n"
+         ":-1\r\n:0\r\n:-1\r\n$0\r\n\r\n",
+         RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
     ck_assert_int_eq(v.pttl_ms, 1234);
     ck_assert_str_eq(v.host, "web");
     ck_assert_int_eq(v.pid, 42);
     ck_assert_int_eq(v.fence, 9);
+    ck_assert_int_eq(v.since_ms, 0);
+    /* When the holder took the lock comes with the answer: a loser says for
+     * how long it has been held with no second round trip. */
+    vote("*9\r\n$4\r\nBUSY\r\n:1234\r\n$3\r\nweb\r\n$2\r\n42\r\n$1\r\n9\r\n"
+         ":-1\r\n:0\r\n:-1\r\n$13\r\n1796478998441\r\n", RR_REPLY_OK, &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
+    ck_assert_int_eq(v.since_ms, 1796478998441LL);
+    ck_assert(!v.foreign);
+    /* The shorter answers of older scripts are not ours: malformed. */
+    vote("*5\r\n$4\r\nBUSY\r\n:1234\r\n$3\r\nweb\r\n$2\r\n42\r\n$1\r\n9\r\n", RR_REPLY_OK,
+         &v);
+    ck_assert_int_eq(v.kind, RR_VOTE_ERR);
     /* Holder unknown: empty strings. */
-    vote("*5\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n", RR_REPLY_OK, &v);
+    vote("*9\r\n$4\r\nBUSY\r\n:-1\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:-1\r\n$0\r\n\r\n",
+         RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
     ck_assert_int_eq(v.pttl_ms, -1);
     ck_assert_str_eq(v.host, "");
@@ -322,11 +345,17 @@ static const char *const bad_replies[] = {
     "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n:0\r\n",         /* slot 0 */
     "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n:101\r\n",       /* slot > --limit max */
     "*5\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n$1\r\nx\r\n",   /* slot not a number */
-    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:3\r\n", /* not queued, ticket */
-    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-2\r\n:0\r\n", /* rank < -1 */
-    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:2\r\n:0\r\n",  /* no ticket */
-    "*8\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:-4\r\n", /* ahead < 0 */
-    "*7\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n$1\r\nx\r\n",
+    "*9\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+     ":-1\r\n:3\r\n:-1\r\n$0\r\n\r\n",          /* not queued, ticket */
+    "*9\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+     ":-2\r\n:0\r\n:-1\r\n$0\r\n\r\n",          /* rank < -1 */
+    "*9\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+     ":2\r\n:0\r\n:-1\r\n$0\r\n\r\n",           /* no ticket */
+    "*9\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+     ":-1\r\n:0\r\n:-4\r\n$0\r\n\r\n",          /* ahead < -1 */
+    "*9\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+     ":0\r\n$1\r\nx\r\n:-1\r\n$0\r\n\r\n",     /* ticket not a number */
+    "*8\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n:-1\r\n:0\r\n:3\r\n", /* no since */
 };
 
 START_TEST(test_classify_malformed)
@@ -398,10 +427,10 @@ START_TEST(test_classify_huge_bulk)
     size_t big = 1 << 20;
     char *text = malloc(big + 200);
     struct rr_vote v;
-    int n = sprintf(text, "*5\r\n$4\r\nBUSY\r\n:5\r\n$%zu\r\n", big);
+    int n = sprintf(text, "*9\r\n$4\r\nBUSY\r\n:5\r\n$%zu\r\n", big);
 
     memset(text + n, 'h', big);
-    strcpy(text + n + big, "\r\n$1\r\n1\r\n$1\r\n2\r\n");
+    strcpy(text + n + big, "\r\n$1\r\n1\r\n$1\r\n2\r\n:-1\r\n:0\r\n:-1\r\n$0\r\n\r\n");
     vote(text, RR_REPLY_OK, &v);
     ck_assert_int_eq(v.kind, RR_VOTE_BUSY);
     ck_assert_uint_eq(strlen(v.host), sizeof(v.host) - 1);

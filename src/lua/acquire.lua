@@ -26,9 +26,12 @@
 --         1 a dead run recorded abandoned, + 2 the command fingerprint
 --         differs from the last run's; the record keeps both: command,
 --         command_prev)
---      or {'BUSY', pttl_ms, host, pid, fence[, rank, ticket[, ahead]]} (rank,
---         ticket: our place in the queue, when we are queued, else -1, 0;
---         ahead: the lock is free, but this many waiters are queued ahead)
+--      or {'BUSY', pttl_ms, host, pid, fence, rank, ticket, ahead, since_ms}
+--         (rank, ticket: our place in the queue, when we are queued, else
+--         -1, 0; ahead: the lock is free, but this many waiters are queued
+--         ahead, -1 it is held; since_ms: when the holder took it, '' not
+--         known: a run that finds the lock held says for how long, a hung
+--         holder shows, with no second round trip)
 --      or {'DONE', host, pid, fence, finished_ms, stale (1/0)}
 --      or {'STALE', host, pid, fence, when_ms, key, stale (1/0), last,
 --          spent (1/0), used, allowed, exit_code, signal, now_ms}: refused,
@@ -128,10 +131,12 @@ end
 -- A waiter takes or keeps its place in the queue and hears it is busy.
 -- free: the lock is free but live waiters are ahead of us; the reply then
 -- also says how many (ahead), for the message of a run that does not wait.
-local function busy(pttl, h2, h3, h4, free)
+-- h: the holder's host, pid, fence and start ('' not known).
+local function busy(pttl, h, free)
   if wid == '' then
-    if not free then return {'BUSY', pttl, h2, h3, h4} end
-    return {'BUSY', pttl, h2, h3, h4, -1, 0, redis.call('ZCARD', queuek)}
+    local ahead = -1
+    if free then ahead = redis.call('ZCARD', queuek) end
+    return {'BUSY', pttl, h[1], h[2], h[3], -1, 0, ahead, h[4]}
   end
   local sc = redis.call('ZSCORE', queuek, wid)
   if not sc then
@@ -175,8 +180,9 @@ local function busy(pttl, h2, h3, h4, free)
   end
   redis.call('SET', qkey, val, 'PX', math.floor(ttl))
   if limit == 1 then redis.call('HSET', statek, 'queued', '1') end
-  if free then return {'BUSY', pttl, h2, h3, h4, rank, sc, rank} end
-  return {'BUSY', pttl, h2, h3, h4, rank, sc}
+  local ahead = -1
+  if free then ahead = rank end
+  return {'BUSY', pttl, h[1], h[2], h[3], rank, sc, ahead, h[4]}
 end
 
 local function slotkey(k, i)
@@ -224,13 +230,13 @@ if not slot then
   -- Report the holder only when the state record belongs to the lock's token.
   local holder = redis.call('GET', slotkey(lock, minslot))
   local h = redis.call('HMGET', slotkey(statek, minslot), 'token', 'host', 'pid', 'fence',
-                       'limit')
+                       'limit', 'started_ms')
   if limit == 1 then
     local e = other_limit(h[5])
     if e then return e end
   end
-  if h[1] ~= holder then h = {false, false, false, false} end
-  return busy(pttl, h[2] or '', h[3] or '', h[4] or '')
+  if h[1] ~= holder then return busy(pttl, {'', '', '', ''}) end
+  return busy(pttl, {h[2] or '', h[3] or '', h[4] or '', h[6] or ''})
 end
 local basestate = statek
 lock, statek = slotkey(lock, slot), slotkey(statek, slot)
@@ -266,7 +272,7 @@ if wid ~= '' or limit > 1 or sr[2] == '1' then
       end
       publish(wakepre .. live[1], '1')
     end
-    return busy(-1, '', '', '', true)
+    return busy(-1, {'', '', '', ''}, true)
   end
   if wid ~= '' and not keep then
     redis.call('ZREM', queuek, wid)
