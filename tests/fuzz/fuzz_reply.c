@@ -10,7 +10,8 @@
  *     fence is a positive integer: an integer reply, or a bulk string that
  *     is a decimal number in all of its bytes; the vote's fence is that
  *     number;
- *   - an ERR vote has a reason; BUSY/DONE/STALE only for their tags;
+ *   - an ERR vote has a reason; BUSY/DONE/STALE only for their tags (BUSY: an
+ *     array of exactly 9);
  *   - renew says 1 or 0 only for the integer replies 1 and 0;
  *   - a parsed record's strings are NUL-terminated and its status known;
  *   - the capped reader (resp.h) gives the same replies as a plain hiredis
@@ -109,7 +110,8 @@ static void check_acquire(const redisReply *r)
     case RR_VOTE_BUSY:
     case RR_VOTE_DONE:
     case RR_VOTE_STALE:
-        if (r->type != REDIS_REPLY_ARRAY || r->elements < 5)
+        if (r->type != REDIS_REPLY_ARRAY || r->elements < 5 ||
+            (v.kind == RR_VOTE_BUSY && r->elements != 9))
             FAIL("vote %d from a reply of type %d with %zu elements", (int)v.kind, r->type, r->elements);
         if (!is_text(r->element[0]))
             FAIL("vote %d from a reply whose tag has type %d", (int)v.kind, r->element[0]->type);
