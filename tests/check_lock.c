@@ -334,7 +334,12 @@ static const char *const bad_replies[] = {
     "*4\r\n$2\r\nok\r\n:1\r\n:2\r\n:0\r\n",       /* wrong case */
     "*4\r\n$3\r\nOKK\r\n:1\r\n:2\r\n:0\r\n",
     "*4\r\n*1\r\n$2\r\nOK\r\n:1\r\n:2\r\n:0\r\n", /* nested */
-    "*5\r\n$4\r\nBUSY\r\n$3\r\nabc\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n",
+    "*9\r\n$4\r\nBUSY\r\n$3\r\nabc\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+    ":-1\r\n:0\r\n:-1\r\n$0\r\n\r\n",                       /* pttl not a number */
+    "*9\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+    ":-1\r\n:0\r\n$1\r\nx\r\n$0\r\n\r\n",                  /* ahead not a number */
+    "*10\r\n$4\r\nBUSY\r\n:5\r\n$0\r\n\r\n$0\r\n\r\n$0\r\n\r\n"
+    ":-1\r\n:0\r\n:-1\r\n$0\r\n\r\n:1\r\n",                  /* 10 elements */
     "*2\r\n$4\r\nBUSY\r\n:5\r\n",
     "*4\r\n$4\r\nDONE\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\n2\r\n",
     "*3\r\n$5\r\nSTALE\r\n$1\r\na\r\n$1\r\n1\r\n",

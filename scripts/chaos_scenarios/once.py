@@ -159,8 +159,12 @@ def setup(sc):
     sc.once28 = {"t0": mono(), "rounds": {}, "skews": skews, "slots": {}, "episodes": [],
                  "resolves": [], "proxy_busy": False}
     os.makedirs(os.path.join(sc.dir, "metrics"), exist_ok=True)
-    libs = glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + glob.glob(
+    # The first that the dynamic loader takes for this machine's programs
+    # (one of another architecture is refused, with a warning).
+    libs = [lib for lib in glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + glob.glob(
         "/usr/lib/faketime/libfaketimeMT.so.1")
+            if not subprocess.run(["/bin/true"], env=dict(os.environ, LD_PRELOAD=lib),
+                                  capture_output=True).stderr]
     if any(skews) and not libs:
         raise RuntimeError("libfaketime is not installed (Debian: faketime; needed by %s)"
                            % sc.s["name"])

@@ -5,7 +5,8 @@
  *
  *     least-wrapper SOCKET NAME /path/to/command [ARG...]
  *
- * Exit: the command's status; 69 no server, 75 the lock is held. */
+ * Exit: the command's status; 75 the lock is held (a nil reply); 69 no
+ * server, or any other answer (an error, EOF). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -36,8 +37,11 @@ int main(int argc, char **argv)
     snprintf(req, sizeof req,
              "*6\r\n$3\r\nSET\r\n$%zu\r\n%s\r\n$3\r\ntok\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n",
              strlen(argv[2]), argv[2]);
-    if (call(fd, req, buf, sizeof buf) < 1 || buf[0] != '+')
+    int n = call(fd, req, buf, sizeof buf);
+    if (n >= 3 && memcmp(buf, "$-1", 3) == 0)
         return 75;
+    if (n < 1 || buf[0] != '+')
+        return 69;
     pid = fork();
     if (pid == 0) {
         execv(argv[3], argv + 3);

@@ -120,6 +120,10 @@ static void check_acquire(const redisReply *r)
             FAIL("vote %d from tag '%s'", (int)v.kind, r->element[0]->str);
         if (strnlen(v.host, sizeof v.host) == sizeof v.host)
             FAIL("host is not NUL-terminated");
+        if (v.kind == RR_VOTE_BUSY && (v.rank < -1 || v.ahead < -1 || v.since_ms < 0 ||
+                                       (v.foreign && (v.ahead != -1 || v.host[0]))))
+            FAIL("BUSY vote out of range: rank %lld ahead %lld since %lld foreign %d",
+                 v.rank, v.ahead, v.since_ms, (int)v.foreign);
         break;
     case RR_VOTE_ERR:
         if (v.detail[0] == '\0' || strnlen(v.detail, sizeof v.detail) == sizeof v.detail)

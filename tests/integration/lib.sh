@@ -664,9 +664,18 @@ skip_asked() {
     end_test
 }
 
-# The library faketime(1) preloads (Debian's package faketime).
-FAKETIME_LIB=$(ls /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
-    2>/dev/null | head -n 1)
+# The library faketime(1) preloads (Debian's package faketime): the first
+# one found that the dynamic loader takes for this machine's programs (a
+# library of another architecture is refused with a warning).
+FAKETIME_LIB=
+for _lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
+    /usr/lib64/faketime/libfaketime.so.1 /usr/local/lib/faketime/libfaketime.so.1; do
+    if [ -f "$_lib" ] && [ -z "$(LD_PRELOAD=$_lib /bin/true 2>&1)" ]; then
+        FAKETIME_LIB=$_lib
+        break
+    fi
+done
+unset _lib
 
 # faked OFFSET — the environment (words for env(1)) that moves a command's
 # wall clock by OFFSET (libfaketime's FAKETIME syntax: +1d, -2h, ...), as
