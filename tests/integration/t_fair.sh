@@ -93,6 +93,25 @@ assert_not_contains "$stats" "cmdstat_z" "queue commands on a plain run"
 [ "$total" -le 25 ] || fail "a plain run made $total commands, more than the 25 before the queue"
 end_test
 
+t "a run that finds the lock held makes one round trip, and says for how long it has been held"
+# The busy answer carries the holder's start. Before, the loser read it with
+# an HMGET of its own after the script's answer: two round trips.
+bg "$TMP/held" "$RR_BIN" -r "$U" held -- sh -c 'touch "$1"; sleep 30' sh "$TMP/held.started"
+w=$BG
+wait_for 10 file_there "$TMP/held.started" || fail "the holder did not start"
+R F CONFIG RESETSTAT >/dev/null
+rr_direct -r "$U" held -- true
+assert_rc 75
+assert_contains "$(cat "$ERR")" "(fence " "the holder named"
+assert_contains "$(cat "$ERR")" ") for " "for how long it has held the lock"
+stats=$(R F INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v -E 'cmdstat_(info|config)')
+note "$(echo "$stats" | sed -E 's/cmdstat_([a-z|]+):calls=([0-9]+).*/\1=\2/' | tr '\n' ' ')"
+assert_eq 1 "$(script_calls)" "script calls (the acquire)"
+assert_eq 1 "$(echo "$stats" | sed -nE 's/^cmdstat_hmget:calls=([0-9]+).*/\1/p')" \
+    "HMGETs: the script's read of the holder's record, none after it"
+kill_wait TERM "$w" 10
+end_test
+
 # assert_gap END START LIMIT WHAT — the times (ms) in files END and START:
 # START came less than LIMIT ms after END.
 assert_gap() {
