@@ -35,6 +35,7 @@ extern char **environ;
 /* Where the command is; every change goes through transition(). */
 enum child_state {
     CHILD_PREPARED,    /* the guard waits for the command */
+    CHILD_STARTING,    /* asked to spawn it: its exec's outcome not known yet */
     CHILD_RUNNING,     /* spawned: the leader lives */
     CHILD_STOPPING,    /* ... and we asked it to end (rr_child_stop, _kill_now) */
     CHILD_SWEEPING,    /* the leader was reaped; what it left is being stopped */
@@ -44,6 +45,9 @@ enum child_state {
 struct rr_child {
     uv_loop_t *loop;
     uv_poll_t reports;         /* the guard's report pipe */
+    uv_poll_t exec_poll;       /* the exec pipe, while STARTING */
+    int exec_fd;               /* its read end, -1 once the outcome is known */
+    const char *name;          /* argv[0], the caller's: for the messages */
     uv_timer_t reap_timer;     /* the guard died: reaping what its successor kills */
     pid_t pid;
     enum child_state state;
@@ -53,7 +57,9 @@ struct rr_child {
     pid_t successor;           /* after the guard's death: its successor's pid */
     bool foreground;
     bool watching;             /* the handles were initialised */
-    bool spawn_tried;          /* rr_child_spawn asked the guard */
+    bool exec_watched;         /* exec_poll was initialised */
+    bool spawn_tried;          /* rr_child_start asked the guard */
+    bool stop_asked;           /* stopped (or killed) while STARTING */
     bool closing;              /* rr_child_free was called: handles closing */
     bool tty;                  /* its group has the terminal (tty.h) */
     bool lease_ran_out;        /* the guard had acted, seen as it stood down */
@@ -62,6 +68,7 @@ struct rr_child {
     int open_handles;
     int wstatus;               /* the leader's, once reaped */
     rr_child_exit_fn exit_cb;
+    rr_child_started_fn started_cb;
     rr_child_stop_fn stop_cb;
     void *arg;
 };
@@ -94,11 +101,15 @@ static void transition(struct rr_child *ch, enum child_state to)
     case CHILD_PREPARED:
         /* from nothing: the guard was forked */
         break;
+    case CHILD_STARTING:
+        /* from PREPARED: the spawn was asked for */
+        break;
     case CHILD_RUNNING:
-        /* from PREPARED: the exec succeeded */
+        /* from STARTING: the exec succeeded */
         break;
     case CHILD_STOPPING:
-        /* from RUNNING: what the command leaves gets no grace of its own */
+        /* from RUNNING (or STARTING, once it has exec'd): what the command
+         * leaves gets no grace of its own */
         rr_guard_hurry(ch->guard);
         break;
     case CHILD_SWEEPING:
@@ -281,6 +292,41 @@ static void on_report(uv_poll_t *h, int status, int events)
     }
 }
 
+/* The exec pipe said how the spawn ended. */
+static void on_exec_outcome(uv_poll_t *h, int status, int events)
+{
+    struct rr_child *ch = h->data;
+    char err[RR_ERRLEN] = "";
+
+    (void)status;
+    (void)events;
+    int rc = rr_guard_spawn_outcome(ch->guard, ch->exec_fd, ch->name, err, sizeof err);
+    if (rc == 1)
+        return;
+    ch->exec_fd = -1;
+    uv_poll_stop(&ch->exec_poll);
+    if (rc == 0) {
+        int e = uv_poll_start(&ch->reports, UV_READABLE | UV_DISCONNECT, on_report);
+        if (e < 0) {
+            snprintf(err, sizeof err, "cannot watch '%s': %s", ch->name, uv_strerror(e));
+            rc = -1;
+        }
+    }
+    if (rc != 0) {
+        rr_child_started_fn cb = ch->started_cb;
+        void *arg = ch->arg;
+        ch->tty = false;
+        rr_child_free(ch);
+        cb(NULL, rc, err, arg);
+        return;
+    }
+    ch->pid = rr_guard_child(ch->guard);
+    transition(ch, CHILD_RUNNING);
+    if (ch->stop_asked)
+        transition(ch, CHILD_STOPPING);
+    ch->started_cb(ch, 0, "", ch->arg);
+}
+
 /* ---- spawning ---- */
 
 int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char *err,
@@ -289,6 +335,8 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
     struct rr_child *ch = calloc(1, sizeof *ch);
 
     *out = NULL;
+    if (ch)
+        ch->exec_fd = -1;
     if (!ch) {
         snprintf(err, errlen, "cannot start the guard process: out of memory");
         return -1;
@@ -318,32 +366,37 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
     return 0;
 }
 
-/* Watch the guard's reports. 0, or -1 with err filled. */
-static int watch(struct rr_child *ch, const char *name, char *err, size_t errlen)
+/* The handles: the reap timer, the exec pipe's watcher (watched now), the
+ * report pipe's (watched once the command has exec'd). 0, or -1 with err
+ * filled; what was initialised is closed by rr_child_free. */
+static int watch(struct rr_child *ch, int exec_fd, char *err, size_t errlen)
 {
-    int e = uv_poll_init(ch->loop, &ch->reports, rr_guard_report_fd(ch->guard));
-    if (e < 0) {
-        snprintf(err, errlen, "cannot watch '%s': %s", name, uv_strerror(e));
-        return -1;
-    }
     uv_timer_init(ch->loop, &ch->reap_timer);
+    ch->reap_timer.data = ch->reports.data = ch->exec_poll.data = ch;
     ch->watching = true;
-    ch->open_handles = 2;
-    ch->reports.data = ch->reap_timer.data = ch;
-    e = uv_poll_start(&ch->reports, UV_READABLE | UV_DISCONNECT, on_report);
-    if (e < 0) {
-        snprintf(err, errlen, "cannot watch '%s': %s", name, uv_strerror(e));
-        return -1;
+    ch->open_handles = 1;
+    int e = uv_poll_init(ch->loop, &ch->exec_poll, exec_fd);
+    if (e == 0) {
+        ch->exec_watched = true;
+        ch->open_handles++;
+        e = uv_poll_init(ch->loop, &ch->reports, rr_guard_report_fd(ch->guard));
     }
-    return 0;
+    if (e == 0) {
+        ch->open_handles++;
+        e = uv_poll_start(&ch->exec_poll, UV_READABLE | UV_DISCONNECT, on_exec_outcome);
+    }
+    if (e < 0)
+        snprintf(err, errlen, "cannot watch '%s': %s", ch->name, uv_strerror(e));
+    return e < 0 ? -1 : 0;
 }
 
-int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
+int rr_child_start(uv_loop_t *loop, struct rr_child **out, char *const argv[],
                    char *const envp[], const struct rr_child_opts *o,
-                   rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen)
+                   rr_child_exit_fn exit_cb, rr_child_started_fn started_cb, void *arg,
+                   char *err, size_t errlen)
 {
     struct rr_child *ch = *out;
-    int rc;
+    int rc, fd = -1;
 
     *out = NULL;
     if (!argv || !argv[0]) {
@@ -354,17 +407,15 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
     if (!ch && rr_child_prepare(&ch, o, err, errlen) != 0)
         return -1;
     ch->loop = loop;
+    ch->name = argv[0];
     ch->spawn_tried = true;
     ch->tty = !ch->foreground && rr_tty_ours();
     const struct rr_guard_spawn gs = { .argv = argv, .envp = envp ? envp : environ,
                                        .tty = ch->tty, .deadline_ms = o->deadline_ms,
                                        .grace_ms = o->grace_ms };
-    rc = rr_guard_spawn(ch->guard, &gs, err, errlen);
-    if (rc == 0 && rr_guard_child(ch->guard) <= 0) {
-        snprintf(err, errlen, "cannot run '%s': the guard process died", argv[0]);
-        rc = -1;
-    }
-    if (rc == 0 && watch(ch, argv[0], err, errlen) != 0)
+    rc = rr_guard_spawn_send(ch->guard, &gs, &fd, err, errlen);
+    ch->exec_fd = fd;
+    if (rc == 0 && watch(ch, fd, err, errlen) != 0)
         rc = -1;
     if (rc != 0) {
         /* The guard reaps a command that failed, and kills one that did
@@ -373,11 +424,11 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
         rr_child_free(ch);
         return rc;
     }
-    ch->pid = rr_guard_child(ch->guard);
     ch->exit_cb = exit_cb;
+    ch->started_cb = started_cb;
     ch->stop_cb = o->stop_cb;
     ch->arg = arg;
-    transition(ch, CHILD_RUNNING);
+    transition(ch, CHILD_STARTING);
     *out = ch;
     return 0;
 }
@@ -386,6 +437,8 @@ int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
 
 int rr_child_signal(struct rr_child *ch, int sig)
 {
+    /* While STARTING too: the guard takes requests in order, so a signal
+     * asked for after the spawn reaches the command. */
     if (!ch || ch->closing || reaped(ch) || ch->state == CHILD_PREPARED)
         return 0;
     return rr_guard_signal(ch->guard, sig);
@@ -400,6 +453,8 @@ void rr_child_stop(struct rr_child *ch, int64_t grace_ms)
         return;
     if (ch->state == CHILD_RUNNING)
         transition(ch, CHILD_STOPPING);
+    if (ch->state == CHILD_STARTING)
+        ch->stop_asked = true;
     /* TERM, then the thaw (a frozen process holds a handled SIGTERM until
      * then: thawed once TERM is pending), then CONT (a stopped process
      * would hold TERM pending until the KILL, as timeout(1) knows); KILL
@@ -414,6 +469,8 @@ void rr_child_kill_now(struct rr_child *ch)
         return;
     if (ch->state == CHILD_RUNNING)
         transition(ch, CHILD_STOPPING);
+    if (ch->state == CHILD_STARTING)
+        ch->stop_asked = true;
     /* The guard kills the group and everything it has at once, and keeps
      * killing whatever appears until it is all reaped; cgroup.kill reaches
      * frozen processes, and it thaws the cgroup after. */
@@ -459,17 +516,23 @@ void rr_child_free(struct rr_child *ch)
     ch->guard = NULL;
     rr_guard_let_go(ch->spent_guard);
     ch->spent_guard = NULL;
+    if (ch->exec_fd >= 0)
+        close(ch->exec_fd);   /* asked to spawn, the outcome never heard */
+    ch->exec_fd = -1;
     if (!ch->watching) {
         free(ch);
         return;
     }
     uv_close((uv_handle_t *)&ch->reap_timer, on_handle_close);
-    uv_close((uv_handle_t *)&ch->reports, on_handle_close);
+    if (ch->exec_watched)
+        uv_close((uv_handle_t *)&ch->exec_poll, on_handle_close);
+    if (ch->open_handles > 1 + ch->exec_watched)
+        uv_close((uv_handle_t *)&ch->reports, on_handle_close);
 }
 
 void rr_child_pause(struct rr_child *ch)
 {
-    if (!ch || ch->closing || reaped(ch) || ch->state == CHILD_PREPARED)
+    if (!ch || ch->closing || reaped(ch) || ch->state <= CHILD_STARTING)
         return;
     rr_guard_signal(ch->guard, SIGSTOP);
     if (!ch->cgroup)
@@ -486,7 +549,7 @@ void rr_child_pause(struct rr_child *ch)
 
 void rr_child_resume(struct rr_child *ch)
 {
-    if (!ch || ch->closing || ch->state == CHILD_PREPARED)
+    if (!ch || ch->closing || ch->state <= CHILD_STARTING)
         return;
     thaw(ch);
     if (!reaped(ch) && !ch->foreground && rr_tty_ours()) {

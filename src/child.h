@@ -50,28 +50,38 @@ struct rr_child_opts {
     const struct rr_leftover *leftover;
 };
 
-/* rr_child_spawn's result when the lease had less than the grace left at
- * the moment of exec: the command was not started. */
+/* The spawn's result when the lease had less than the grace left at the
+ * moment of exec: the command was not started. */
 #define RR_SPAWN_LATE (-2)
 
 /* Fork the guard now (guard.h), for a command to be spawned later with
- * rr_child_spawn: o->foreground and o->cgroup count; the rest is read at
+ * rr_child_start: o->foreground and o->cgroup count; the rest is read at
  * the spawn. 0, or -1 with err filled (nothing is left behind). Free with
  * rr_child_free if nothing is spawned. */
 int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char *err,
                      size_t errlen);
 
-/* Spawn argv[0] (searched in PATH like execvp) with envp as its environment,
- * through the guard of *out if rr_child_prepare made one, else a new one.
- * Exec failure is detected before returning, through a close-on-exec pipe:
- * returns 0 on success; -127 if the command was not found, -126 if it could
- * not be executed (err says why, e.g. "cannot run 'foo': permission denied"),
- * RR_SPAWN_LATE, or -1 for any other failure (memory, pipe, the guard,
- * fork, the cgroup, the report pipe's watcher). On failure exit_cb is never
- * called, the child (and its guard) is freed and *out is NULL. */
-int rr_child_spawn(uv_loop_t *loop, struct rr_child **out, char *const argv[],
+/* Called once the spawn's outcome is known: rc 0, the command has exec'd
+ * (ch is it: exit_cb comes later); else rc is -127 (not found), -126 (not
+ * executable), RR_SPAWN_LATE, or -1 (the guard, fork, the cgroup, a
+ * watcher), err says why, ch is NULL: the child and its guard were freed
+ * and exit_cb is never called. */
+typedef void (*rr_child_started_fn)(struct rr_child *ch, int rc, const char *err, void *arg);
+
+/* Ask for argv[0] (searched in PATH like execvp) to be spawned with envp as
+ * its environment, through the guard of *out if rr_child_prepare made one,
+ * else a new one, and return at once: the loop goes on (and renews the
+ * lease: rr_child_set_deadline moves the end that the command's own check
+ * reads right before its exec) until started_cb says how it went. argv
+ * must live until then. Meanwhile the child is starting:
+ * rr_child_signal, _stop and _kill_now reach the command (the guard takes
+ * requests in order), _pause and _resume do nothing. 0: asked, *out is
+ * the child. Else as started_cb's rc, with err filled, *out NULL and
+ * nothing left behind (started_cb is not called). */
+int rr_child_start(uv_loop_t *loop, struct rr_child **out, char *const argv[],
                    char *const envp[], const struct rr_child_opts *o,
-                   rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen);
+                   rr_child_exit_fn exit_cb, rr_child_started_fn started_cb, void *arg,
+                   char *err, size_t errlen);
 
 /* Have the guard send sig to the child's process group (to the child alone
  * in foreground mode). Returns 0 or -errno. Does nothing once the child

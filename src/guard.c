@@ -136,14 +136,15 @@ static int send_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, int er
     return rc;
 }
 
-int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err, size_t errlen)
+int rr_guard_spawn_send(struct rr_guard *g, const struct rr_guard_spawn *s, int *fd, char *err,
+                        size_t errlen)
 {
-    int ep[2], code = 0;
-    ssize_t n = 0;
+    int ep[2];
 
+    *fd = -1;
     __atomic_store_n(&g->sh->deadline_ms, s->deadline_ms, __ATOMIC_SEQ_CST);
     g->sh->grace_ms = s->grace_ms < 0 ? 0 : s->grace_ms;
-    if (pipe2(ep, O_CLOEXEC) < 0)
+    if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) < 0)
         return rr_exec_error(RR_EXEC_FORK - errno, s->argv[0], err, errlen);
     int rc = send_spawn(g, s, ep[1]);
     close(ep[1]);
@@ -151,22 +152,49 @@ int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err
         close(ep[0]);
         return rr_exec_error(RR_EXEC_FORK + rc, s->argv[0], err, errlen);
     }
-    /* EOF once C has exec'd and the guard has closed its copy (after
-     * writing C's pid to the page), or once the guard died; an int is
-     * exec.h's code. A slow exec (NFS) is waited for: the guard keeps the
-     * lease meanwhile. */
-    if (rc == 0)
-        do {
-            n = read(ep[0], &code, sizeof code);
-        } while (n < 0 && errno == EINTR);
-    close(ep[0]);
-    if (rc == 0 && n == (ssize_t)sizeof code)
-        return rr_exec_error(code, s->argv[0], err, errlen);
-    if (rc != 0 || n != 0 || rr_guard_child(g) <= 0) {
+    if (rc != 0) {
+        close(ep[0]);
         snprintf(err, errlen, "cannot run '%s': the guard process died", s->argv[0]);
         return -1;
     }
+    *fd = ep[0];
     return 0;
+}
+
+/* EOF once C has exec'd and the guard has closed its copy (after writing
+ * C's pid to the page), or once the guard died; an int is exec.h's code. */
+int rr_guard_spawn_outcome(struct rr_guard *g, int fd, const char *name, char *err,
+                           size_t errlen)
+{
+    int code = 0;
+    ssize_t n;
+
+    do {
+        n = read(fd, &code, sizeof code);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 1;
+    close(fd);
+    if (n == (ssize_t)sizeof code)
+        return rr_exec_error(code, name, err, errlen);
+    if (n != 0 || rr_guard_child(g) <= 0) {
+        snprintf(err, errlen, "cannot run '%s': the guard process died", name);
+        return -1;
+    }
+    return 0;
+}
+
+int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err, size_t errlen)
+{
+    int fd, rc = rr_guard_spawn_send(g, s, &fd, err, errlen);
+
+    if (rc != 0)
+        return rc;
+    while ((rc = rr_guard_spawn_outcome(g, fd, s->argv[0], err, errlen)) == 1) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        poll(&p, 1, -1);
+    }
+    return rc;
 }
 
 pid_t rr_guard_child(const struct rr_guard *g)

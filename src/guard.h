@@ -73,11 +73,23 @@ struct rr_guard_spawn {
 };
 
 /* Have the guard spawn the command, and wait until it has exec'd (or
- * failed to). 0; -127 if the command was not found, -126 if it could not
- * be executed, RR_SPAWN_LATE (-2) if the lease had less than the grace
- * left at the moment of exec, -1 for anything else (the guard died, it
- * could not fork, the cgroup); err then says why. */
+ * failed to), with no loop running meanwhile. 0; -127 if the command was
+ * not found, -126 if it could not be executed, RR_SPAWN_LATE (-2) if the
+ * lease had less than the grace left at the moment of exec, -1 for
+ * anything else (the guard died, it could not fork, the cgroup); err then
+ * says why. */
 int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err, size_t errlen);
+
+/* The same in two halves, for a caller whose loop goes on meanwhile (and
+ * renews the lease: the deadline C's check reads is the page's, moved by
+ * rr_guard_set_deadline). _send asks for the spawn: 0 with *fd the read
+ * end of the exec pipe (non-blocking) to watch, else as rr_guard_spawn.
+ * _outcome once *fd is readable: 1 not yet; else rr_guard_spawn's result,
+ * and fd is closed. */
+int rr_guard_spawn_send(struct rr_guard *g, const struct rr_guard_spawn *s, int *fd, char *err,
+                        size_t errlen);
+int rr_guard_spawn_outcome(struct rr_guard *g, int fd, const char *name, char *err,
+                           size_t errlen);
 
 /* C's pid once it was spawned, else 0. */
 pid_t rr_guard_child(const struct rr_guard *g);

@@ -249,6 +249,28 @@ static int build_env(struct run *r)
     return r->child_env ? 0 : -1;
 }
 
+static void feed_started(struct run *r, int rc, const char *err)
+{
+    feed(r, &(struct rr_run_ev){ .kind = rc == 0 ? RR_EV_CHILD_STARTED
+                                       : rc == RR_SPAWN_LATE ? RR_EV_CHILD_LATE
+                                                             : RR_EV_CHILD_FAILED,
+                                 .now = rr_now_ms(), .text = err, .spawn_rc = rc },
+         NULL);
+}
+
+/* The spawn's outcome; on failure the child is gone already. */
+static void on_child_started(struct rr_child *ch, int rc, const char *err, void *arg)
+{
+    struct run *r = arg;
+
+    if (rc != 0)
+        r->child = NULL;
+    (void)ch;
+    feed_started(r, rc, err);
+}
+
+/* Asked, not waited for: the loop renews the lease while the command
+ * starts, however long a loaded machine or a slow exec (NFS) takes. */
 static void start_child(struct run *r)
 {
     char err[RR_ERRLEN];
@@ -263,20 +285,11 @@ static void start_child(struct run *r)
                                     .grace_ms = r->sm.stop_grace_ms,
                                     .stop_cb = on_child_stop,
                                     .cgroup = r->cgroup };
-        rc = rr_child_spawn(r->loop, &r->child, r->cfg->command, r->child_env, &co,
-                            on_child_exit, r, err, sizeof(err));
+        rc = rr_child_start(r->loop, &r->child, r->cfg->command, r->child_env, &co,
+                            on_child_exit, on_child_started, r, err, sizeof(err));
     }
-    /* We waited in await_exec while the command exec'd (however long a
-     * slow exec takes): libuv's cached time is from before it, and timers
-     * count from that. Without this, an exec of a third of the lease made
-     * the lost timer fire at once, and a valid run ended as lost. */
-    if (rc == 0)
-        uv_update_time(r->loop);
-    feed(r, &(struct rr_run_ev){ .kind = rc == 0 ? RR_EV_CHILD_STARTED
-                                       : rc == RR_SPAWN_LATE ? RR_EV_CHILD_LATE
-                                                             : RR_EV_CHILD_FAILED,
-                                 .now = rr_now_ms(), .text = err, .spawn_rc = rc },
-         NULL);
+    if (rc != 0)
+        feed_started(r, rc, err);
 }
 
 /* ---- timers, the queue, signals: events ---- */

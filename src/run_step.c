@@ -8,7 +8,8 @@
 
 static const char *const state_names[] = {
     [RR_RUN_ACQUIRING] = "acquiring", [RR_RUN_WAITING] = "waiting",
-    [RR_RUN_RUNNING] = "running",     [RR_RUN_STOPPING] = "stopping",
+    [RR_RUN_STARTING] = "starting",   [RR_RUN_RUNNING] = "running",
+    [RR_RUN_STOPPING] = "stopping",
     [RR_RUN_RELEASING] = "releasing", [RR_RUN_RETRYING] = "retrying",
     [RR_RUN_DONE] = "done",
 };
@@ -222,7 +223,8 @@ static void lose(struct rr_run_sm *sm, struct rr_run_actions *out, int64_t now, 
 
 static bool holding(const struct rr_run_sm *sm)
 {
-    return sm->state == RR_RUN_RUNNING || sm->state == RR_RUN_STOPPING;
+    return sm->state == RR_RUN_STARTING || sm->state == RR_RUN_RUNNING ||
+           sm->state == RR_RUN_STOPPING;
 }
 
 /* ---- the events ---- */
@@ -257,6 +259,14 @@ static void on_acquired(struct rr_run_sm *sm, const struct rr_run_ev *ev,
         if (sm->said_waiting)
             say(out, RR_MSG_WAITED, 0, NULL);
         say(out, RR_MSG_ACQUIRED, 0, NULL);
+        /* The lease is kept from here on: the command may be slow to start
+         * (a loaded machine, an exec over NFS), and it starts only if the
+         * lease still leaves the grace at its exec. */
+        enter(sm, out, RR_RUN_STARTING);
+        push_ms(out, RR_ACT_ARM_RENEW, first_renew(sm, ev->now));
+        arm_lost(sm, out, ev->now);
+        if (sm->p.timeout_ms > 0 && sm->p.timeout_ms != RR_INF)
+            push_ms(out, RR_ACT_ARM_TIMEOUT, sm->p.timeout_ms);
         push(out, RR_ACT_START_CHILD);
         break;
     case RR_EV_ACQ_BUSY:
@@ -311,14 +321,13 @@ static void on_child(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr
     switch (ev->kind) {
     case RR_EV_CHILD_STARTED:
         sm->child_started = true;
-        enter(sm, out, RR_RUN_RUNNING);
-        push_ms(out, RR_ACT_ARM_RENEW, first_renew(sm, ev->now));
-        arm_lost(sm, out, ev->now);
-        if (sm->p.timeout_ms > 0 && sm->p.timeout_ms != RR_INF)
-            push_ms(out, RR_ACT_ARM_TIMEOUT, sm->p.timeout_ms);
+        /* A loss or --max-runtime while it started: it is being stopped. */
+        enter(sm, out, sm->final_status == RR_JOB_NONE ? RR_RUN_RUNNING : RR_RUN_STOPPING);
         break;
     case RR_EV_CHILD_LATE:
-        /* Nothing ran: give the lock back as an aborted acquisition. */
+        /* Nothing ran: give the lock back as an aborted acquisition. (The
+         * lease ran out while it started: renewals failed, Redis is
+         * unavailable; a loss said so already.) */
         say(out, RR_MSG_LATE, 0, ev->text);
         sm->exit_code = RR_EXIT_UNAVAILABLE;
         sm->status = RR_JOB_NONE;
@@ -490,6 +499,9 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
         case RR_RUN_ACQUIRING:
             sm->abort_signal = ev->sig;   /* the answer gives back what it got */
             break;
+        case RR_RUN_STARTING:
+            sm->deferred_signal = ev->sig;   /* for the command, once it runs */
+            break;
         case RR_RUN_WAITING:
             if (sm->leaving)
                 finish(sm, out, 128 + ev->sig);   /* a second signal: do not wait for Redis */
@@ -506,7 +518,11 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
         }
         break;
     case RR_EV_SIGTSTP:
-        if (ev->job_control) {
+        if (sm->state == RR_RUN_STARTING) {
+            sm->deferred_tstp = true;
+            sm->deferred_tstp_jc = ev->job_control;
+            sm->deferred_tstp_tty = ev->terminal;
+        } else if (ev->job_control) {
             stop_job(sm, out, ev->now);
         } else {
             /* Nobody could continue us: a stop would last for ever, the
@@ -635,6 +651,24 @@ static void on_retry_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
     }
 }
 
+/* What came while the command started, stepped now that its start is
+ * known (the signal first, as it would have been). */
+static void replay_deferred(struct rr_run_sm *sm, int64_t now, struct rr_run_actions *out)
+{
+    if (sm->deferred_signal) {
+        struct rr_run_ev e = { .kind = RR_EV_SIGNAL, .now = now, .sig = sm->deferred_signal };
+        sm->deferred_signal = 0;
+        on_signal(sm, &e, out);
+    }
+    if (sm->deferred_tstp) {
+        struct rr_run_ev e = { .kind = RR_EV_SIGTSTP, .now = now,
+                               .job_control = sm->deferred_tstp_jc,
+                               .terminal = sm->deferred_tstp_tty };
+        sm->deferred_tstp = false;
+        on_signal(sm, &e, out);
+    }
+}
+
 void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run_actions *out)
 {
     out->n = 0;
@@ -676,6 +710,11 @@ void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run
     case RR_EV_CHILD_STARTED:
     case RR_EV_CHILD_LATE:
     case RR_EV_CHILD_FAILED:
+        if (sm->state != RR_RUN_STARTING)
+            break;   /* cannot happen: one spawn, one outcome */
+        on_child(sm, ev, out);
+        replay_deferred(sm, ev->now, out);
+        break;
     case RR_EV_CHILD_EXITED:
         on_child(sm, ev, out);
         break;

@@ -3,12 +3,18 @@
  * child's end) into one event, calls rr_run_step, and executes the actions
  * in order; no state of the run is decided anywhere else.
  *
- *   ACQUIRING -> RUNNING -> RELEASING -> DONE
- *       |  ^        |          |  ^  ^
- *       v  |        v          v  |  |
- *     WAITING    STOPPING --+ RETRYING
- *                           |        (a release refused for now: TRYAGAIN,
- *                           +-> RELEASING  a half-way slot, a lost reply)
+ *   ACQUIRING -> STARTING -> RUNNING -> RELEASING -> DONE
+ *       |  ^         |    \      |          |  ^  ^
+ *       v  |         |     v     v          v  |  |
+ *     WAITING        |    STOPPING --+ RETRYING
+ *                    |               |        (a release refused for now:
+ *                    +-> RELEASING   +-> RELEASING  TRYAGAIN, a half-way
+ *                    (nothing ran: late, not found)  slot, a lost reply)
+ *
+ * STARTING holds the lock while the guard starts the command: the lease
+ * is renewed, and a loss or --max-runtime stops what starts; a signal (or
+ * SIGTSTP) is stepped once the spawn's outcome is known, as if it had come
+ * right after it.
  *
  * Times are the monotonic rr_now_ms clock, given with each event.
  */
@@ -23,6 +29,7 @@
 enum rr_run_state {
     RR_RUN_ACQUIRING,
     RR_RUN_WAITING,
+    RR_RUN_STARTING,        /* the lock is ours; the command is being started */
     RR_RUN_RUNNING,
     RR_RUN_STOPPING,
     RR_RUN_RELEASING,
@@ -220,6 +227,9 @@ struct rr_run_sm {
     bool leaving;                /* leaving the queue, then finish with leave_code */
     int leave_code;
     int abort_signal;            /* a terminating signal while acquiring */
+    int deferred_signal;         /* the last one while STARTING, 0 none */
+    bool deferred_tstp;          /* SIGTSTP while STARTING: job_control, terminal */
+    bool deferred_tstp_jc, deferred_tstp_tty;
     bool warned_unavailable;
     bool said_waiting;
     bool renew_in_flight;

@@ -137,6 +137,53 @@ static int64_t elapsed_since(int64_t start)
     return rr_now_ms() - start;
 }
 
+/* rr_child_start, and the loop run until the spawn's outcome is known: what
+ * a caller whose loop has nothing else to do would see. */
+struct started {
+    bool done;
+    int rc;
+    char err[RR_ERRLEN];
+};
+
+static void on_started(struct rr_child *ch, int rc, const char *err, void *arg)
+{
+    struct started *st = arg;
+    (void)ch;
+    st->done = true;
+    st->rc = rc;
+    snprintf(st->err, sizeof st->err, "%s", err);
+}
+
+static struct started started_box;
+static rr_child_exit_fn exit_fn;
+static void *exit_arg;
+
+static void on_exit_relay(struct rr_child *ch, int wstatus, void *arg)
+{
+    (void)arg;
+    exit_fn(ch, wstatus, exit_arg);
+}
+
+static int spawn_sync(uv_loop_t *loop, struct rr_child **out, char *const argv[],
+                      char *const envp[], const struct rr_child_opts *o,
+                      rr_child_exit_fn exit_cb, void *arg, char *err, size_t errlen)
+{
+    memset(&started_box, 0, sizeof started_box);
+    exit_fn = exit_cb;
+    exit_arg = arg;
+    int rc = rr_child_start(loop, out, argv, envp, o, on_exit_relay, on_started, &started_box,
+                            err, errlen);
+    if (rc != 0)
+        return rc;
+    while (!started_box.done)
+        uv_run(loop, UV_RUN_ONCE);
+    if (started_box.rc != 0) {
+        *out = NULL;
+        snprintf(err, errlen, "%s", started_box.err);
+    }
+    return started_box.rc;
+}
+
 /* Run a started child to its end and tear everything down, checking that
  * exit_cb ran exactly once and that the loop closes cleanly. */
 static int finish(uv_loop_t *loop, struct rr_child *ch, struct outcome *o)
@@ -158,7 +205,7 @@ static int run_argv(char *const argv[], char *const envp[], bool foreground)
     struct outcome o = { 0 };
     char err[RR_ERRLEN] = "";
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    int r = rr_child_spawn(&loop, &ch, argv, envp, (foreground ? &FG : &BG), on_child_exit, &o,
+    int r = spawn_sync(&loop, &ch, argv, envp, (foreground ? &FG : &BG), on_child_exit, &o,
                            err, sizeof err);
     ck_assert_msg(r == 0, "spawn failed: %d %s", r, err);
     ck_assert_ptr_nonnull(ch);
@@ -184,7 +231,7 @@ static void expect_spawn_error(char *const argv[], int rc, const char *err_expec
     while (waitpid(-1, NULL, 0) > 0)
         ;
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    int r = rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o, err, sizeof err);
+    int r = spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o, err, sizeof err);
     ck_assert_int_eq(r, rc);
     ck_assert_ptr_null(ch);
     ck_assert_str_eq(err, err_expected);
@@ -362,7 +409,7 @@ START_TEST(test_own_process_group)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     pid_t pid = rr_child_pid(ch);
     /* Right when spawn returns, not eventually: the parent sets it too. */
@@ -381,7 +428,7 @@ START_TEST(test_foreground_group)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &FG, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &FG, on_child_exit, &o,
                                     err, sizeof err), 0);
     ck_assert_int_eq(getpgid(rr_child_pid(ch)), getpgrp());
     /* In our group, a killpg would hit us too: kill() must be used. */
@@ -401,7 +448,7 @@ START_TEST(test_signal_forward)
     snprintf(script, sizeof script, "touch '%s'; sleep 30; exit 0", ready);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     ck_assert(wait_for_file(ready, 5000));
     ck_assert_int_eq(rr_child_signal(ch, SIGUSR1), 0);
@@ -503,7 +550,7 @@ static struct rr_child *spawn_term_ignorer(uv_loop_t *loop, struct outcome *o)
     snprintf(script, sizeof script, "trap '' TERM; touch '%s'; sleep 30; exit 0", ready);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(uv_loop_init(loop), 0);
-    ck_assert_int_eq(rr_child_spawn(loop, &ch, argv, NULL, &BG, on_child_exit, o,
+    ck_assert_int_eq(spawn_sync(loop, &ch, argv, NULL, &BG, on_child_exit, o,
                                     err, sizeof err), 0);
     ck_assert(wait_for_file(ready, 5000));
     return ch;
@@ -552,7 +599,7 @@ START_TEST(test_stop_no_escalation_when_it_exits)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     int64_t start = rr_now_ms();
     rr_child_stop(ch, 20000);
@@ -575,7 +622,7 @@ START_TEST(test_stop_reaches_grandchild)
              pidfile, pidfile, pidfile);
     char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     pid_t gpid = (pid_t)read_pid_file(pidfile);
     ck_assert_int_eq(getpgid(gpid), rr_child_pid(ch));
@@ -621,7 +668,7 @@ START_TEST(test_pdeathsig)
         char err[RR_ERRLEN];
         char *argv[] = { (char *)"sh", (char *)"-c", script, NULL };
         if (uv_loop_init(&loop) != 0 ||
-            rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o, err, sizeof err) != 0)
+            spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o, err, sizeof err) != 0)
             _exit(1);
         uv_run(&loop, UV_RUN_DEFAULT);
         _exit(2);
@@ -687,7 +734,7 @@ START_TEST(test_pause_freezes_cgroup)
     struct rr_child_opts opts = BG;
     opts.cgroup = cg;
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &opts, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &opts, on_child_exit, &o,
                                     err, sizeof err), 0);
     ck_assert(wait_for_file(ready, 5000));
     ck_assert_int_eq(freeze_state(cg), '0');
@@ -723,7 +770,7 @@ START_TEST(test_free_in_callback)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sh", (char *)"-c", (char *)"exit 7", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     ck_assert_int_eq(finish(&loop, ch, &o), 7);
 }
@@ -737,7 +784,7 @@ START_TEST(test_free_while_running)
     char err[RR_ERRLEN];
     char *argv[] = { (char *)"sleep", (char *)"30", NULL };
     ck_assert_int_eq(uv_loop_init(&loop), 0);
-    ck_assert_int_eq(rr_child_spawn(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
+    ck_assert_int_eq(spawn_sync(&loop, &ch, argv, NULL, &BG, on_child_exit, &o,
                                     err, sizeof err), 0);
     pid_t pid = rr_child_pid(ch);
     rr_child_stop(ch, 100);   /* its KILL timer must go with the handles */

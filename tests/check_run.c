@@ -125,6 +125,9 @@ static void start(const struct rr_run_params *p)
                      "enter:acquiring acquire");
 }
 
+/* What the acquisition of the last run() asked for. */
+static char acquired_acts[512];
+
 /* Take the lock at now 1100 with 29000ms validity and start the child. */
 static void run(const struct rr_run_params *p)
 {
@@ -132,10 +135,13 @@ static void run(const struct rr_run_params *p)
     step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000,
                              .fence = 7, .slot = 2 });
     ck_assert_int_eq(out.a[out.n - 1].kind, RR_ACT_START_CHILD);
-    ck_assert_int_eq(sm.state, RR_RUN_ACQUIRING);
-    /* 30100 - 5000 - 1100 = 24000 to the lost deadline; renew at 10000. */
+    ck_assert_int_eq(sm.state, RR_RUN_STARTING);
+    /* 30100 - 5000 - 1100 = 24000 to the lost deadline; renew at 10000:
+     * from the acquisition, while the command starts. */
+    snprintf(acquired_acts, sizeof acquired_acts, "%s", acts());
+    ck_assert(strstr(acquired_acts, "enter:starting arm_renew:10000 arm_lost:24000") != NULL);
     const char *a = step((struct rr_run_ev){ .kind = RR_EV_CHILD_STARTED, .now = 1100 });
-    ck_assert(strncmp(a, "enter:running arm_renew:10000 arm_lost:24000", 44) == 0);
+    ck_assert_str_eq(a, "enter:running");
     ck_assert_int_eq(sm.fence, 7);
     ck_assert_int_eq(sm.slot, 2);
     ck_assert_int_eq(sm.wait_ms, 100);
@@ -381,7 +387,8 @@ START_TEST(test_woken_during_acquire)
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_WOKEN, .now = 2004 }),
                      "enter:acquiring acquire");
     step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 2100, .validity_ms = 29000 });
-    ck_assert_str_eq(acts(), "waiter_stop say:waited say:acquired start");
+    ck_assert_str_eq(acts(), "waiter_stop say:waited say:acquired enter:starting "
+                             "arm_renew:10000 arm_lost:24000 start");
     ck_assert_int_eq(sm.wait_ms, 1100);
 }
 END_TEST
@@ -496,7 +503,8 @@ START_TEST(test_once_outcomes)
     start(&params);
     step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000,
                              .abandoned = true });
-    ck_assert_str_eq(acts(), "waiter_stop say:abandoned say:acquired start");
+    ck_assert_str_eq(acts(), "waiter_stop say:abandoned say:acquired enter:starting "
+                             "arm_renew:10000 arm_lost:24000 start");
 }
 END_TEST
 
@@ -534,6 +542,60 @@ START_TEST(test_spawn_failures)
 }
 END_TEST
 
+/* While the command starts the lock is kept: renewals move the guard's
+ * deadline (the one the command's exec checks), a signal and a SIGTSTP wait
+ * for the command, a loss stops whatever starts. */
+START_TEST(test_starting)
+{
+    start(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    ck_assert_int_eq(sm.state, RR_RUN_STARTING);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEW_DUE, .now = 11100 }), "renew");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEWED, .now = 11150,
+                                              .sent_ms = 11100, .valid_until = 40100 }),
+                     "deadline:40100 arm_lost:23950 say:renewed arm_renew:10000");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGNAL, .now = 12000,
+                                              .sig = SIGTERM }), "");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_SIGTSTP, .now = 12001,
+                                              .job_control = true }), "");
+    /* Stopped and continued from outside meanwhile, the lease intact. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED, .now = 12002 }), "resume");
+    ck_assert_int_eq(sm.state, RR_RUN_STARTING);
+    /* It runs: the signal, then the stop, as if they came now. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STARTED, .now = 12100 }),
+                     "enter:running forward:15 forward:18 say:forwarded pause say:stopped "
+                     "stop_self");
+    ck_assert(sm.child_started);
+
+    /* The lease ran out while it started (renewals failed): the guard
+     * refuses the exec; nothing ran: Redis was unavailable, 69. */
+    start(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_LOST_DEADLINE, .now = 25100 }),
+                     "disarm_renew disarm_lost stop:5000 say:lost");
+    ck_assert_int_eq(sm.state, RR_RUN_STARTING);
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_LATE, .now = 25200 }),
+                     "say:late enter:releasing disarm_renew disarm_lost disarm_timeout release:0");
+    ck_assert_int_eq(sm.exit_code, RR_EXIT_UNAVAILABLE);
+    ck_assert_int_eq(sm.status, RR_JOB_NONE);
+
+    /* Taken while it started, and it exec'd all the same: killed. */
+    start(&params);
+    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEW_LOST, .now = 11200 }),
+                     "disarm_renew disarm_lost kill say:lost");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STARTED, .now = 11300 }),
+                     "enter:stopping");
+    step((struct rr_run_ev){ .kind = RR_EV_CHILD_EXITED, .now = 11400, .code = 137,
+                             .child_exit = -1, .child_signal = SIGKILL });
+    ck_assert_int_eq(sm.exit_code, RR_EXIT_LOST);
+    ck_assert_int_eq(sm.status, RR_JOB_LOST);
+
+    /* One spawn, one outcome: a second one is nonsense, and ignored. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STARTED, .now = 11500 }), "");
+}
+END_TEST
+
 /* --max-runtime: TERM with --kill-after, exit 124 once the child is reaped;
  * the lock is released after the reap only. */
 START_TEST(test_max_runtime)
@@ -542,9 +604,12 @@ START_TEST(test_max_runtime)
 
     p.timeout_ms = 2000;
     start(&p);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100,
+                                              .validity_ms = 29000 }),
+                     "waiter_stop say:acquired enter:starting arm_renew:10000 arm_lost:24000 "
+                     "arm_timeout:2000 start");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STARTED, .now = 1100 }),
-                     "enter:running arm_renew:10000 arm_lost:24000 arm_timeout:2000");
+                     "enter:running");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_MAX_RUNTIME, .now = 3100 }),
                      "say:timeout enter:stopping stop:5000");
     ck_assert_ptr_null(find(RR_ACT_RELEASE));
@@ -735,7 +800,7 @@ START_TEST(test_no_job_control)
 
     p.timeout_ms = 60000;
     run(&p);
-    ck_assert(find(RR_ACT_ARM_TIMEOUT) != NULL);
+    ck_assert(strstr(acquired_acts, "arm_timeout:60000") != NULL);
 
     static const int sigs[] = { SIGTTIN, SIGTTOU, SIGTSTP, SIGTTIN };
     for (int i = 0; i < 4; i++) {
@@ -798,6 +863,7 @@ static Suite *run_suite(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_once_outcomes);
     tcase_add_test(tc, test_spawn_failures);
+    tcase_add_test(tc, test_starting);
     tcase_add_test(tc, test_max_runtime);
     tcase_add_test(tc, test_lost_during_stopping);
     tcase_add_test(tc, test_certain_loss);
