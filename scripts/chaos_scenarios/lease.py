@@ -39,8 +39,10 @@ asserted here:
 
   C6  no command started after its lease had ended: the witness's start,
       on the wall clock, later than its fence + TTL (the fence is at least
-      the acquiring host's clock in ms when it sent the acquire, and nothing
-      can renew a lease before the command was exec'd)
+      the acquiring host's clock in ms when it sent the acquire), or, for a
+      run whose exec was slowed, later than the last renewal its wrapper
+      confirmed before that start (sent + TTL; its -v JSON log): the
+      wrapper renews while the command starts
   C7  a --once ID that succeeded did not run again within --state-ttl of
       the end of that run (its record must say succeeded until then)
 
@@ -261,9 +263,15 @@ def prepare(sc, r, opts, command):
         # Linux reports no hang-up before the first writer has opened it.
         sc.watch_death(r, os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
         env["RR_DEATH_FIFO"] = fifo
-    if L.get("strace") and rng.random() < L["strace"]:
+    if L.get("strace") and rng.random() < L["strace"] and r.tags.get("stderr") != "stalled":
         lo, hi = L.get("exec_delay", (0.1, 2.0))
         delay_ms = int(rng.uniform(lo, hi) * sc.s["ttl_ms"])
+        # The wrapper renews while the command starts: C6 counts the
+        # renewals it confirmed before the witness started, from its log.
+        r.tags["log"] = os.path.join(sc.dir, "logs", r.id + ".json")
+        os.makedirs(os.path.dirname(r.tags["log"]), exist_ok=True)
+        opts = ["-v" if o == "-q" else o for o in opts] + ["--log-format", "json"]
+        stderr = open(r.tags["log"], "ab")
         # -P: only the exec of the witness is delayed, not that of
         # redlock-run itself. --seccomp-bpf: only execve stops the tracees,
         # so the wrapper and its guard run at full speed otherwise.

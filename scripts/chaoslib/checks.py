@@ -10,6 +10,7 @@ may explain an overlap, in time: explain.py.
 Works on plain data only: no process, no server.
 """
 
+import datetime
 import json
 import os
 
@@ -523,8 +524,32 @@ def check(logdir, asserted=None):
 # C6, C7 (lease scenarios), C8 (--limit N)
 # ---------------------------------------------------------------------------
 
+def confirmed_renewals(path):
+    """(confirmed, sent) wall ms of each renewal a wrapper's -v JSON log
+    (--log-format json) says was confirmed: "renewed" lines, sent = the
+    line's time less its round trip."""
+    out = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if e.get("event") != "renewed" or "time" not in e:
+                    continue
+                t = datetime.datetime.strptime(e["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                ms = t.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000
+                out.append((ms, ms - int(e.get("rtt_ms", 0))))
+    except (OSError, TypeError):
+        pass
+    return out
+
+
 def check_late_start(sections, runs, meta):
-    """C6: a witness that started after fence + TTL on the wall clock."""
+    """C6: a witness that started after its lease had ended on the wall
+    clock: fence + TTL, moved by each renewal its wrapper confirmed before
+    the start (to sent + TTL; a run with a log: tags["log"])."""
     off = meta.get("wall_minus_mono_ns")
     ttl_ms = (meta.get("spec") or {}).get("ttl_ms")
     out = []
@@ -532,13 +557,21 @@ def check_late_start(sections, runs, meta):
         return out
     for s in sections:
         r = runs.get(s["id"], {})
-        if s["fence"] is None or (r.get("tags") or {}).get("straggler"):
+        tags = r.get("tags") or {}
+        if s["fence"] is None or tags.get("straggler"):
             continue   # a straggler may start after renewals: not the exec
         wall_ms = (s["start"] + off) / MS
-        late = wall_ms - (s["fence"] + ttl_ms)
+        end_ms = s["fence"] + ttl_ms
+        renewed = 0
+        # (+1: the log's times are truncated to the ms)
+        for confirmed, sent in confirmed_renewals(tags.get("log")):
+            if confirmed <= wall_ms + 1 and sent + ttl_ms > end_ms:
+                end_ms = sent + ttl_ms
+                renewed += 1
+        late = wall_ms - end_ms
         if late > 0:
             out.append({"id": s["id"], "fence": s["fence"], "late_ms": round(late, 3),
-                        "exec_delay_ms": (r.get("tags") or {}).get("exec_delay_ms"),
+                        "exec_delay_ms": tags.get("exec_delay_ms"), "renewals": renewed,
                         "why": "the command started after its lease had ended"})
     return out
 

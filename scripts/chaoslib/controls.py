@@ -22,6 +22,7 @@ checker is blind to that defect.
 
 import json
 import os
+import time
 
 from chaoslib.checks import ALL_CHECKS, MS, check
 
@@ -48,6 +49,7 @@ class Planted:
         self.sink_extra = []    # lines after the accepts
         self.rejected = set()   # runs whose write the sink rejected (a stale fence)
         self.kl = []            # (ms, the kernel lock's record: klock, kclash)
+        self.logs = {}          # run id: its wrapper's JSON log lines (tags["log"])
 
     def sec(self, rid, a, b, fence=None, **run):
         """A critical section [a, b] ms (b None: never ended) of run rid."""
@@ -84,8 +86,22 @@ class Planted:
             e["until_ns"] = until * MS
         self.meta["fault_events"].append(e)
 
+    def renewed(self, rid, t, rtt):
+        """rid's wrapper logged a renewal confirmed at t ms, rtt ms after
+        it was sent (wall = monotonic here: the epoch's first seconds)."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t // 1000))
+        self.logs.setdefault(rid, []).append(json.dumps(
+            {"time": "%s.%03dZ" % (stamp, t % 1000), "level": "info", "event": "renewed",
+             "rtt_ms": rtt}))
+
     def write(self, d):
         os.makedirs(os.path.join(d, "sink"), exist_ok=True)
+        for rid, lines in self.logs.items():
+            path = os.path.join(d, "logs", rid + ".json")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as fh:
+                fh.write("".join(x + "\n" for x in lines))
+            self.runs[rid]["tags"]["log"] = path
         lines = []
         for rid, a, b, f in self.secs:
             pid = self.runs[rid]["pid"]
@@ -504,6 +520,17 @@ def c6_late(bad):
     return p, "C6"
 
 
+def c6_renewed(bad):
+    """The same late start, after a renewal its wrapper logged as sent at
+    2490 ms (to 3490): confirmed at 2500, before the start, it extends the
+    lease; bad: confirmed at 2910, after the start, it does not."""
+    p = Planted("c6-late-after-renewal", STRICT + ["C6"])
+    p.seq(5)
+    p.sec("r5", 2900, 2950, fence=1800)
+    p.renewed("r5", 2910 if bad else 2500, 420 if bad else 10)
+    return p, "C6"
+
+
 def c7_once(bad):
     p = Planted("c7-once-again", STRICT + ["C6", "C7"],
                 lease={"once": {"ids": 1, "state_ttl": "1s", "state_ttl_ms": 1000}})
@@ -630,7 +657,7 @@ CONTROLS = [c0_too_few, c0_kind_never, c1_nothing, c1_audit, c1_pause_after, c1_
             c1_late_klock, c1_late_earlier_missing, c2_lost, c2_excess, c3_inversion,
             c3_explained, c4_stale, c5_exit0, c5_rc, c5_hung, c5_lock_left, c5_lock_release_lost,
             c5_lock_fault_old, c5_lock_kill_old, c5_records_held,
-            c5_records_abandoned, c5_release_waits, c5_release_69, c5_planned, c6_late, c7_once,
+            c5_records_abandoned, c5_release_waits, c5_release_69, c5_planned, c6_late, c6_renewed, c7_once,
             c8_over, c8_pause_after, c9_idle, c9_probe, c10_twice, c10_clock, c11_lost,
             c11_lock_ttl]
 
