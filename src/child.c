@@ -57,7 +57,9 @@ struct rr_child {
     pid_t successor;           /* after the guard's death: its successor's pid */
     bool foreground;
     bool watching;             /* the handles were initialised */
-    bool exec_watched;         /* exec_poll was initialised */
+    bool exec_watched;         /* exec_poll was initialised and not closed */
+    bool reports_watched;      /* reports was initialised */
+    bool guard_eof;            /* the guard died while STARTING: told once settled */
     bool spawn_tried;          /* rr_child_start asked the guard */
     bool stop_asked;           /* stopped (or killed) while STARTING */
     bool closing;              /* rr_child_free was called: handles closing */
@@ -252,6 +254,8 @@ static void guard_died(struct rr_child *ch)
     on_reap_timer(&ch->reap_timer);
 }
 
+static bool settle(struct rr_child *ch);
+
 static void on_report(uv_poll_t *h, int status, int events)
 {
     struct rr_child *ch = h->data;
@@ -260,14 +264,26 @@ static void on_report(uv_poll_t *h, int status, int events)
 
     (void)status;
     (void)events;
+    /* The exec's outcome first: C's end of the exec pipe is closed before
+     * the guard can report C reaped. */
+    if (!settle(ch))
+        return;   /* the spawn failed: ch is freed */
     while (ch->guard && ch->state != CHILD_EXITED &&
            (got = rr_guard_read_report(ch->guard, &r)) != 0) {
+        if (got < 0 && ch->state == CHILD_STARTING) {
+            /* C dies with it (PDEATHSIG): its outcome comes, then this. */
+            ch->guard_eof = true;
+            uv_poll_stop(&ch->reports);
+            return;
+        }
         if (got < 0) {
             guard_died(ch);
             return;
         }
+        if (ch->pid <= 0)
+            ch->pid = rr_guard_child(ch->guard);   /* written before any report */
         switch (r.kind) {
-        case RR_GUARD_STOPPED:
+        case RR_GUARD_STOPPED:   /* while STARTING too: stopped before its exec */
             if (!reaped(ch))
                 on_stopped(ch, r.value);
             break;
@@ -292,39 +308,47 @@ static void on_report(uv_poll_t *h, int status, int events)
     }
 }
 
-/* The exec pipe said how the spawn ended. */
-static void on_exec_outcome(uv_poll_t *h, int status, int events)
+/* If the exec's outcome is known, act on it: on success the command
+ * runs (started_cb); on failure the child is freed, started_cb told, and
+ * false returned. True while STARTING still or after it. */
+static bool settle(struct rr_child *ch)
 {
-    struct rr_child *ch = h->data;
     char err[RR_ERRLEN] = "";
 
-    (void)status;
-    (void)events;
+    if (ch->state != CHILD_STARTING)
+        return true;
     int rc = rr_guard_spawn_outcome(ch->guard, ch->exec_fd, ch->name, err, sizeof err);
     if (rc == 1)
-        return;
+        return true;
+    /* Not polled any more before it is closed (libuv's rule). */
+    uv_close((uv_handle_t *)&ch->exec_poll, on_handle_close);
+    ch->exec_watched = false;
+    close(ch->exec_fd);
     ch->exec_fd = -1;
-    uv_poll_stop(&ch->exec_poll);
-    if (rc == 0) {
-        int e = uv_poll_start(&ch->reports, UV_READABLE | UV_DISCONNECT, on_report);
-        if (e < 0) {
-            snprintf(err, sizeof err, "cannot watch '%s': %s", ch->name, uv_strerror(e));
-            rc = -1;
-        }
-    }
     if (rc != 0) {
         rr_child_started_fn cb = ch->started_cb;
         void *arg = ch->arg;
         ch->tty = false;
         rr_child_free(ch);
         cb(NULL, rc, err, arg);
-        return;
+        return false;
     }
     ch->pid = rr_guard_child(ch->guard);
     transition(ch, CHILD_RUNNING);
     if (ch->stop_asked)
         transition(ch, CHILD_STOPPING);
     ch->started_cb(ch, 0, "", ch->arg);
+    if (ch->guard_eof && ch->guard)
+        guard_died(ch);
+    return true;
+}
+
+/* The exec pipe said something: how the spawn ended. */
+static void on_exec_outcome(uv_poll_t *h, int status, int events)
+{
+    (void)status;
+    (void)events;
+    settle(h->data);
 }
 
 /* ---- spawning ---- */
@@ -366,9 +390,9 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
     return 0;
 }
 
-/* The handles: the reap timer, the exec pipe's watcher (watched now), the
- * report pipe's (watched once the command has exec'd). 0, or -1 with err
- * filled; what was initialised is closed by rr_child_free. */
+/* The handles: the reap timer, the exec pipe's watcher and the report
+ * pipe's, both watched from now on. 0, or -1 with err filled; what was
+ * initialised is closed by rr_child_free. */
 static int watch(struct rr_child *ch, int exec_fd, char *err, size_t errlen)
 {
     uv_timer_init(ch->loop, &ch->reap_timer);
@@ -382,9 +406,14 @@ static int watch(struct rr_child *ch, int exec_fd, char *err, size_t errlen)
         e = uv_poll_init(ch->loop, &ch->reports, rr_guard_report_fd(ch->guard));
     }
     if (e == 0) {
+        ch->reports_watched = true;
         ch->open_handles++;
         e = uv_poll_start(&ch->exec_poll, UV_READABLE | UV_DISCONNECT, on_exec_outcome);
     }
+    /* The reports too, from now on: a command stopped before its exec
+     * (a SIGTSTP pending since it took the terminal) is reported so. */
+    if (e == 0)
+        e = uv_poll_start(&ch->reports, UV_READABLE | UV_DISCONNECT, on_report);
     if (e < 0)
         snprintf(err, errlen, "cannot watch '%s': %s", ch->name, uv_strerror(e));
     return e < 0 ? -1 : 0;
@@ -516,23 +545,25 @@ void rr_child_free(struct rr_child *ch)
     ch->guard = NULL;
     rr_guard_let_go(ch->spent_guard);
     ch->spent_guard = NULL;
-    if (ch->exec_fd >= 0)
-        close(ch->exec_fd);   /* asked to spawn, the outcome never heard */
-    ch->exec_fd = -1;
     if (!ch->watching) {
+        if (ch->exec_fd >= 0)
+            close(ch->exec_fd);
         free(ch);
         return;
     }
     uv_close((uv_handle_t *)&ch->reap_timer, on_handle_close);
     if (ch->exec_watched)
         uv_close((uv_handle_t *)&ch->exec_poll, on_handle_close);
-    if (ch->open_handles > 1 + ch->exec_watched)
+    if (ch->exec_fd >= 0)
+        close(ch->exec_fd);   /* asked to spawn, the outcome never heard */
+    ch->exec_fd = -1;
+    if (ch->reports_watched)
         uv_close((uv_handle_t *)&ch->reports, on_handle_close);
 }
 
 void rr_child_pause(struct rr_child *ch)
 {
-    if (!ch || ch->closing || reaped(ch) || ch->state <= CHILD_STARTING)
+    if (!ch || ch->closing || reaped(ch) || ch->state == CHILD_PREPARED)
         return;
     rr_guard_signal(ch->guard, SIGSTOP);
     if (!ch->cgroup)
@@ -549,10 +580,12 @@ void rr_child_pause(struct rr_child *ch)
 
 void rr_child_resume(struct rr_child *ch)
 {
-    if (!ch || ch->closing || ch->state <= CHILD_STARTING)
+    if (!ch || ch->closing || ch->state == CHILD_PREPARED)
         return;
     thaw(ch);
-    if (!reaped(ch) && !ch->foreground && rr_tty_ours()) {
+    if (ch->pid <= 0)
+        ch->pid = rr_guard_child(ch->guard);   /* STARTING: once forked */
+    if (!reaped(ch) && !ch->foreground && ch->pid > 0 && rr_tty_ours()) {
         rr_tty_give(ch->pid);
         ch->tty = true;
     }

@@ -174,7 +174,6 @@ int rr_guard_spawn_outcome(struct rr_guard *g, int fd, const char *name, char *e
     } while (n < 0 && errno == EINTR);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return 1;
-    close(fd);
     if (n == (ssize_t)sizeof code)
         return rr_exec_error(code, name, err, errlen);
     if (n != 0 || rr_guard_child(g) <= 0) {
@@ -194,6 +193,7 @@ int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err
         struct pollfd p = { .fd = fd, .events = POLLIN };
         poll(&p, 1, -1);
     }
+    close(fd);
     return rc;
 }
 

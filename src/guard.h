@@ -84,8 +84,8 @@ int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err
  * renews the lease: the deadline C's check reads is the page's, moved by
  * rr_guard_set_deadline). _send asks for the spawn: 0 with *fd the read
  * end of the exec pipe (non-blocking) to watch, else as rr_guard_spawn.
- * _outcome once *fd is readable: 1 not yet; else rr_guard_spawn's result,
- * and fd is closed. */
+ * _outcome once *fd is readable: 1 not yet; else rr_guard_spawn's result
+ * (fd stays the caller's to close, once it no longer polls it). */
 int rr_guard_spawn_send(struct rr_guard *g, const struct rr_guard_spawn *s, int *fd, char *err,
                         size_t errlen);
 int rr_guard_spawn_outcome(struct rr_guard *g, int fd, const char *name, char *err,

@@ -166,8 +166,8 @@ static int signal_all(struct gstate *s, int sig, pid_t *kids)
 }
 
 /* Has C yet to exec? gp, a close-on-exec pipe only C holds, reads EOF
- * once C exec'd or died. Not watched (one more wake-up a run): only the
- * lease's clock asks (enforce). */
+ * once C exec'd or died. The loop watches it too, so that a TERM or KILL
+ * put off until then (enforce) comes as soon as the exec is over. */
 static bool exec_pending(struct gstate *s)
 {
     struct pollfd p = { .fd = s->gp, .events = POLLIN };
@@ -401,8 +401,10 @@ static int64_t enforce(struct gstate *s, int64_t now)
     /* While C has not exec'd: no TERM (C is before its own lease check,
      * which fails as RR_EXEC_LATE, not a lost lease; or in execve), and no
      * KILL before exec_until (the lease's end, >= 100 ms after the spawn):
-     * then an exec still running dies before its first instruction. */
-    if (a != RR_GUARD_WAIT && exec_pending(s)) {
+     * then an exec still running dies before its first instruction. A
+     * certain loss (R's kill: the deadline 0) is KILL at once all the
+     * same: another holder may be running already. */
+    if (a != RR_GUARD_WAIT && load64(&s->sh->deadline_ms) > 0 && exec_pending(s)) {
         int64_t until = a == RR_GUARD_TERM ? load64(&s->sh->deadline_ms) : s->exec_until;
         if (now < until)
             return until - now;
@@ -494,14 +496,17 @@ static void guard_loop(struct gstate *s)
     for (;;) {
         int64_t wait = next_wait(s, rr_now_ms());
         int efd = s->phase == G_SWEEP && s->cgroup ? rr_cgroup_events_fd(s->cgroup) : -1;
-        struct pollfd p[3] = { { .fd = s->ctl, .events = POLLIN },
+        struct pollfd p[4] = { { .fd = s->ctl, .events = POLLIN },
                                { .fd = s->sfd, .events = POLLIN },
-                               { .fd = efd, .events = POLLPRI } };
+                               { .fd = efd, .events = POLLPRI },
+                               { .fd = s->gp, .events = POLLIN } };
         struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
         /* No mask of ppoll's own: every signal stays blocked, so SIGCHLD
          * is queued for the signalfd (an empty one would let the kernel
          * discard it, its default action being to ignore it). */
-        int r = ppoll(p, 3, wait < 0 ? NULL : &ts, NULL);
+        int r = ppoll(p, 4, wait < 0 ? NULL : &ts, NULL);
+        if (r > 0 && p[3].revents)
+            exec_pending(s);   /* C exec'd or died: gp closed */
         if (r > 0 && (p[1].revents & POLLIN))
             drain_signals(s);
         reap(s);

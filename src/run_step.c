@@ -487,6 +487,7 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
     switch (ev->kind) {
     case RR_EV_SIGNAL:
         switch (sm->state) {
+        case RR_RUN_STARTING:   /* the guard signals it once it is forked */
         case RR_RUN_RUNNING:
         case RR_RUN_STOPPING:
             push(out, RR_ACT_FORWARD)->sig = ev->sig;
@@ -498,9 +499,6 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
             break;
         case RR_RUN_ACQUIRING:
             sm->abort_signal = ev->sig;   /* the answer gives back what it got */
-            break;
-        case RR_RUN_STARTING:
-            sm->deferred_signal = ev->sig;   /* for the command, once it runs */
             break;
         case RR_RUN_WAITING:
             if (sm->leaving)
@@ -518,11 +516,7 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
         }
         break;
     case RR_EV_SIGTSTP:
-        if (sm->state == RR_RUN_STARTING) {
-            sm->deferred_tstp = true;
-            sm->deferred_tstp_jc = ev->job_control;
-            sm->deferred_tstp_tty = ev->terminal;
-        } else if (ev->job_control) {
+        if (ev->job_control) {
             stop_job(sm, out, ev->now);
         } else {
             /* Nobody could continue us: a stop would last for ever, the
@@ -651,24 +645,6 @@ static void on_retry_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
     }
 }
 
-/* What came while the command started, stepped now that its start is
- * known (the signal first, as it would have been). */
-static void replay_deferred(struct rr_run_sm *sm, int64_t now, struct rr_run_actions *out)
-{
-    if (sm->deferred_signal) {
-        struct rr_run_ev e = { .kind = RR_EV_SIGNAL, .now = now, .sig = sm->deferred_signal };
-        sm->deferred_signal = 0;
-        on_signal(sm, &e, out);
-    }
-    if (sm->deferred_tstp) {
-        struct rr_run_ev e = { .kind = RR_EV_SIGTSTP, .now = now,
-                               .job_control = sm->deferred_tstp_jc,
-                               .terminal = sm->deferred_tstp_tty };
-        sm->deferred_tstp = false;
-        on_signal(sm, &e, out);
-    }
-}
-
 void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run_actions *out)
 {
     out->n = 0;
@@ -710,10 +686,8 @@ void rr_run_step(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run
     case RR_EV_CHILD_STARTED:
     case RR_EV_CHILD_LATE:
     case RR_EV_CHILD_FAILED:
-        if (sm->state != RR_RUN_STARTING)
-            break;   /* cannot happen: one spawn, one outcome */
-        on_child(sm, ev, out);
-        replay_deferred(sm, ev->now, out);
+        if (sm->state == RR_RUN_STARTING)   /* one spawn, one outcome */
+            on_child(sm, ev, out);
         break;
     case RR_EV_CHILD_EXITED:
         on_child(sm, ev, out);

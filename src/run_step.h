@@ -12,9 +12,10 @@
  *                    (nothing ran: late, not found)  slot, a lost reply)
  *
  * STARTING holds the lock while the guard starts the command: the lease
- * is renewed, and a loss or --max-runtime stops what starts; a signal (or
- * SIGTSTP) is stepped once the spawn's outcome is known, as if it had come
- * right after it.
+ * is renewed, and a loss, --max-runtime, a signal, a stop reach what
+ * starts as they would the command (the guard takes requests in order,
+ * after the spawn; the command's process has every signal blocked until
+ * right before its exec).
  *
  * Times are the monotonic rr_now_ms clock, given with each event.
  */
@@ -227,9 +228,6 @@ struct rr_run_sm {
     bool leaving;                /* leaving the queue, then finish with leave_code */
     int leave_code;
     int abort_signal;            /* a terminating signal while acquiring */
-    int deferred_signal;         /* the last one while STARTING, 0 none */
-    bool deferred_tstp;          /* SIGTSTP while STARTING: job_control, terminal */
-    bool deferred_tstp_jc, deferred_tstp_tty;
     bool warned_unavailable;
     bool said_waiting;
     bool renew_in_flight;

@@ -144,6 +144,19 @@ freeze_after_acquire() {
     track_pid $!
 }
 
+# stop_wrapper_after_acquire NAME SECONDS: once NAME's lock is taken, its
+# redlock-run (not its guard: another process, named redlock-guard) is
+# stopped for SECONDS: nothing renews, nothing asks the guard; the guard
+# alone must end the command at the lease's end.
+stop_wrapper_after_acquire() {
+    ( wait_for 10 key_there S "$(k_lock "$1")" || exit 0
+      for p in $(pgrep -x redlock-run); do
+          tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- " $1 -- " || continue
+          kill -STOP "$p"; sleep "$2"; kill -CONT "$p"
+      done ) >/dev/null 2>&1 &
+    track_pid $!
+}
+
 if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -e inject=vfork:delay_enter=1000 true 2>/dev/null; then
     t "slow between acquire and exec: the command is not started past its lease"
     # The guard's fork of the command takes 2.5 s (strace delays every
@@ -162,8 +175,8 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
 
     t "a slow exec itself: the guard kills the command at the lease's end"
     # Every execve takes 2.5 s (strace counts per process): the command's
-    # too, while Redis does not answer the renewals.
-    freeze_after_acquire slowx 2
+    # too, while redlock-run is stopped.
+    stop_wrapper_after_acquire slowx 3
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 bg "$TMP/slowx" strace -f -qq -o /dev/null -e trace=execve \
         -e inject=execve:delay_enter=2500000 \
         "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowx -- \
@@ -183,7 +196,7 @@ if command -v strace >/dev/null 2>&1 && strace -qq -o /dev/null -e trace=vfork -
     # it did in vfork): at 2.5 s the command must already have SIGKILL
     # pending, so that it dies before its first instruction.
     cp /bin/sh "$TMP/slowsh"
-    freeze_after_acquire slowk 2.5
+    stop_wrapper_after_acquire slowk 3
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 bg "$TMP/slowk" strace -f -qq -o /dev/null \
         --seccomp-bpf -P "$TMP/slowsh" -e trace=execve -e inject=execve:delay_enter=4000000 \
         "$RR_BIN" -r "$U" -t 1s --kill-after 200ms slowk -- "$TMP/slowsh" -c 'echo ran > "$1"' sh "$TMP/slowk.a"
@@ -443,11 +456,57 @@ if command -v strace >/dev/null 2>&1; then
         assert_contains "$(cat "$OUT")" ran
         end_test
     }
+    t "the lock taken while the command's exec is slow: it is killed at once, it never runs"
+    # A 6 s lease renewed every 200 ms, an exec held 1.5 s; the key is
+    # deleted as soon as it is there: the next renewal finds it gone (a
+    # certain loss), and the guard kills the command in its exec, not at
+    # the lease's end (6 s), after it ran. (Before: it ran, then got KILL.)
+    ( wait_for 10 key_there S "$(k_lock takenslow)" && R S DEL "$(k_lock takenslow)" ) >/dev/null 2>&1 &
+    track_pid $!
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited strace -f -qq -o /dev/null \
+        -P /bin/echo -e trace=execve -e inject=execve:delay_enter=1500000 \
+        "$RR_BIN" -r "$U" -t 6s --renew 200ms --kill-after 200ms takenslow -- /bin/echo ran
+    assert_rc 79
+    assert_not_contains "$(cat "$OUT")" ran
+    end_test
+
+    t "a command stopped before its exec (SIGTSTP): continued, and it runs"
+    # Its process has every signal blocked until right before its exec, so
+    # the stop comes then, before the exec's outcome is known: the guard's
+    # report of it must be heard (no terminal: continued at once). (Before,
+    # the run renewed the lease for ever and the command stayed stopped.)
+    # The first prctl of each process takes 2 s (strace counts per
+    # process): the command's process is held in its PR_SET_PDEATHSIG,
+    # and gets SIGTSTP meanwhile.
+    ( wait_for 10 key_there S "$(k_lock tstpstart)" || exit 0
+      for _ in $(seq 100); do
+          for r in $(pgrep -x redlock-run); do
+              tr '\0' ' ' <"/proc/$r/cmdline" 2>/dev/null | grep -q -- " tstpstart -- " || continue
+              for g in $(pgrep -P "$r" -x redlock-guard); do
+                  for c in $(pgrep -P "$g"); do kill -TSTP "$c"; exit 0; done
+              done
+          done
+          sleep 0.05
+      done ) >/dev/null 2>&1 &
+    track_pid $!
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited strace -f -qq -o /dev/null \
+        -e trace=prctl -e inject=prctl:delay_enter=2000000:when=1 \
+        "$RR_BIN" -r "$U" -t 1s --kill-after 200ms tstpstart -- /bin/echo ran
+    assert_eq "$HUNG" 0 "the run hung with its command stopped before its exec"
+    assert_rc 0
+    assert_contains "$(cat "$OUT")" ran
+    assert_contains "$(cat "$ERR")" "stopped by SIGTSTP"
+    end_test
+
     slow_start "a command 3 leases slow to start" \
         -e trace=getppid -e inject=getppid:delay_enter=3000000
     slow_start "an exec 3 leases long" \
         -P /bin/echo -e trace=execve -e inject=execve:delay_enter=3000000
 else
+    t "the lock taken while the command's exec is slow: it is killed at once, it never runs"
+    skip "no strace (scripts/deps.sh test)"
+    t "a command stopped before its exec (SIGTSTP): continued, and it runs"
+    skip "no strace (scripts/deps.sh test)"
     t "a command 3 leases slow to start: the lease is renewed meanwhile, and it runs"
     skip "no strace (scripts/deps.sh test)"
     t "an exec 3 leases long: the lease is renewed meanwhile, and it runs"
