@@ -137,6 +137,8 @@ static void transition(struct rr_child *ch, enum child_state to)
             uv_poll_stop(&ch->reports);
             uv_timer_stop(&ch->reap_timer);
         }
+        if (ch->exec_watched)   /* never left polling a pipe at EOF */
+            uv_poll_stop(&ch->exec_poll);
         break;
     }
 }
@@ -264,12 +266,14 @@ static void on_report(uv_poll_t *h, int status, int events)
 
     (void)status;
     (void)events;
-    /* The exec's outcome first: C's end of the exec pipe is closed before
-     * the guard can report C reaped. */
-    if (!settle(ch))
-        return;   /* the spawn failed: ch is freed */
-    while (ch->guard && ch->state != CHILD_EXITED &&
-           (got = rr_guard_read_report(ch->guard, &r)) != 0) {
+    /* The exec's outcome before each report: C's end of the exec pipe is
+     * closed before the guard can report C reaped (and a stop_cb may have
+     * stopped us for a while in between). */
+    while (ch->guard && ch->state != CHILD_EXITED) {
+        if (!settle(ch))
+            return;   /* the spawn failed: ch is freed */
+        if ((got = rr_guard_read_report(ch->guard, &r)) == 0)
+            break;
         if (got < 0 && ch->state == CHILD_STARTING) {
             /* C dies with it (PDEATHSIG): its outcome comes, then this. */
             ch->guard_eof = true;

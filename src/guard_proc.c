@@ -364,13 +364,13 @@ static void spawn(struct gstate *s, const struct req *q, int errfd)
     }
     s->cpid = pid;
     s->phase = G_RUN;
-    store32(&s->sh->child_pid, (int)pid);
     /* Also from this side, so the group exists before R hears of it.
      * EACCES once it has exec'd: then it did setpgid itself. */
     if (!s->foreground) {
         setpgid(pid, pid);
         rr_leftover_note(s->leftover, pid);
     }
+    store32(&s->sh->child_pid, (int)pid);
     close(errfd);
     int64_t soonest = rr_now_ms() + 100;
     s->exec_until = load64(&s->sh->deadline_ms);
