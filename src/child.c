@@ -363,12 +363,11 @@ int rr_child_prepare(struct rr_child **out, const struct rr_child_opts *o, char 
     struct rr_child *ch = calloc(1, sizeof *ch);
 
     *out = NULL;
-    if (ch)
-        ch->exec_fd = -1;
     if (!ch) {
         snprintf(err, errlen, "cannot start the guard process: out of memory");
         return -1;
     }
+    ch->exec_fd = -1;
     /* If the guard dies, what the command started is re-parented to us,
      * not to init. */
     prctl(PR_SET_CHILD_SUBREAPER, !RR_MUTANT_IS(no_wrapper_subreaper));

@@ -183,20 +183,6 @@ int rr_guard_spawn_outcome(struct rr_guard *g, int fd, const char *name, char *e
     return 0;
 }
 
-int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err, size_t errlen)
-{
-    int fd, rc = rr_guard_spawn_send(g, s, &fd, err, errlen);
-
-    if (rc != 0)
-        return rc;
-    while ((rc = rr_guard_spawn_outcome(g, fd, s->argv[0], err, errlen)) == 1) {
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        poll(&p, 1, -1);
-    }
-    close(fd);
-    return rc;
-}
-
 pid_t rr_guard_child(const struct rr_guard *g)
 {
     return g ? load32(&g->sh->child_pid) : 0;

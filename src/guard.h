@@ -9,7 +9,7 @@
  * in a process group of its own, so that neither `pkill redlock-run`,
  * `killall redlock-run`, `pkill -f 'redlock-run.*NAME'` nor `kill -9
  * -PGID` of R's group reaches it. It waits for R's word and spawns C when
- * R has the lock (rr_guard_spawn): C's own process group (unless
+ * R has the lock (rr_guard_spawn_send): C's own process group (unless
  * foreground: then R's), PR_SET_PDEATHSIG=SIGKILL against G, the terminal
  * if R has it, the cgroup if there is one (cgroup.h), signals reset, the
  * lease checked right before exec (exec.h). Whatever C starts and leaves
@@ -72,20 +72,16 @@ struct rr_guard_spawn {
     int64_t grace_ms;         /* TERM this long before it; stragglers' grace */
 };
 
-/* Have the guard spawn the command, and wait until it has exec'd (or
- * failed to), with no loop running meanwhile. 0; -127 if the command was
- * not found, -126 if it could not be executed, RR_SPAWN_LATE (-2) if the
- * lease had less than the grace left at the moment of exec, -1 for
- * anything else (the guard died, it could not fork, the cgroup); err then
- * says why. */
-int rr_guard_spawn(struct rr_guard *g, const struct rr_guard_spawn *s, char *err, size_t errlen);
-
-/* The same in two halves, for a caller whose loop goes on meanwhile (and
- * renews the lease: the deadline C's check reads is the page's, moved by
- * rr_guard_set_deadline). _send asks for the spawn: 0 with *fd the read
- * end of the exec pipe (non-blocking) to watch, else as rr_guard_spawn.
- * _outcome once *fd is readable: 1 not yet; else rr_guard_spawn's result
- * (fd stays the caller's to close, once it no longer polls it). */
+/* Have the guard spawn the command, and learn later whether it has
+ * exec'd: the caller's loop goes on meanwhile (and renews the lease: the
+ * deadline C's check reads is the page's, moved by rr_guard_set_deadline).
+ * _send asks for the spawn: 0 with *fd the read end of the exec pipe
+ * (non-blocking) to watch; else as _outcome. _outcome once *fd is
+ * readable: 1 not yet; 0 it exec'd; -127 the command was not found, -126
+ * it could not be executed, RR_SPAWN_LATE (-2) the lease had less than
+ * the grace left at the moment of exec, -1 anything else (the guard died,
+ * it could not fork, the cgroup), err then saying why. fd stays the
+ * caller's to close, once it no longer polls it. */
 int rr_guard_spawn_send(struct rr_guard *g, const struct rr_guard_spawn *s, int *fd, char *err,
                         size_t errlen);
 int rr_guard_spawn_outcome(struct rr_guard *g, int fd, const char *name, char *err,

@@ -263,9 +263,9 @@ static void on_child_started(struct rr_child *ch, int rc, const char *err, void 
 {
     struct run *r = arg;
 
+    (void)ch;
     if (rc != 0)
         r->child = NULL;
-    (void)ch;
     feed_started(r, rc, err);
 }
 

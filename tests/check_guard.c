@@ -3,6 +3,7 @@
  * SIGKILLed, wherever that went (its /proc reader: check_proc.c). */
 #include <check.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -71,7 +72,11 @@ static void wrapper(const char *file)
         _exit(2);
     struct rr_guard_spawn sp = { .argv = argv, .envp = environ,
                                  .deadline_ms = rr_now_ms() + 60000, .grace_ms = 1000 };
-    if (rr_guard_spawn(g, &sp, err, sizeof err) != 0)
+    int fd, rc = rr_guard_spawn_send(g, &sp, &fd, err, sizeof err);
+    if (rc == 0)
+        while ((rc = rr_guard_spawn_outcome(g, fd, argv[0], err, sizeof err)) == 1)
+            poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, -1);
+    if (rc != 0)
         _exit(3);   /* the exec failed */
     for (;;)
         pause();

@@ -125,6 +125,13 @@ static void start(const struct rr_run_params *p)
                      "enter:acquiring acquire");
 }
 
+/* Start, and take the lock at now 1100 with 29000ms validity: STARTING. */
+static void acquire(const struct rr_run_params *p)
+{
+    start(p);
+    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+}
+
 /* What the acquisition of the last run() asked for. */
 static char acquired_acts[512];
 
@@ -291,8 +298,7 @@ START_TEST(test_release_not_retried)
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 2100,
                                               .unlanded = true }),
                      "say:release_failed say:released enter:done finish:79");
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     step((struct rr_run_ev){ .kind = RR_EV_CHILD_LATE, .now = 1200 });
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .now = 1300,
                                               .unlanded = true }),
@@ -326,8 +332,7 @@ START_TEST(test_release_not_sent)
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_NOT_SENT }),
                      "say:release_not_sent say:released enter:done finish:1");
     /* Nothing ran: nothing to report but the refusal itself. */
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     step((struct rr_run_ev){ .kind = RR_EV_CHILD_FAILED, .now = 1100, .spawn_rc = -127,
                              .text = "x: not found" });
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASE_NOT_SENT }),
@@ -510,8 +515,7 @@ END_TEST
 
 START_TEST(test_spawn_failures)
 {
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_FAILED, .now = 1100,
                                               .spawn_rc = -127 }),
                      "say:exec_failed enter:releasing disarm_renew disarm_lost disarm_timeout release:0");
@@ -523,18 +527,15 @@ START_TEST(test_spawn_failures)
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RELEASED, .freed = true }), "leave");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_LEFT }), "enter:done finish:127");
 
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     step((struct rr_run_ev){ .kind = RR_EV_CHILD_FAILED, .spawn_rc = -126 });
     ck_assert_int_eq(sm.exit_code, RR_EXIT_NOEXEC);
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     step((struct rr_run_ev){ .kind = RR_EV_CHILD_FAILED, .spawn_rc = -1 });
     ck_assert_int_eq(sm.exit_code, RR_EXIT_OSERR);
     ck_assert_int_eq(sm.status, RR_JOB_NONE);
 
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_LATE, .now = 1100 }),
                      "say:late enter:releasing disarm_renew disarm_lost disarm_timeout release:0");
     ck_assert_int_eq(sm.status, RR_JOB_NONE);
@@ -547,8 +548,7 @@ END_TEST
  * loss reach what starts as they would the command. */
 START_TEST(test_starting)
 {
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     ck_assert_int_eq(sm.state, RR_RUN_STARTING);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEW_DUE, .now = 11100 }), "renew");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEWED, .now = 11150,
@@ -575,8 +575,7 @@ START_TEST(test_starting)
 
     /* The lease ran out while it started (renewals failed): the guard
      * refuses the exec; nothing ran: Redis was unavailable, 69. */
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_LOST_DEADLINE, .now = 25100 }),
                      "disarm_renew disarm_lost stop:5000 say:lost");
     ck_assert_int_eq(sm.state, RR_RUN_STARTING);
@@ -586,8 +585,7 @@ START_TEST(test_starting)
     ck_assert_int_eq(sm.status, RR_JOB_NONE);
 
     /* Taken while it started, and it exec'd all the same: killed. */
-    start(&params);
-    step((struct rr_run_ev){ .kind = RR_EV_ACQ_OK, .now = 1100, .validity_ms = 29000 });
+    acquire(&params);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_RENEW_LOST, .now = 11200 }),
                      "disarm_renew disarm_lost kill say:lost");
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STARTED, .now = 11300 }),
