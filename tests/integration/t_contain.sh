@@ -184,16 +184,21 @@ end_test
 
 t "--contain tree: a mark directory someone else made turns the mark off; the run goes on"
 # /tmp/redlock-run-UID made first by another user (here root): never used,
-# never a stall; -vv says why.
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && [ ! -e /tmp/redlock-run-65534 ]; then
-    mkdir -m 0755 /tmp/redlock-run-65534   # readable: the owner check, not the mode, refuses it
-    run_limited setpriv --reuid=65534 --regid=65534 --clear-groups \
+# never a stall; -vv says why. A uid no other test uses (65534 is nobody's,
+# and t_once's or t_status's runs as nobody leave its directory behind).
+ouid=
+for u in 2147483001 2147483002 2147483003 2147483004 2147483005; do
+    [ -e "/tmp/redlock-run-$u" ] || { ouid=$u; break; }
+done
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && [ -n "$ouid" ]; then
+    mkdir -m 0755 "/tmp/redlock-run-$ouid"   # readable: the owner check, not the mode, refuses it
+    run_limited setpriv --reuid="$ouid" --regid="$ouid" --clear-groups \
         "$RR_BIN" -r "$U" -vv --contain tree treeother true
-    rmdir /tmp/redlock-run-65534
+    rmdir "/tmp/redlock-run-$ouid"
     assert_rc 0 "a run whose mark directory is another user's"
-    assert_contains "$(cat "$ERR")" "no directory of ours for the run's mark (/tmp/redlock-run-65534: not ours, or open to others)"
+    assert_contains "$(cat "$ERR")" "no directory of ours for the run's mark (/tmp/redlock-run-$ouid: not ours, or open to others)"
 else
-    skip "needs root, setpriv and no /tmp/redlock-run-65534"
+    skip "needs root, setpriv and a uid whose /tmp/redlock-run-UID is free"
 fi
 end_test
 
