@@ -440,9 +440,13 @@ static void on_renewal(struct rr_run_sm *sm, const struct rr_run_ev *ev,
  * out; the command first (SIGSTOP, and in cgroup mode its whole cgroup
  * frozen: what left its group stops too), then us. Only where a shell can
  * continue us. */
-static void stop_job(struct rr_run_sm *sm, struct rr_run_actions *out, int64_t now)
+static void stop_job(struct rr_run_sm *sm, struct rr_run_actions *out, int64_t now,
+                     bool child_running)
 {
     if (holding(sm)) {
+        /* Our SIGSTOP to a running command comes back as its stop report,
+         * read once we are continued: ours, not another process's. */
+        sm->own_stop_pending = child_running;
         push(out, RR_ACT_PAUSE_CHILD);
         say(out, RR_MSG_STOPPED, sm->valid_until - now, NULL);
     }
@@ -461,6 +465,10 @@ static void on_child_stopped(struct rr_run_sm *sm, const struct rr_run_ev *ev,
 {
     if (!holding(sm))
         return;
+    if (ev->sig == SIGSTOP && sm->own_stop_pending) {
+        sm->own_stop_pending = false;
+        return;
+    }
     if (ev->sig != SIGTSTP && ev->sig != SIGTTIN && ev->sig != SIGTTOU) {
         if (!sm->said_child_stop) {
             sm->said_child_stop = true;
@@ -479,7 +487,7 @@ static void on_child_stopped(struct rr_run_sm *sm, const struct rr_run_ev *ev,
         sm->said_tty_stop = true;
         say(out, RR_MSG_TTY_STOP, 0, NULL)->sig = ev->sig;
     }
-    stop_job(sm, out, ev->now);
+    stop_job(sm, out, ev->now, false);
 }
 
 static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct rr_run_actions *out)
@@ -517,7 +525,7 @@ static void on_signal(struct rr_run_sm *sm, const struct rr_run_ev *ev, struct r
         break;
     case RR_EV_SIGTSTP:
         if (ev->job_control) {
-            stop_job(sm, out, ev->now);
+            stop_job(sm, out, ev->now, true);
         } else {
             /* Nobody could continue us: a stop would last for ever, the
              * command killed at the lease's end and us left in state T.

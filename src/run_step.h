@@ -238,6 +238,7 @@ struct rr_run_sm {
     int release_tries;           /* release requests sent */
     bool said_tty_stop;          /* RR_MSG_TTY_STOP, once */
     bool said_child_stop;        /* RR_MSG_CHILD_STOPPED, once */
+    bool own_stop_pending;       /* our PAUSE_CHILD's SIGSTOP: its report is ours */
     long long child_continued;   /* stops of the command undone (no job control) */
     long long tstp_ignored;      /* SIGTSTPs not obeyed (no job control) */
 };

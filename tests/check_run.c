@@ -755,6 +755,13 @@ START_TEST(test_stop_and_continue)
                      "pause say:stopped stop_self");
     ck_assert_int_eq(out.a[1].n, 28000);
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED, .now = 3000 }), "resume");
+    /* Our own SIGSTOP's report, read once continued: ours, not another's;
+     * a SIGSTOP after it is another process's. */
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 3001,
+                                              .sig = SIGSTOP, .job_control = true }), "");
+    ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CHILD_STOPPED, .now = 3002,
+                                              .sig = SIGSTOP, .job_control = true }),
+                     "say:child_stopped");
     /* Continued too late to stop the command in time: lost. */
     ck_assert_str_eq(step((struct rr_run_ev){ .kind = RR_EV_CONTINUED, .now = 25100 }),
                      "disarm_renew disarm_lost enter:stopping stop:5000 say:lost");

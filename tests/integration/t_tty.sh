@@ -159,6 +159,7 @@ assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
 assert_contains "$o" "Stopped" "bash's job table"
 assert_contains "$o" "got:hello" "the command's output after fg"
 assert_contains "$o" "RC=0" "exit status"
+assert_not_contains "$o" "by another process" "our own stop of the command read as another's"
 assert_key_gone R "$(k_lock tty-ctrlz)"
 
 t "a command reading the terminal from a backgrounded redlock-run stops the job; fg continues it"
@@ -168,6 +169,7 @@ assert_contains "$o" "the command was stopped by SIGTTIN" "our message"
 assert_contains "$o" "Stopped" "bash's job table"
 assert_contains "$o" "got:hello" "the command's output after fg"
 assert_contains "$o" "RC=0" "exit status"
+assert_not_contains "$o" "by another process" "our own stop of the command read as another's"
 assert_key_gone R "$(k_lock tty-background)"
 
 t "SIGTSTP to a job of an interactive shell stops the command too; the lease runs out; no overlap"
@@ -189,6 +191,7 @@ o=$(cat "$TMP/pty.out")
 assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
 assert_contains "$o" "Stopped" "bash's job table"
 assert_contains "$o" "RC=79" "the first run's exit status after fg"
+assert_not_contains "$o" "by another process" "our own stop of the command read as another's"
 a_max=$(sort -n "$TMP/lease.a" 2>/dev/null | tail -1)
 b_min=$(sort -n "$TMP/lease.b" 2>/dev/null | head -1)
 if [ -z "$a_max" ] || [ -z "$b_min" ]; then
@@ -215,6 +218,7 @@ EOF
     assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
     assert_contains "$o" "Stopped" "bash's job table"
     assert_contains "$o" "RC=0" "exit status after fg"
+    assert_not_contains "$o" "by another process" "our own stop of the command read as another's"
     read -r _ n1 n2 f1 <<<"$(grep '^STOPPED ' "$TMP/pty.out" | tr -d '\r')"
     read -r _ n3 f2 <<<"$(grep '^CONTINUED ' "$TMP/pty.out" | tr -d '\r')"
     note "helper stamps: $n1 when stopped, $n2 a second later ($f1), $n3 a second after fg ($f2)"
@@ -255,6 +259,7 @@ EOF
     o=$(cat "$TMP/pty.out")
     assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
     assert_contains "$o" "RC=79" "the first run's exit status after fg"
+assert_not_contains "$o" "by another process" "our own stop of the command read as another's"
     a_max=$(sort -n "$TMP/lcg.a" 2>/dev/null | tail -1)
     b_min=$(sort -n "$TMP/lcg.b" 2>/dev/null | head -1)
     if [ -z "$a_max" ] || [ -z "$b_min" ]; then
