@@ -198,8 +198,24 @@ static void say_left(const struct rr_guard_report *r)
 /* Not an exit: reported, and run_step.c decides (a job stops as a whole
  * only where a shell can continue it). A stopped job gives the terminal
  * back, as a shell's would. */
+/* A stop report read once the command runs again is out of date: with
+ * --foreground the shell's fg continued it with us (one process group), or
+ * it was continued meanwhile. Acted on, it would stop the job once more
+ * right after fg. Where /proc cannot say, the report stands. */
+static bool stopped_still(pid_t pid)
+{
+    struct rr_proc_stat st;
+
+    return pid <= 0 || rr_proc_read_stat(pid, &st) != 0 || st.state == 'T' || st.state == 't';
+}
+
 static void on_stopped(struct rr_child *ch, int sig)
 {
+    if (!stopped_still(ch->pid)) {
+        rr_log(RR_LOG_DEBUG, "child", NULL, "a stop (%s) of the command that it is no longer in: "
+               "passed over", strsignal(sig));
+        return;
+    }
     if (ch->tty && (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
         rr_tty_take(ch->pid);
     if (ch->stop_cb)

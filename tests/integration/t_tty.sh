@@ -14,7 +14,8 @@ start_redis R || { t "start redis"; fail "cannot start"; done_testing; exit 1; }
 
 # pty_run MODE [FILE GO] — drive redlock-run under a pty (python's pty
 # module); the transcript goes to $TMP/pty.out. MODE: direct (redlock-run is
-# the session's foreground job), ctrlz, background or lease (an interactive
+# the session's foreground job), ctrlz, fgctrlz (ctrlz with --foreground),
+# background or lease (an interactive
 # bash runs it; lease: the command stamps FILE, and fg waits for GO to exist).
 # freeze CG2 SCRIPT PIDF STAMPS END: redlock-run --contain cgroup runs sh
 # SCRIPT PIDF STAMPS END as a job; it is stopped (kill -TSTP %1) for 1 s,
@@ -120,11 +121,12 @@ elif mode in ("lease", "lease_cg"):
     os.waitpid(pid, 0)
 else:
     drain(0.5)
-    line = "%s -t 10s -r %s tty-%s -- sh -c 'read x; echo got:$x'%s\n" % (
-        rr, url, mode, " &" if mode == "background" else "")
+    line = "%s -t 10s %s-r %s tty-%s -- sh -c 'read x; echo got:$x'%s\n" % (
+        rr, "--foreground " if mode == "fgctrlz" else "", url, mode,
+        " &" if mode == "background" else "")
     send(line.encode())
     drain(1.0)
-    if mode == "ctrlz":
+    if mode in ("ctrlz", "fgctrlz"):
         send(b"\x1a")
         drain(1.0)
     else:
@@ -140,6 +142,9 @@ else:
     drain(0.5)
     send(b"exit\n")
     drain(0.5)
+    if b"There are stopped jobs" in out:   # a job stopped again: say so, end it
+        send(b"exit\n")
+        drain(0.5)
     os.waitpid(pid, 0)
 sys.stdout.write(out.decode(errors="replace"))
 PY
@@ -161,6 +166,17 @@ assert_contains "$o" "got:hello" "the command's output after fg"
 assert_contains "$o" "RC=0" "exit status"
 assert_not_contains "$o" "by another process" "our own stop of the command read as another's"
 assert_key_gone R "$(k_lock tty-ctrlz)"
+
+t "--foreground: Ctrl-Z stops the job as a whole; one fg continues it"
+# The terminal's SIGTSTP reaches the command and us (one process group): the
+# command's own stop report, read after fg, must not stop the job again.
+pty_run fgctrlz
+o=$(cat "$TMP/pty.out")
+assert_contains "$o" "stopped (SIGTSTP), and the command with us" "our message"
+assert_contains "$o" "got:hello" "the command's output after one fg"
+assert_contains "$o" "RC=0" "exit status"
+assert_not_contains "$o" "by another process" "our own stop of the command read as another's"
+assert_key_gone R "$(k_lock tty-fgctrlz)"
 
 t "a command reading the terminal from a backgrounded redlock-run stops the job; fg continues it"
 pty_run background
