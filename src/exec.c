@@ -77,8 +77,11 @@ void rr_exec_child(const struct rr_exec_spawn *s)
             report(s->errfd, RR_EXEC_CGROUP + e);
     }
     setpgid(0, s->own_group ? 0 : s->pgid);
-    /* The terminal goes with us (every signal is blocked here, SIGTTOU too). */
-    if (s->tty)
+    /* The terminal goes with us (every signal is blocked here, SIGTTOU too),
+     * if R's group still has it: a job stopped while we were being started
+     * gave it back to the shell, which must keep it (fg gives it to R, and
+     * R hands it on when it continues us). */
+    if (s->tty && tcgetpgrp(0) == s->pgid)
         ioctl(0, TIOCSPGRP, &self);
     /* Die with the guard, even when it is SIGKILLed. If it already died
      * before prctl took effect, the signal will never come, so check. */
