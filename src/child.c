@@ -195,9 +195,6 @@ static void say_left(const struct rr_guard_report *r)
                r->n ? who : "members of its cgroup");
 }
 
-/* Not an exit: reported, and run_step.c decides (a job stops as a whole
- * only where a shell can continue it). A stopped job gives the terminal
- * back, as a shell's would. */
 /* A stop report read once the command runs again is out of date: with
  * --foreground the shell's fg continued it with us (one process group), or
  * it was continued meanwhile. Acted on, it would stop the job once more
@@ -209,6 +206,9 @@ static bool stopped_still(pid_t pid)
     return pid <= 0 || rr_proc_read_stat(pid, &st) != 0 || st.state == 'T' || st.state == 't';
 }
 
+/* Not an exit: reported, and run_step.c decides (a job stops as a whole
+ * only where a shell can continue it). A stopped job gives the terminal
+ * back, as a shell's would. */
 static void on_stopped(struct rr_child *ch, int sig)
 {
     if (!stopped_still(ch->pid)) {
