@@ -357,4 +357,15 @@ bad=$(awk '
 [ -z "$bad" ] || fail "${bad//$TOP\//}"
 end_test
 
+t "docs/BENCHMARKS.md ends with scripts/bench-by-hand.md, which scripts/bench copies there"
+# scripts/bench writes docs/BENCHMARKS.md anew and copies the figures measured
+# by hand to its end from scripts/bench-by-hand.md: a figure added to the
+# doc's copy alone would be lost at the next run of scripts/bench.
+n=$(grep -c "" "$TOP/scripts/bench-by-hand.md")
+if ! tail -n "$n" "$TOP/docs/BENCHMARKS.md" | cmp -s - "$TOP/scripts/bench-by-hand.md"; then
+    fail "the end of docs/BENCHMARKS.md differs from scripts/bench-by-hand.md: $(
+        diff <(tail -n "$n" "$TOP/docs/BENCHMARKS.md") "$TOP/scripts/bench-by-hand.md" | head -3 | cut -c1-120 | tr '\n' ';')"
+fi
+end_test
+
 done_testing
