@@ -526,35 +526,6 @@ static int make_dir(struct rr_cgroup *cg, char *err, size_t errlen)
     return -e;
 }
 
-/* The empty cgroups that dead runs left beside ours (killed with their
- * guard, which would have removed them). A live run's cgroup holds its
- * command, so rmdir fails on it (EBUSY); the minute keeps clear of one made
- * a moment ago whose command is not in it yet, by a run whose pid we cannot
- * see (another pid namespace). Best effort: errors are ignored. */
-static void sweep_stale(int parent_fd)
-{
-    int fd = dup(parent_fd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *e;
-    struct stat st;
-    time_t now = time(NULL);
-
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    while ((e = readdir(d)) != NULL) {
-        long pid = rr_cgroup_name_pid(e->d_name);
-        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        if (fstatat(parent_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-            now - st.st_mtime > 60)
-            unlinkat(parent_fd, e->d_name, AT_REMOVEDIR);
-    }
-    closedir(d);
-}
-
 /* The populated flag of the child name of parent_fd: 1, 0, or -errno. */
 static int populated_at(int parent_fd, const char *name)
 {
@@ -585,6 +556,56 @@ static bool run_gone(int parent_fd, const char *name)
     return gone;
 }
 
+/* The entries of the directory parent_fd, read through a description of
+ * its own: a dup(2) would share parent_fd's offset, which R and the guard
+ * share too (fork), so a listing read to its end by one leaves the next
+ * with none (the end-of-run sweep found nothing after the guard's scan). */
+static DIR *listing(int parent_fd)
+{
+    int fd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
+/* Remove the child name of parent_fd if it is a directory made over a
+ * minute ago whose run is gone: the empty cgroup of a dead run (killed with
+ * its guard, which would have removed it). rmdir fails on one that holds a
+ * process (EBUSY). A run whose pid we cannot see (another pid namespace)
+ * keeps its directory's flock while it waits, however long; the minute
+ * keeps clear of one made a moment ago, before its flock was taken. */
+static void remove_if_stale(int parent_fd, const char *name, time_t now)
+{
+    struct stat st;
+
+    if (fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        now - st.st_mtime > 60 && run_gone(parent_fd, name))
+        unlinkat(parent_fd, name, AT_REMOVEDIR);
+}
+
+/* The empty cgroups that dead runs of any job left beside ours: only when
+ * the kernel refuses a new one (cgroup.max.descendants), to make room; a
+ * run otherwise removes only its own job's (rr_cgroup_kill_dead), so that
+ * its cost does not grow with other jobs' runs. Best effort. */
+static void sweep_stale(int parent_fd)
+{
+    DIR *d = listing(parent_fd);
+    struct dirent *e;
+    time_t now = time(NULL);
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        long pid = rr_cgroup_name_pid(e->d_name);
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        remove_if_stale(parent_fd, e->d_name, now);
+    }
+    closedir(d);
+}
+
 /* "redlock-run.PID.JOB": the ".JOB" part (NULL if the name is not ours). */
 static const char *job_part(const char *name)
 {
@@ -595,22 +616,29 @@ int rr_cgroup_kill_dead(const struct rr_cgroup *cg, int wait_ms, char *first, si
 {
     enum { MAX_DEAD = 16 };
     char dead[MAX_DEAD][NAME_MAX + 1];
-    int n = 0, fd;
+    int n = 0;
     const char *job = cg ? job_part(cg->name) : NULL;
-    DIR *d = job && (fd = dup(cg->parent_fd)) >= 0 ? fdopendir(fd) : NULL;
+    DIR *d = job ? listing(cg->parent_fd) : NULL;
     struct dirent *e;
+    time_t now = time(NULL);
 
     if (!d)
         return 0;
     while ((e = readdir(d)) != NULL && n < MAX_DEAD) {
         const char *j = job_part(e->d_name);
         long pid = rr_cgroup_name_pid(e->d_name);
-        /* Another run of this job whose redlock-run is gone, its cgroup
+        /* Another run of this job whose redlock-run is gone. Its cgroup
          * still populated: its guard is gone too (a living guard empties
-         * and removes it at once when its redlock-run dies). */
+         * and removes it at once when its redlock-run dies). Empty: it was
+         * killed with its guard, maybe while it waited. Other jobs' are
+         * passed by with a strcmp. */
         if (!j || strcmp(j, job) != 0 || strcmp(e->d_name, cg->name) == 0 ||
-            kill((pid_t)pid, 0) == 0 || errno != ESRCH ||
-            populated_at(cg->parent_fd, e->d_name) != 1 || !run_gone(cg->parent_fd, e->d_name))
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        int populated = populated_at(cg->parent_fd, e->d_name);
+        if (populated == 0)
+            remove_if_stale(cg->parent_fd, e->d_name, now);
+        if (populated != 1 || !run_gone(cg->parent_fd, e->d_name))
             continue;
         char path[NAME_MAX + 32];
         snprintf(path, sizeof path, "%s/cgroup.kill", e->d_name);
@@ -714,12 +742,6 @@ fail:
         unlinkat(cg->parent_fd, cg->name, AT_REMOVEDIR);
     rr_cgroup_free(cg);
     return rc < 0 ? rc : -EINVAL;
-}
-
-void rr_cgroup_sweep(const struct rr_cgroup *cg)
-{
-    if (cg && cg->parent_fd >= 0)
-        sweep_stale(cg->parent_fd);
 }
 
 const char *rr_cgroup_path(const struct rr_cgroup *cg)

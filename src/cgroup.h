@@ -76,17 +76,11 @@ int rr_cgroup_remove(const struct rr_cgroup *cg);
  * can hold processes next to us (cgroup.kill exists: kernel 5.14; our own
  * cgroup enables no controllers in cgroup.subtree_control, the "no
  * internal processes" rule), mkdir redlock-run.<pid>.<lock name> under it
- * (if the kernel says there are too many, again after rr_cgroup_sweep's
- * work), and open its files. 0 and *out set (free with rr_cgroup_free), or
+ * (if the kernel says there are too many, again after removing the empty
+ * cgroups that dead runs of any job left), and open its files. 0 and *out set (free with rr_cgroup_free), or
  * -errno with a one-line reason in err and *out NULL. Calls nothing that
  * needs the guard. */
 int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
-
-/* Remove the empty cgroups that dead runs left beside ours (a name of
- * ours, a pid that no longer exists, made over a minute ago: a run killed
- * with its guard). Best effort. R calls it at the end of a run, while the
- * servers work on the release, not on the way to the lock. */
-void rr_cgroup_sweep(const struct rr_cgroup *cg);
 
 /* Kill what dead runs of the same job left in their cgroups beside ours
  * (a name "redlock-run.PID.JOB" with our JOB, no process PID, populated,
@@ -96,7 +90,11 @@ void rr_cgroup_sweep(const struct rr_cgroup *cg);
  * killer), so nothing of theirs can stop it, and it runs on past their
  * lease. cgroup.kill to each, then up to wait_ms for them to empty, and
  * rmdir. The name of the first goes into first (may be NULL). Returns how
- * many were killed. Only the guard calls it: it is the one that kills. */
+ * many were killed. Only the guard calls it: it is the one that kills.
+ * It also removes the empty cgroups that dead runs of the job left, made
+ * over a minute ago (a run killed with its guard, maybe while it waited).
+ * Other jobs' cgroups cost a strcmp each: a run's work here grows with the
+ * runs of its own job on this host, not with everyone's. */
 int rr_cgroup_kill_dead(const struct rr_cgroup *cg, int wait_ms, char *first, size_t firstlen);
 
 /* The cgroup's absolute path (e.g. /sys/fs/cgroup/unified/system.slice/

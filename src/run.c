@@ -519,8 +519,8 @@ static void feed(struct run *r, const struct rr_run_ev *ev, const struct rr_acqu
  * refuses without touching Redis, and what --contain auto reports (the
  * log, the lock's record, --status) is what the command gets; one mkdir
  * and a reading of /proc/self/cgroup a run. A run killed while it waits
- * leaves an empty cgroup, which the end of the next run of any job removes
- * once it is a minute old (rr_cgroup_sweep, in uncontain).
+ * leaves an empty cgroup, which the guard of the next run of the job
+ * removes once it is a minute old (rr_cgroup_kill_dead).
  * Returns 0, or -1 with err filled when --contain cgroup cannot have one. */
 static int contain(struct run *r, const struct rr_config *cfg, char *err, size_t errlen)
 {
@@ -563,7 +563,6 @@ static void uncontain(struct run *r)
     if (rc < 0 && rc != -ENOENT)
         rr_log(RR_LOG_WARN, "contain", NULL, "cannot remove the cgroup %s: %s",
                rr_cgroup_path(r->cgroup), strerror(-rc));
-    rr_cgroup_sweep(r->cgroup);   /* and dead runs' beside it */
 }
 
 /* The handle goes only at the end, once the guard is reaped

@@ -298,16 +298,24 @@ static void make_aged(const char *base, const char *name, int secs_ago)
     ck_assert_int_eq(utimensat(AT_FDCWD, p, t, 0), 0);
 }
 
+/* A pid that names no process now. */
+static pid_t dead_pid(void)
+{
+    pid_t p = fork();
+
+    if (p == 0)
+        _exit(0);
+    waitpid(p, NULL, 0);
+    return p;
+}
+
 START_TEST(test_sweep_stale)
 {
     struct rr_cgroup *cg = NULL;
-    char err[256] = "", base[4200], stale[64], fresh[64], p[4400];
+    char err[256] = "", base[4200], stale[64], fresh[64], other[64], p[4400];
     struct stat st;
-    pid_t dead = fork();
+    pid_t dead = dead_pid(), dead2 = dead_pid();
 
-    if (dead == 0)
-        _exit(0);
-    waitpid(dead, NULL, 0);
     if (rr_cgroup_create(&cg, "probe", err, sizeof err) != 0) {
         fprintf(stderr, "check_cgroup: no real cgroup here (%s): skipped\n", err);
         return;
@@ -317,20 +325,35 @@ START_TEST(test_sweep_stale)
     ck_assert_int_eq(rr_cgroup_remove(cg), 0);
     rr_cgroup_free(cg);
 
-    /* A dead run's, made long ago: removed. A dead pid's made just now
-     * (maybe a run in another pid namespace): kept. */
-    snprintf(stale, sizeof stale, "redlock-run.%ld.unit-stale", (long)dead);
-    snprintf(fresh, sizeof fresh, "redlock-run.%ld.unit-fresh", (long)dead);
+    /* Of the job "unit-sweep": a dead run's, made long ago: removed. A
+     * dead pid's made just now (maybe a run in another pid namespace that
+     * has not taken its flock yet): kept. Another job's, however stale:
+     * not this run's business, kept. */
+    snprintf(stale, sizeof stale, "redlock-run.%ld.unit-sweep", (long)dead);
+    snprintf(fresh, sizeof fresh, "redlock-run.%ld.unit-sweep", (long)dead2);
+    snprintf(other, sizeof other, "redlock-run.%ld.unit-other", (long)dead);
     make_aged(base, stale, 120);
     make_aged(base, fresh, 0);
-    ck_assert_int_eq(rr_cgroup_create(&cg, "sweeper", err, sizeof err), 0);
+    make_aged(base, other, 120);
+    ck_assert_int_eq(rr_cgroup_create(&cg, "unit-sweep", err, sizeof err), 0);
     snprintf(p, sizeof p, "%s/%s", base, stale);
     ck_assert_int_eq(stat(p, &st), 0);   /* not on the way to the lock */
-    rr_cgroup_sweep(cg);
+    ck_assert_int_eq(rr_cgroup_kill_dead(cg, 0, NULL, 0), 0);   /* nothing to kill */
     ck_assert_msg(stat(p, &st) == -1, "%s was left", p);
     snprintf(p, sizeof p, "%s/%s", base, fresh);
     ck_assert_int_eq(stat(p, &st), 0);
     ck_assert_int_eq(rmdir(p), 0);
+    snprintf(p, sizeof p, "%s/%s", base, other);
+    ck_assert_msg(stat(p, &st) == 0, "another job's %s was removed", p);
+    ck_assert_int_eq(rmdir(p), 0);
+    /* A second scan through the same handle lists the directory again
+     * (R and the guard share it: a listing that shared its offset found
+     * nothing after the first). */
+    snprintf(stale, sizeof stale, "redlock-run.%ld.unit-sweep", (long)dead_pid());
+    make_aged(base, stale, 120);
+    ck_assert_int_eq(rr_cgroup_kill_dead(cg, 0, NULL, 0), 0);
+    snprintf(p, sizeof p, "%s/%s", base, stale);
+    ck_assert_msg(stat(p, &st) == -1, "%s was left by a second scan", p);
     ck_assert_int_eq(rr_cgroup_remove(cg), 0);
     rr_cgroup_free(cg);
 }

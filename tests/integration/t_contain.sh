@@ -323,6 +323,45 @@ if [ "$can_cgroup" = 1 ]; then
         skip "unshare --pid cannot be used here"
     fi
     end_test
+
+    t "--contain cgroup: other jobs' cgroups cost a run a name comparison: no kill(2) for them, none removed"
+    # 100 of live runs of other jobs (pid 1 lives), 100 of dead runs of
+    # other jobs made two minutes ago: what a busy host has beside us. A
+    # run's work must not grow with them (issue 33: it sent kill(pid, 0) to
+    # every one of them at its end, and removed the dead ones' directories).
+    if command -v strace >/dev/null 2>&1; then
+        dead=$(sh -c 'echo $$')
+        for i in $(seq 100); do
+            mkdir "$CG2/redlock-run.1.sib-live$i" "$CG2/redlock-run.$dead.sib-dead$i"
+            touch -d '2 minutes ago' "$CG2/redlock-run.$dead.sib-dead$i"
+        done
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited \
+            strace -f -qq -o "$TMP/sib.strace" -e trace=kill "$RR_BIN" -r "$U" --contain cgroup sibjob true
+        assert_rc 0 "a run beside 200 other jobs' cgroups"
+        assert_eq 0 "$(grep -cE 'kill\((1|'"$dead"'), 0\)' "$TMP/sib.strace")" \
+            "kill(2) calls for other jobs' runs: $(grep -E 'kill\((1|'"$dead"'), 0\)' "$TMP/sib.strace" | head -3)"
+        left=$(cd "$CG2" && ls -d redlock-run.*.sib-* | wc -l)
+        assert_eq 200 "$left" "other jobs' cgroups still there"
+        for i in $(seq 100); do rmdir "$CG2/redlock-run.1.sib-live$i" "$CG2/redlock-run.$dead.sib-dead$i"; done
+    else
+        skip "strace not installed"
+    fi
+    end_test
+
+    t "--contain cgroup: the next run of a job removes the empty cgroup a dead run of the job left, once a minute old"
+    # A run killed with its guard while it waited leaves its cgroup empty.
+    # One made just now is kept: it may be a run in another pid namespace
+    # that has not taken its directory's flock yet.
+    dead=$(sh -c 'echo $$')
+    dead2=$(sh -c 'echo $$')
+    mkdir "$CG2/redlock-run.$dead.emptyjob" "$CG2/redlock-run.$dead2.emptyjob"
+    touch -d '2 minutes ago' "$CG2/redlock-run.$dead.emptyjob"
+    rr -r "$U" --contain cgroup emptyjob true
+    assert_rc 0 "the next run of the job"
+    [ -e "$CG2/redlock-run.$dead.emptyjob" ] && fail "the dead run's empty cgroup, two minutes old, is left"
+    [ -e "$CG2/redlock-run.$dead2.emptyjob" ] || fail "the empty cgroup made just now was removed"
+    rmdir "$CG2/redlock-run.$dead2.emptyjob" 2>/dev/null
+    end_test
 else
     t "the cgroup-mode cases"
     skip "no cgroup can be made here"
