@@ -81,6 +81,7 @@ end
 -- (the README's line has it): then nobody is heard, and every entry lives
 -- and is refreshed as before (the short TTL).
 --@ include listeners
+--@ include flag_queued
 
 -- The q: values of the waiters ids (false: dead). A value other than '1'
 -- ('s', or 'f' and its short TTL: busy() below) says that the waiter was
@@ -179,7 +180,7 @@ local function busy(pttl, h, free)
     end
   end
   redis.call('SET', qkey, val, 'PX', math.floor(ttl))
-  if limit == 1 then redis.call('HSET', statek, 'queued', '1') end
+  if limit == 1 then flag_queued(statek, '1', once_ttl) end
   local ahead = -1
   if free then ahead = rank end
   return {'BUSY', pttl, h[1], h[2], h[3], rank, sc, ahead, h[4]}
@@ -255,14 +256,19 @@ if limit == 1 then
   if e then return e end
 end
 local queued = ''
+-- The live waiters read, when the queue was: a DONE or STALE below takes no
+-- slot, and the next of them is told so (wake_next).
+local qlive = nil
 if wid ~= '' or limit > 1 or sr[2] == '1' then
-  -- Free, but waiters may be queued: only they may take it, in order.
+  -- Free, but waiters may be queued: only they may take it, in order; the
+  -- first nfree live ones, each a slot, and a slot they leave is anyone's.
   local live, more, dropped = heads(nfree)
+  qlive = live
   local mine = false
   for i = 1, math.min(nfree, #live) do
     if live[i] == wid then mine = true end
   end
-  if not mine and (#live > 0 or more) then
+  if not mine and (#live >= nfree or more) then
     -- Dead waiters were ahead: the first live one may not know it is
     -- first, and may still be far (its entry long-lived: release.lua).
     if dropped > 0 and live[1] then
@@ -292,6 +298,18 @@ if wid ~= '' or limit > 1 or sr[2] == '1' then
   if limit == 1 and redis.call('ZCARD', queuek) > 0 then queued = '1' end
 end
 
+-- We take no slot after all (DONE, STALE): the first live waiter other
+-- than us may take it, and is told, as a release would tell it; else it
+-- would learn only at its next refresh.
+local function wake_next()
+  for _, id in ipairs(qlive or {}) do
+    if id ~= wid then
+      publish(wakepre .. id, '1')
+      return
+    end
+  end
+end
+
 local function status_of(s)
   if s == 'running' then return 'abandoned', 1 end
   return s, 0
@@ -314,6 +332,7 @@ end
 --mutant once_no_record_check: if false then
 if st == 'succeeded' and oncek then
   local r = redis.call('HMGET', oncek, 'host', 'pid', 'fence', 'finished_ms')
+  wake_next()
   return {'DONE', r[1] or '', r[2] or '', r[3] or '', r[4] or '', stale}
 end
 local ended = st == 'failed' or st == 'timeout' or st == 'lost' or st == 'abandoned'
@@ -323,6 +342,7 @@ if spent or (st == 'abandoned' and refuse and not retry) then
                        'exit_code', 'signal')
   local when = r[4]
   if st ~= 'abandoned' and r[5] and r[5] ~= '' then when = r[5] end
+  wake_next()
   return {'STALE', r[1] or '', r[2] or '', r[3] or '', when or '', rec, stale, st,
           spent and 1 or 0, used, allowed, r[6] or '', r[7] or '', now}
 end

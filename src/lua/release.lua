@@ -148,6 +148,7 @@ if status == '' and ARGV[ARG_STANDS] == '0' then
 end
 -- How many listen on each channel of chs (lib/listeners.lua).
 --@ include listeners
+--@ include flag_queued
 -- The waiters behind the head that become the first NEAR when it takes the
 -- lock: one that refreshes rarely (its q: value 'f' and its short TTL:
 -- acquire.lua) gets the short TTL back and a message, so that it refreshes
@@ -211,14 +212,14 @@ if wid ~= '' and status ~= '' then
   redis.call('DEL', qpre .. wid)
 end
 if status == '' and limit == 1 and redis.call('ZCARD', queuek) > 0 then
-  redis.call('HSET', statek, 'queued', '1')   -- a restored record lacks it
+  flag_queued(statek, '1', ARGV[ARG_STATE_TTL_MS])   -- a restored record lacks it
 end
 if released == 1 and (queued or limit > 1) then
   local head = first_live()
   if head then
     publish(wakepre .. head, '1')
   elseif limit == 1 and redis.call('EXISTS', queuek) == 0 then
-    redis.call('HSET', statek, 'queued', '')
+    flag_queued(statek, '', ARGV[ARG_STATE_TTL_MS])
   end
 end
 if status ~= '' and not logged then

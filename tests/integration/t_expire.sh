@@ -99,6 +99,16 @@ for j in queued pool killed; do
 done
 end_test
 
+t "a waiter behind a lock that has no record of ours leaves no key without an end"
+# An application's own SET NX PX on the key: the waiter marks the job's
+# record 'queued', which made a record that never ended.
+R S SET "$(k_lock foreign)" app-token PX 3000 >/dev/null
+rr -r "$U" --state-ttl 1s -t 1s -w 500ms foreign -- true
+assert_rc 75 "a waiter whose --wait ran out"
+keys_end foreign 3000
+wait_for 8 no_keys foreign || fail "foreign: keys left: $(job_keys foreign | tr '\n' ' ')"
+end_test
+
 t "an operator's --resolve and --release that add the first history entry give it an end"
 # The history was gone (expired, or never written); --resolve and --release
 # write an entry: the stream they create ends --state-ttl later.

@@ -559,6 +559,70 @@ abandoned_pids() {
         sed 's/.* pid //' | tr '\n' ' '
 }
 
+t "--limit 2: one waiter queued, both slots free: a run without --wait takes the slot the waiter leaves"
+# F free slots go to the first F live waiters; a slot no waiter is first
+# for is anyone's. (One waiter queued used to refuse every run: 75 while a
+# slot stood free.) The waiter is stopped, so it cannot take its slot yet;
+# it still listens, so it is live.
+job=limfree d=$TMP/limfree
+mkdir -p "$d"
+for x in a b; do
+    bg "$d/$x" "$RR_BIN" -r "$U" --limit 2 "$job" -- sh -c \
+        'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done' \
+        sh "$d/$x.on" "$d/stop"
+    eval "$x=\$BG"
+    wait_for 10 file_there "$d/$x.on" || fail "holder $x did not start"
+done
+bg "$d/w" "$RR_BIN" -r "$U" --limit 2 -w 60s "$job" -- true
+w=$BG
+wait_for 10 qlen_is "$job" 1 || fail "the waiter did not queue"
+kill -STOP "$w"
+touch "$d/stop"
+wait_pid "$a" 10
+wait_pid "$b" 10
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "a run without --wait, one waiter queued, two slots free ($(cat "$ERR"))"
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 0 "another (the first one's slot is free again)"
+kill -CONT "$w"
+wait_pid "$w" 20
+assert_eq 0 "$RC" "the waiter, continued"
+end_test
+
+t "a waiter woken for a free lock that its --once ID no longer needs wakes the next waiter"
+# W1 (ID d1, which the holder is settling) is first; the holder's release
+# wakes W1 only. W1's acquire finds d1 done and takes nothing: the lock is
+# still free, and W2 behind it (ID d2) must hear so at once, not at its
+# next refresh (3.3 s at the default lease: it has just refreshed).
+job=oncewake d=$TMP/oncewake
+mkdir -p "$d"
+bg "$d/h" "$RR_BIN" -r "$U" --once d1 "$job" -- sh -c \
+    'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done' \
+    sh "$d/held" "$d/stop"
+h=$BG
+wait_for 10 file_there "$d/held" || fail "the holder did not start"
+bg "$d/w1" "$RR_BIN" -r "$U" --once d1 -w 60s "$job" -- touch "$d/w1.ran"
+w1=$BG
+wait_for 10 qlen_is "$job" 1 || fail "W1 did not queue"
+bg "$d/w2" "$RR_BIN" -r "$U" --once d2 -w 60s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w2.at"
+w2=$BG
+wait_for 10 qlen_is "$job" 2 || fail "W2 did not queue"
+t0=$(now_ms)
+touch "$d/stop"
+wait_pid "$h" 10
+assert_eq 0 "$RC" "the holder"
+wait_pid "$w1" 10
+assert_eq 0 "$RC" "W1 (d1 was done)"
+assert_no_file "$d/w1.ran" "W1's command"
+wait_pid "$w2" 20
+assert_eq 0 "$RC" "W2"
+if [ -s "$d/w2.at" ]; then
+    assert_lt "$(( $(cat "$d/w2.at") - t0 ))" 2000 "ms from the holder's end to W2's start"
+else
+    fail "W2's command did not run"
+fi
+end_test
+
 t "--limit: a give-back after a lost reply frees the slot it took, whatever slot that is"
 # A holds slot 1, so B's acquire takes slot 2. The give-back must find B's
 # token there, free the slot and put back the slot's record, or C gets

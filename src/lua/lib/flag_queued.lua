@@ -1,0 +1,11 @@
+-- flag_queued(key, v, ttl_ms): the state record's field 'queued', '1' when
+-- the queue may hold waiters, '' when it is empty (acquire.lua: a run that
+-- does not wait reads the queue only on '1'). A record it makes (none was
+-- there: a holder that writes none, a first run's give-back) gets the
+-- job's retention, ttl_ms, like every key of the job: none is left for
+-- ever. Included by acquire.lua and release.lua ("--@ include
+-- flag_queued"), joined into one line: no comment may follow code here.
+local function flag_queued(key, v, ttl)
+  redis.call('HSET', key, 'queued', v)
+  if redis.call('PTTL', key) == -1 then redis.call('PEXPIRE', key, ttl) end
+end
