@@ -118,13 +118,15 @@ static void call_slot(struct rv *v, int k)
     char slot[12], top[12], keep[24];
     const char *keys[RR_FORCE_NKEYS] = {
         [RR_FORCE_KEY_LOCK] = v->keys.lock, [RR_FORCE_KEY_STATE] = v->keys.state,
-        [RR_FORCE_KEY_HISTORY] = v->keys.history,
+        [RR_FORCE_KEY_HISTORY] = v->keys.history, [RR_FORCE_KEY_QUEUE] = v->keys.queue,
     };
     const char *args[RR_FORCE_NARGS] = {
         [RR_FORCE_ARG_CHANNEL] = v->keys.channel, [RR_FORCE_ARG_HOST] = v->host,
         [RR_FORCE_ARG_PID] = v->pid, [RR_FORCE_ARG_SHARDED] = "0", [RR_FORCE_ARG_MODE] = v->mode,
         [RR_FORCE_ARG_FENCE] = v->cfg->release_fence ? v->cfg->release_fence : "",
         [RR_FORCE_ARG_SLOT] = slot, [RR_FORCE_ARG_MAX_SLOT] = top, [RR_FORCE_ARG_STATE_TTL_MS] = keep,
+        [RR_FORCE_ARG_WAITER_PREFIX] = v->keys.q_prefix,
+        [RR_FORCE_ARG_WAKE_PREFIX] = v->keys.wake_prefix,
     };
 
     snprintf(keep, sizeof keep, "%lld", (long long)v->cfg->state_ttl_ms);

@@ -7,15 +7,17 @@
 -- waiters. Nobody can acquire meanwhile: the key exists until then or
 -- until the old lease ends. mode 'poll' only reports (the wait of
 -- --release); 'force' (--force) deletes whatever the holder does.
---! KEYS lock state history
+--! KEYS lock state history queue
 --! ARGV channel host pid sharded mode fence slot max_slot state_ttl_ms
+--! ARGV waiter_prefix wake_prefix
 -- host, pid: the operator's; sharded: 1, SPUBLISH (on a cluster);
 -- mode: revoke, force or poll; fence: act only on a holder of this fence
 -- ('' any); slot: the --limit slot K to act on (lock, state: slot 1's
 -- keys; slot K's are lock:K, state:K), or 0: every held slot of 1..max_slot
 -- (with a fence: the ones whose holder has it). state_ttl_ms: --state-ttl,
 -- the expiry of a history this script has to create (one that exists keeps
--- the one its runs gave it).
+-- the one its runs gave it). queue, waiter_prefix, wake_prefix: the
+-- waiters' queue (acquire.lua); a deleted lock wakes its first live one.
 -- Returns {{slot, tag, pttl, host, pid, fence, status, heartbeat_ms,
 -- finished_ms}...}: one entry for slot K, or one per held slot (slot 0).
 -- tag: FREE (no lock: slot K only), FENCE (another fence holds it: nothing
@@ -29,6 +31,13 @@
 -- runs out), never deleted without --force.
 -- The holder's fields come from the state record of its token.
 local histk = KEYS[KEY_HISTORY]
+local sharded = ARGV[ARG_SHARDED] == '1'
+local function publish(ch, m)
+  local r = sharded and redis.pcall('SPUBLISH', ch, m)
+  if type(r) ~= 'number' then redis.call('PUBLISH', ch, m) end
+end
+--@ include listeners
+--@ include first_live
 local mode, want = ARGV[ARG_MODE], ARGV[ARG_FENCE] or ''
 local function slotkey(k, i)
   if i == 1 then return k end
@@ -78,11 +87,14 @@ local function act(i)
              'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
              'by', ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID])
   if redis.call('PTTL', histk) == -1 then redis.call('PEXPIRE', histk, ARGV[ARG_STATE_TTL_MS]) end
-  -- A deleted lock is free: wake waiters with the holder's fence (if
-  -- known), never its token (PUBLISH where a Cluster has no SPUBLISH).
+  -- A deleted lock is free: tell with the holder's fence (if known), never
+  -- its token (PUBLISH where a Cluster has no SPUBLISH), and wake the first
+  -- live waiter, as a release does (the holder, if it lives, no longer
+  -- owns the key, so its release wakes nobody).
   if tag == 'DELETED' then
-    local r = ARGV[ARG_SHARDED] == '1' and redis.pcall('SPUBLISH', ARGV[ARG_CHANNEL], h[4] or '')
-    if type(r) ~= 'number' then redis.call('PUBLISH', ARGV[ARG_CHANNEL], h[4] or '') end
+    publish(ARGV[ARG_CHANNEL], h[4] or '')
+    local head = first_live(KEYS[KEY_QUEUE], ARGV[ARG_WAITER_PREFIX], ARGV[ARG_WAKE_PREFIX], sharded)
+    if head then publish(ARGV[ARG_WAKE_PREFIX] .. head, '1') end
   end
   return reply(tag, pttl, known)
 end

@@ -93,6 +93,33 @@ rr_direct -r "$U" --release --slot 2 "$job"
 assert_rc 1 "--slot 2 with nothing held"
 assert_contains "$(cat "$OUT")" "slot 2 of the lock of $job is not held" "what it says"
 
+t "--release --force wakes the first waiter at once"
+# The deleted lock is free, and the forced-out holder no longer owns the
+# key, so its own release wakes nobody: --release wakes the first live
+# waiter, as a release does. (It did not: the waiter, queued a moment
+# before, learned at its next refresh, 3.3 s at the default lease.)
+d=$TMP/forcewake
+mkdir -p "$d"
+bg "$d/h" "$RR_BIN" -r "$U" forcewake -- sh -c 'touch "$1"; sleep 30' sh "$d/held"
+h=$BG
+wait_for 10 file_there "$d/held" || fail "the holder did not start"
+bg "$d/w" "$RR_BIN" -r "$U" -w 60s forcewake -- sh -c 'date +%s%3N > "$1"' sh "$d/w.at"
+w=$BG
+queued() { [ "$(R S ZCARD "redlock:{forcewake}:queue")" = 1 ]; }
+wait_for 10 queued || fail "the waiter did not queue"
+t0=$(now_ms)
+rr -r "$U" --release --force forcewake
+assert_rc 0 "--release --force"
+wait_pid "$w" 20
+assert_eq 0 "$RC" "the waiter"
+if [ -s "$d/w.at" ]; then
+    assert_lt "$(( $(cat "$d/w.at") - t0 ))" 2000 "ms from --release --force to the waiter's start"
+else
+    fail "the waiter's command did not run"
+fi
+kill_wait TERM "$h" 10
+end_test
+
 t "--slot and --all-slots: bad input is a one-line usage error (64)"
 for args in "--release --slot 0" "--release --slot abc" "--release --slot 101" \
             "--slot 2" "--all-slots" "--release --slot 2 --all-slots" \
