@@ -763,6 +763,16 @@ assert_lt() {
     fail "${3:-value}: expected $1 < $2"
 }
 
+# assert_ran_within FILE T0_MS MS WHAT — FILE holds the time in ms (date
+# +%s%3N) at which WHAT's command started: less than MS after T0_MS.
+assert_ran_within() {
+    if [ -s "$1" ]; then
+        assert_lt "$(( $(cat "$1") - $2 ))" "$3" "ms from the event to $4's start"
+    else
+        fail "$4's command did not run"
+    fi
+}
+
 assert_int() {
     case $1 in '' | *[!0-9]*) fail "${2:-value}: '$1' is not a non-negative integer"; return 1 ;; esac
     return 0
