@@ -359,13 +359,18 @@ static int send_fence(struct round *rd, int i, long long fence)
 {
     struct rr_lock *lk = rd->op.lk;
     char f[24];
-    const char *keys[RR_FENCE_NKEYS] = { [RR_FENCE_KEY_FENCE] = lk->keys.fence };
+    const char *keys[RR_FENCE_NKEYS] = { [RR_FENCE_KEY_FENCE] = lk->keys.fence,
+                                         [RR_FENCE_KEY_STATE] = lk->base_state,
+                                         [RR_FENCE_KEY_ONCE] = lk->keys.once };
     const char *args[RR_FENCE_NARGS] = { [RR_FENCE_ARG_FENCE] = f,
-                                         [RR_FENCE_ARG_KEEP_MS] = lk->once_ttl };
+                                         [RR_FENCE_ARG_KEEP_MS] = lk->once_ttl,
+                                         [RR_FENCE_ARG_TOKEN] = lk->token,
+                                         [RR_FENCE_ARG_LIMIT] = lk->limit };
 
     snprintf(f, sizeof f, "%lld", fence);
-    return rr_script_call(lk->conns[i], RR_SCRIPT_FENCE, RR_FENCE_NKEYS, keys, RR_FENCE_NARGS,
-                          args, on_fence_reply, &rd->op.slots[i]);
+    return rr_script_call(lk->conns[i], RR_SCRIPT_FENCE,
+                          lk->keys.once[0] ? RR_FENCE_NKEYS : RR_FENCE_KEY_ONCE, keys,
+                          RR_FENCE_NARGS, args, on_fence_reply, &rd->op.slots[i]);
 }
 
 /* abandon.lua, with slot 1's keys: with --limit the script looks at every

@@ -91,6 +91,40 @@ if assert_int "$f" "REDLOCK_FENCE"; then
 fi
 for m in M1 M2 M3 M4 M5; do assert_key_gone "$m" "$(k_lock $job)"; done
 
+t "3 masters: --status, the history and every master's records show the fence the command was given; --release waits for that holder"
+# Each master draws its own fence; the command gets the quorum's largest,
+# and the masters that drew less were raised to it. Their records kept
+# their own draw: --status showed another fence than REDLOCK_FENCE, and
+# --release, polling, took the second master's record for a new run's and
+# said at once "a new run holds it now" while the holder still ran.
+job=rlsame d=$TMP/rlsame
+mkdir -p "$d"
+R M2 SET "$(k_fence $job)" 1900000000000 >/dev/null
+mapfile -t ropts < <(urls 3)
+bg "$d/h" "$RR_BIN" "${ropts[@]}" -t 6s --once d1 "$job" -- sh -c \
+    'echo "$REDLOCK_FENCE" > "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done' \
+    sh "$d/fence" "$d/stop"
+h=$BG
+wait_for 10 test -s "$d/fence" || fail "the holder did not start"
+f=$(cat "$d/fence" 2>/dev/null)
+assert_eq 1900000000001 "$f" "REDLOCK_FENCE (master 2's draw, the largest)"
+for m in M1 M2 M3; do
+    assert_eq "$f" "$(hget "$m" "$(k_state $job)" fence)" "the state record's fence on $m"
+    assert_eq "$f" "$(hget "$m" "redlock:{$job}:once:d1" fence)" "the --once record's fence on $m"
+done
+rr "${ropts[@]}" --status "$job"
+assert_contains "$(cat "$OUT")" "(fence $f)" "--status of the holder"
+# --release: the holder is revoked; it stops at its next renewal (2 s),
+# and --release waits for that, then says the holder released it.
+rr "${ropts[@]}" --release "$job"
+assert_rc 0 "--release"
+assert_not_contains "$(cat "$OUT" "$ERR")" "a new run holds it"
+assert_contains "$(cat "$OUT" "$ERR")" "released it"
+wait_pid "$h" 10
+assert_eq 79 "$RC" "the revoked holder's status"
+touch "$d/stop"
+end_test
+
 # --- masters down ---------------------------------------------------------------
 t "3 masters: a failed --once attempt is refused on every master; a master restarted empty does not bring it back"
 # Issue 28, 1 with a quorum: the count is in each master's once record,
