@@ -33,8 +33,8 @@ static const char *const fam_name[NFAM] = {
 };
 
 static const char *const fam_help[NFAM] = {
-    "What redlock-run --status NAME exits with: 0 fine, 1 held, 2 failed, 3 abandoned or an "
-    "--once ID not settled.",
+    "What redlock-run --status NAME exits with: 0 fine, 1 held, 2 the last run or an unsettled "
+    "--once ID failed, timed out or lost its lock, 3 one died mid-way (abandoned).",
     "Status of the job's last run, whichever host ran it (1 for its status).",
     "When a run of the job last succeeded, on any host (0: never).",
     "When the job's last run ended (absent while a run holds the lock).",
