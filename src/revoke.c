@@ -52,7 +52,7 @@ struct rv {
     struct rr_job_keys keys;
     struct rr_svc *conns[RR_MAX_ENDPOINTS];
     int n, pending;
-    char host[256], pid[24];
+    char host[256], pid[24];      /* the operator: user@host, our pid */
     const char *mode;           /* "revoke", "force", "poll" */
     int target;                 /* the first round's slot: K, or 0 every held slot */
     bool slotted;               /* --slot or --all-slots: name the slot */
@@ -422,8 +422,7 @@ int rr_revoke_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         free(v);
         return RR_EXIT_USAGE;
     }
-    if (gethostname(v->host, sizeof(v->host) - 1) != 0)
-        snprintf(v->host, sizeof(v->host), "unknown");
+    rr_operator_name(v->host, sizeof v->host);   /* the history's "by" */
     snprintf(v->pid, sizeof(v->pid), "%ld", (long)getpid());
     for (int i = 0; i < v->n; i++) {
         if (!(v->conns[i] = rr_svc_config_new(loop, cfg, i))) {

@@ -69,4 +69,9 @@ const char *rr_quote(const char *s, size_t n, size_t max, char *out, size_t outl
  * with *out set, or -1 (also on overflow). hi < LONG_MAX. Pure. */
 int rr_parse_decimal(const char *s, size_t n, long lo, long hi, long *out);
 
+/* Who an operator is, for the audit trail of --resolve and --release:
+ * "user@host" (the user behind sudo when root runs it through sudo; "uid
+ * N" when the uid has no name). */
+void rr_operator_name(char *buf, size_t len);
+
 #endif

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pwd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -666,24 +665,6 @@ static void on_once_clock(int n_ok, long long sec, int64_t local_ms, const char 
         ask_resolve(op);
 }
 
-/* Who resolves: "user@host" (the user behind sudo when root runs it
- * through sudo), recorded by --resolve. */
-static void operator_name(char *buf, size_t len)
-{
-    char host[200] = "unknown";
-    const char *user = getuid() == 0 ? getenv("SUDO_USER") : NULL;
-    struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
-    char uid[24];
-
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "unknown");
-    if (!user || !*user) {
-        snprintf(uid, sizeof uid, "uid %ld", (long)getuid());
-        user = pw && pw->pw_name ? pw->pw_name : uid;
-    }
-    snprintf(buf, len, "%.40s@%s", user, host);
-}
-
 int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
 {
     struct op op;
@@ -698,7 +679,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         return op.exit_code;
     if (state_pattern(cfg->prefix, op.state_pattern, sizeof op.state_pattern) != 0)
         op.state_pattern[0] = '\0';   /* no suggestions; the read is the same */
-    operator_name(op.host, sizeof op.host);
+    rr_operator_name(op.host, sizeof op.host);
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
     for (int i = 0; i < op.n; i++) {
         if (!(op.conns[i] = rr_svc_config_new(loop, cfg, i))) {

@@ -1,6 +1,10 @@
 /* util.c — small shared helpers (rr.h). */
 #include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "rr.h"
@@ -67,4 +71,20 @@ int rr_parse_decimal(const char *s, size_t n, long lo, long hi, long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+void rr_operator_name(char *buf, size_t len)
+{
+    char host[200] = "unknown";
+    const char *user = getuid() == 0 ? getenv("SUDO_USER") : NULL;
+    struct passwd *pw = user && *user ? NULL : getpwuid(getuid());
+    char uid[24];
+
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
+    if (!user || !*user) {
+        snprintf(uid, sizeof uid, "uid %ld", (long)getuid());
+        user = pw && pw->pw_name ? pw->pw_name : uid;
+    }
+    snprintf(buf, len, "%.40s@%s", user, host);
 }

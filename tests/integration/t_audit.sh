@@ -248,7 +248,7 @@ wait_pid "$w" 5
 rr -r "$U" --status hrow
 st=$(cat "$OUT")
 echo "$st" | grep -Eq '^  .*  failed +signal 15 ' || fail "no 'signal 15' row: $st"
-echo "$st" | grep -Eq '^  .*  released +- .* by [^ ]+:[0-9]+$' || fail "no 'by HOST:PID' on the forced release: $st"
+echo "$st" | grep -Eq '^  .*  released +- .* by [^ @]+@[^ ]+:[0-9]+$' || fail "no 'by USER@HOST:PID' on the forced release: $st"
 echo "$st" | grep -Eq '^  .*  lost +signal 9 ' || fail "no 'lost signal 9' row: $st"
 end_test
 
