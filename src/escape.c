@@ -199,3 +199,37 @@ bool rr_json_int(const char *s, long long *out)
         *out = v;
     return true;
 }
+
+const char *rr_shell_word(const char *s, char *out, size_t outlen)
+{
+    size_t need = 0, n = 0;
+    bool plain = *s != '\0';
+
+    for (const char *p = s; *p; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || strchr("._-:/@%+=,", *p);
+        plain = plain && ok;
+        need += *p == '\'' ? 4 : 1;
+    }
+    need += plain ? 1 : 3;   /* the NUL; or two quotes and the NUL */
+    if (outlen == 0)
+        return out;
+    if (need > outlen) {
+        out[0] = '\0';
+        return out;
+    }
+    if (!plain)
+        out[n++] = '\'';
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'' && !plain) {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    if (!plain)
+        out[n++] = '\'';
+    out[n] = '\0';
+    return out;
+}

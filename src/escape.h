@@ -48,6 +48,12 @@ size_t rr_json_escape(const char *s, char *out, size_t outlen);
 size_t rr_nagios_escape(const char *s, char *out, size_t outlen);
 size_t rr_label_escape(const char *s, char *out, size_t outlen);
 
+/* s as one word a POSIX shell reads back as s, for a command we print
+ * for the user to paste: as it is if every byte is a letter, a digit or one
+ * of ._-:/@%+=,; else in single quotes (a ' as '\''). Give it text already
+ * escaped for the terminal. Returns out ("" if it does not fit). */
+const char *rr_shell_word(const char *s, char *out, size_t outlen);
+
 /* Is s a JSON integer that fits a long long: an optional '-', then digits
  * without a leading zero (but "0")? No sign '+', no space, no fraction,
  * no "inf" or "nan". Sets *out (if not NULL). */

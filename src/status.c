@@ -307,11 +307,18 @@ static int print_status(struct op *op, const redisReply *r)
                    "outcome (it then exited 74)\n", "warning", TXT(st.host, host), st.pid, beat);
     if (op->once_id[0])
         text_once(op, &on, have_once ? once : NULL, held);
+    /* The command to paste: each word quoted for the shell. */
+    char w1[sizeof id * 4 + 3], w2[sizeof w1];
+    if (near) {
+        TXT(near, id);
+        rr_shell_word(id, w1, sizeof w1);
+        rr_shell_word(TXT(cfg->name, host), w2, sizeof w2);
+    }
     if (near && op->once_id[0])
-        fprintf(f, "%-10s did you mean %s? redlock-run --status --once %s %s\n", "note",
-                TXT(near, id), id, cfg->name);
+        fprintf(f, "%-10s did you mean %s? redlock-run --status --once %s %s\n", "note", id, w1,
+                w2);
     else if (near)
-        fprintf(f, "%-10s did you mean %s? redlock-run --status %s\n", "note", TXT(near, id), id);
+        fprintf(f, "%-10s did you mean %s? redlock-run --status %s\n", "note", id, w1);
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");

@@ -154,11 +154,15 @@ static size_t distance(const char *a, const char *b)
 
 int rr_verdict_closest(const char *want, const char *const *cands, size_t n)
 {
-    size_t best = SIZE_MAX, limit = strlen(want) / 3;
+    size_t len = strlen(want), best = SIZE_MAX, limit = len / 3;
     int at = -1;
 
-    if (limit < 2)
-        limit = 2;
+    /* One edit for a short name, a third of a long one; never as many as
+     * want has letters (for "nc", "a?" is no typo). */
+    if (limit < 1)
+        limit = 1;
+    if (limit >= len)
+        limit = len ? len - 1 : 0;
     for (size_t i = 0; i < n; i++) {
         if (!cands[i] || strcmp(cands[i], want) == 0)
             continue;

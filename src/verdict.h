@@ -52,8 +52,9 @@ int rr_verdict_unknown(const char *why, char *line, size_t len);
 bool rr_verdict_held_long(const struct rr_verdict_in *in);
 
 /* The index in cands[0..n) of the name closest to want by edit distance
- * (Levenshtein), if it is close enough to be a typo of it (at most 2
- * edits, or a third of want's length); -1 if none is. Pure. */
+ * (Levenshtein), if it is close enough to be a typo of it (one edit, or a
+ * third of want's length, and fewer edits than want has bytes); -1 if
+ * none is. Pure. */
 int rr_verdict_closest(const char *want, const char *const *cands, size_t n);
 
 #endif

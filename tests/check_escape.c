@@ -208,6 +208,22 @@ START_TEST(test_json_int)
 }
 END_TEST
 
+/* A word to paste into a shell: as it is when safe, else single-quoted. */
+START_TEST(test_shell_word)
+{
+    char out[64];
+
+    ck_assert_str_eq(rr_shell_word("settle-eu_1.x", out, sizeof out), "settle-eu_1.x");
+    ck_assert_str_eq(rr_shell_word("a?", out, sizeof out), "'a?'");
+    ck_assert_str_eq(rr_shell_word("deploy $BRANCH", out, sizeof out), "'deploy $BRANCH'");
+    ck_assert_str_eq(rr_shell_word("it's", out, sizeof out), "'it'\\''s'");
+    ck_assert_str_eq(rr_shell_word("", out, sizeof out), "''");
+    ck_assert_str_eq(rr_shell_word("abcdef", out, 6), "");    /* does not fit: nothing */
+    ck_assert_str_eq(rr_shell_word("a b", out, 6), "'a b'");
+    ck_assert_str_eq(rr_shell_word("a b", out, 5), "");
+}
+END_TEST
+
 static Suite *escape_suite(void)
 {
     Suite *s = suite_create("escape");
@@ -221,6 +237,7 @@ static Suite *escape_suite(void)
     tcase_add_test(tc, test_small_buffers);
     tcase_add_test(tc, test_escape_n_consumed);
     tcase_add_test(tc, test_json_int);
+    tcase_add_test(tc, test_shell_word);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -191,6 +191,11 @@ START_TEST(test_near)
     ck_assert_int_eq(rr_verdict_closest("invoice", names, 4), -1);   /* nothing close */
     ck_assert_int_eq(rr_verdict_closest("settle", names, 4), -1);    /* not itself */
     ck_assert_int_eq(rr_verdict_closest("x", names, 0), -1);
+    /* A short name: one edit, never the whole name. */
+    const char *short_names[] = { "a?", "nd", "ncat" };
+    ck_assert_int_eq(rr_verdict_closest("nc", short_names, 3), 1);
+    ck_assert_int_eq(rr_verdict_closest("nc", short_names, 1), -1);
+    ck_assert_int_eq(rr_verdict_closest("rpt", names, 4), -1);   /* not "report": 3 edits */
     in.name = "setle";
     in.key = "redlock:{setle}:state";
     in.last = RR_JOB_NONE;

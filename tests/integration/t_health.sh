@@ -101,6 +101,15 @@ assert_contains "$(cat "$OUT")" "REDLOCK CRITICAL - setle never ran (no record u
 rr -r "$U" --status zzzzzzzzzz
 assert_rc 4 "nothing close"
 assert_not_contains "$(cat "$OUT")" "did you mean"
+# The command to paste is quoted for the shell; a short name is never
+# "close" to a name it shares no letter with.
+rr -r "$U" 'pay$day' -- true
+rr -r "$U" --status 'pay-day'
+assert_contains "$(cat "$OUT")" "did you mean pay\$day? redlock-run --status 'pay\$day'"
+rr -r "$U" a? -- true
+rr -r "$U" --status nc
+assert_rc 4 "a short name that never ran"
+assert_not_contains "$(cat "$OUT")" "did you mean"
 end_test
 
 t "an --once ID that never ran exits 4 and names the closest ID of the job"
