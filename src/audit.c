@@ -140,12 +140,18 @@ static void say_busy(const struct rr_audit *au, const struct rr_acquire_result *
                      res->ahead == 1 ? " is" : "s are");
         return;
     }
+    /* --limit N: every slot is taken; the holder named is the one whose
+     * lease ends first. */
+    char slots[96] = "lock is held";
+    if (au->cfg->limit > 1)
+        snprintf(slots, sizeof slots, "all %d slots are held (--limit %d); the one that frees first is held",
+                 au->cfg->limit, au->cfg->limit);
     rr_log_audit(RR_LOG_NOTICE, "busy",
                  (struct rr_field[]){ RR_FS("holder_host", res->holder.host),
                                       RR_FN("holder_pid", res->holder.pid),
                                       RR_FN("holder_fence", res->holder.fence),
                                       RR_FN("ttl_ms", res->lease_ms), RR_FIELD_END },
-                 "%s: lock is held%s%s%s%s", au->cfg->wait_ms ? "gave up waiting" : "not running",
+                 "%s: %s%s%s%s%s", au->cfg->wait_ms ? "gave up waiting" : "not running", slots,
                  holder, d[0] ? ", " : "", d, d[0] ? " left" : "");
 }
 

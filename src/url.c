@@ -456,7 +456,12 @@ int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errl
         /* Show only the scheme: whatever follows may hold a password. */
         n = strcspn(url, ":/@");
         rr_quote(url, n, RR_QUOTE_MAX, q, sizeof q);
-        if (url[n] == ':')
+        size_t digits = url[n] == ':' ? strspn(url + n + 1, "0123456789") : 0;
+        if (digits > 0 && digits <= 5 && url[n + 1 + digits] == '\0')
+            /* HOST:PORT, as redis-cli -h/-p users write it: no secret. */
+            snprintf(err, errlen, "invalid Redis URL: missing scheme; write it as redis://%s:%s",
+                     q, url + n + 1);
+        else if (url[n] == ':')
             snprintf(err, errlen, "invalid Redis URL: unknown scheme '%s:'; use redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://", q);
         else
             snprintf(err, errlen, "invalid Redis URL: missing scheme; write it as redis://HOST[:PORT][/DB] or unix:///PATH");

@@ -225,6 +225,11 @@ START_TEST(specific_messages)
 
     ck_assert_int_eq(rr_url_parse("http://x", &ep, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "unknown scheme 'http:'"));
+    /* HOST:PORT, as redis-cli users write it: the URL to write instead. */
+    ck_assert_int_eq(rr_url_parse("127.0.0.1:31379", &ep, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "missing scheme; write it as redis://127.0.0.1:31379"));
+    ck_assert_int_eq(rr_url_parse("user:" SECRET "@h", &ep, err, sizeof err), -1);
+    ck_assert_ptr_null(strstr(err, SECRET));
 
     ck_assert_int_eq(rr_url_parse("redis://:6379", &ep, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "empty host"));

@@ -573,6 +573,9 @@ for x in a b; do
     eval "$x=\$BG"
     wait_for 10 file_there "$d/$x.on" || fail "holder $x did not start"
 done
+rr_direct -r "$U" --limit 2 "$job" -- true
+assert_rc 75 "a run while both slots are held"
+assert_contains "$(cat "$ERR")" "not running: all 2 slots are held (--limit 2); the one that frees first is held by "
 bg "$d/w" "$RR_BIN" -r "$U" --limit 2 -w 60s "$job" -- true
 w=$BG
 wait_for 10 qlen_is "$job" 1 || fail "the waiter did not queue"
