@@ -204,6 +204,21 @@ static void text_failed_ids(FILE *f, const char *name, const redisReply *uns)
                    "--once ID %s\n", "", name);
 }
 
+/* "did you mean NEAR?" (a NAME, or with name an --once ID of that job), and
+ * the command that asks about it, each word quoted for the shell. */
+static void say_near(FILE *f, const char *near, const char *name)
+{
+    char id[RR_ONCE_MAX * 4 + 1], w1[sizeof id * 4 + 3], nm[300], w2[sizeof nm * 4 + 3];
+
+    TXT(near, id);
+    rr_shell_word(id, w1, sizeof w1);
+    if (name)
+        fprintf(f, "%-10s did you mean %s? redlock-run --status --once %s %s\n", "note", id, w1,
+                rr_shell_word(TXT(name, nm), w2, sizeof w2));
+    else
+        fprintf(f, "%-10s did you mean %s? redlock-run --status %s\n", "note", id, w1);
+}
+
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete,
  *         near, unsettled} */
 static int print_status(struct op *op, const redisReply *r)
@@ -294,7 +309,7 @@ static int print_status(struct op *op, const redisReply *r)
         return code;   /* on_qstatus adds the holders and the queue, and closes */
     }
 
-    char beat[64], host[300], id[RR_ONCE_MAX * 4 + 1];
+    char beat[64], host[300];
     rr_record_time(st.heartbeat_ms, beat, sizeof beat);
     fprintf(f, "%-10s %s\n", "job", cfg->name);
     rr_status_text_lock(f, held ? holder_tok : NULL, pttl, &st, contain);
@@ -307,18 +322,8 @@ static int print_status(struct op *op, const redisReply *r)
                    "outcome (it then exited 74)\n", "warning", TXT(st.host, host), st.pid, beat);
     if (op->once_id[0])
         text_once(op, &on, have_once ? once : NULL, held);
-    /* The command to paste: each word quoted for the shell. */
-    char w1[sizeof id * 4 + 3], w2[sizeof w1];
-    if (near) {
-        TXT(near, id);
-        rr_shell_word(id, w1, sizeof w1);
-        rr_shell_word(TXT(cfg->name, host), w2, sizeof w2);
-    }
-    if (near && op->once_id[0])
-        fprintf(f, "%-10s did you mean %s? redlock-run --status --once %s %s\n", "note", id, w1,
-                w2);
-    else if (near)
-        fprintf(f, "%-10s did you mean %s? redlock-run --status %s\n", "note", id, w1);
+    if (near)
+        say_near(f, near, op->once_id[0] ? cfg->name : NULL);
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");
