@@ -40,6 +40,7 @@ struct rv_slot {
     char who[400];              /* "HOST pid P (fence F)" escaped, or "" unknown */
     bool foreign;               /* no record of its token: not a redlock-run run */
     char fence[32];             /* the holder's, from the first round */
+    char holder[320];           /* its record's "HOST PID", raw, from the first round */
     bool replaced;              /* poll: a new run's record replaced the holder's */
     char status[32];
     long long heartbeat, finished;
@@ -170,6 +171,25 @@ static void send_round(struct rv *v, const char *mode)
 }
 
 /* e: {slot, tag, pttl, host, pid, fence, status, heartbeat_ms, finished_ms} */
+/* A force.lua entry's holder, "HOST PID" as its record has them. */
+static void holder_of(const redisReply *e, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s", rr_record_str(e->element[3]), rr_record_str(e->element[4]));
+}
+
+/* Does a poll's entry e show another run's record than the holder's? A
+ * run is its host and pid: a master that answered the holder's acquire
+ * after the quorum was decided keeps its own draw of the fence, and must
+ * not pass for a new run (a pid comes back only after its process is
+ * gone, long after a revoked holder's release). */
+static bool another_run(const struct rv_slot *s, const redisReply *e)
+{
+    char h[sizeof s->holder];
+
+    holder_of(e, h, sizeof h);
+    return strcmp(h, s->holder) != 0;
+}
+
 static void tally_slot(struct rv *v, const redisReply *e)
 {
     if (e->type != REDIS_REPLY_ARRAY || e->elements != 9 ||
@@ -192,10 +212,10 @@ static void tally_slot(struct rv *v, const redisReply *e)
                      rr_record_text(rr_record_str(e->element[4]), pid, sizeof pid),
                      rr_record_text(rr_record_str(e->element[5]), fence, sizeof fence));
             snprintf(s->fence, sizeof s->fence, "%s", rr_record_str(e->element[5]));
+            holder_of(e, s->holder, sizeof s->holder);
         }
         s->foreign = !s->who[0];
-    } else if (s->foreign ? strcmp(tag, "HELD") == 0
-                          : strcmp(rr_record_str(e->element[5]), s->fence) != 0) {
+    } else if (s->foreign ? strcmp(tag, "HELD") == 0 : another_run(s, e)) {
         /* Only after the holder's lock was gone could a new run take it (a
          * foreign holder's mark is gone once anything else holds it). */
         s->replaced = true;

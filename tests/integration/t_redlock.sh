@@ -125,6 +125,34 @@ assert_eq 79 "$RC" "the revoked holder's status"
 touch "$d/stop"
 end_test
 
+t "3 masters, one answering after the quorum: --release waits for the holder, not 'a new run holds it'"
+# Without --once the run starts on a quorum's answers; the third master,
+# paused, answers later with its own draw of the fence, and is not raised
+# (its record keeps it). --release polled that record and took it for a
+# new run's (another fence): it said at once "a new run holds it now"
+# while the revoked holder ran on. A run is its host and pid.
+job=rllate d=$TMP/rllate
+mkdir -p "$d"
+R M2 SET "$(k_fence $job)" 1900000000000 >/dev/null
+R M3 CLIENT PAUSE 400 WRITE >/dev/null
+mapfile -t ropts < <(urls 3)
+bg "$d/h" "$RR_BIN" "${ropts[@]}" -t 6s "$job" -- sh -c \
+    'echo "$REDLOCK_FENCE" > "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 300 ]; do sleep 0.05; i=$((i+1)); done' \
+    sh "$d/fence" "$d/stop"
+h=$BG
+wait_for 10 test -s "$d/fence" || fail "the holder did not start"
+m3() { [ "$(hget M3 "$(k_state $job)" pid)" = "$h" ]; }
+wait_for 5 m3 || fail "the paused master never recorded the holder"
+note "fences: child $(cat "$d/fence"), M3's record $(hget M3 "$(k_state $job)" fence)"
+rr_direct "${ropts[@]}" --release "$job"
+assert_rc 0 "--release"
+assert_not_contains "$(cat "$OUT" "$ERR")" "a new run holds it"
+assert_contains "$(cat "$OUT" "$ERR")" "released it"
+wait_pid "$h" 10
+assert_eq 79 "$RC" "the revoked holder's status"
+touch "$d/stop"
+end_test
+
 # --- masters down ---------------------------------------------------------------
 t "3 masters: a failed --once attempt is refused on every master; a master restarted empty does not bring it back"
 # Issue 28, 1 with a quorum: the count is in each master's once record,

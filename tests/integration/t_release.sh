@@ -108,7 +108,7 @@ w=$BG
 queued() { [ "$(R S ZCARD "redlock:{forcewake}:queue")" = 1 ]; }
 wait_for 10 queued || fail "the waiter did not queue"
 t0=$(now_ms)
-rr -r "$U" --release --force forcewake
+rr_direct -r "$U" --release --force forcewake
 assert_rc 0 "--release --force"
 wait_pid "$w" 20
 assert_eq 0 "$RC" "the waiter"
