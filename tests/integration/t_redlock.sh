@@ -91,6 +91,20 @@ if assert_int "$f" "REDLOCK_FENCE"; then
 fi
 for m in M1 M2 M3 M4 M5; do assert_key_gone "$m" "$(k_lock $job)"; done
 
+# release_waits RR JOB HOLDER DIR — --release (through RR: rr or rr_direct)
+# of JOB, held by HOLDER, a 3-master run of ropts: it waits for the holder
+# to stop at its next renewal (79) and says it released the lock, never that
+# a new run holds it; then DIR/stop ends the holder's loop if it lingers.
+release_waits() {
+    "$1" "${ropts[@]}" --release "$2"
+    assert_rc 0 "--release"
+    assert_not_contains "$(cat "$OUT" "$ERR")" "a new run holds it"
+    assert_contains "$(cat "$OUT" "$ERR")" "released it"
+    wait_pid "$3" 10
+    assert_eq 79 "$RC" "the revoked holder's status"
+    touch "$4/stop"
+}
+
 t "3 masters: --status, the history and every master's records show the fence the command was given; --release waits for that holder"
 # Each master draws its own fence; the command gets the quorum's largest,
 # and the masters that drew less were raised to it. Their records kept
@@ -116,13 +130,7 @@ rr "${ropts[@]}" --status "$job"
 assert_contains "$(cat "$OUT")" "(fence $f)" "--status of the holder"
 # --release: the holder is revoked; it stops at its next renewal (2 s),
 # and --release waits for that, then says the holder released it.
-rr "${ropts[@]}" --release "$job"
-assert_rc 0 "--release"
-assert_not_contains "$(cat "$OUT" "$ERR")" "a new run holds it"
-assert_contains "$(cat "$OUT" "$ERR")" "released it"
-wait_pid "$h" 10
-assert_eq 79 "$RC" "the revoked holder's status"
-touch "$d/stop"
+release_waits rr "$job" "$h" "$d"
 end_test
 
 t "3 masters, one answering after the quorum: --release waits for the holder, not 'a new run holds it'"
@@ -144,13 +152,7 @@ wait_for 10 test -s "$d/fence" || fail "the holder did not start"
 m3() { [ "$(hget M3 "$(k_state $job)" pid)" = "$h" ]; }
 wait_for 5 m3 || fail "the paused master never recorded the holder"
 note "fences: child $(cat "$d/fence"), M3's record $(hget M3 "$(k_state $job)" fence)"
-rr_direct "${ropts[@]}" --release "$job"
-assert_rc 0 "--release"
-assert_not_contains "$(cat "$OUT" "$ERR")" "a new run holds it"
-assert_contains "$(cat "$OUT" "$ERR")" "released it"
-wait_pid "$h" 10
-assert_eq 79 "$RC" "the revoked holder's status"
-touch "$d/stop"
+release_waits rr_direct "$job" "$h" "$d"
 end_test
 
 # --- masters down ---------------------------------------------------------------
