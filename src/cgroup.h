@@ -77,9 +77,9 @@ int rr_cgroup_remove(const struct rr_cgroup *cg);
  * cgroup enables no controllers in cgroup.subtree_control, the "no
  * internal processes" rule), mkdir redlock-run.<pid>.<lock name> under it
  * (if the kernel says there are too many, again after removing the empty
- * cgroups that dead runs of any job left), and open its files. 0 and *out set (free with rr_cgroup_free), or
- * -errno with a one-line reason in err and *out NULL. Calls nothing that
- * needs the guard. */
+ * cgroups that dead runs of any job left), and open its files. 0 and *out
+ * set (free with rr_cgroup_free), or -errno with a one-line reason in err
+ * and *out NULL. Calls nothing that needs the guard. */
 int rr_cgroup_create(struct rr_cgroup **out, const char *lockname, char *err, size_t errlen);
 
 /* Kill what dead runs of the same job left in their cgroups beside ours

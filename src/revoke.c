@@ -39,7 +39,6 @@ struct rv_slot {
     bool was_running;           /* the holder's record said running (force) */
     char who[400];              /* "HOST pid P (fence F)" escaped, or "" unknown */
     bool foreign;               /* no record of its token: not a redlock-run run */
-    char fence[32];             /* the holder's, from the first round */
     char holder[320];           /* its record's "HOST PID", raw, from the first round */
     bool replaced;              /* poll: a new run's record replaced the holder's */
     char status[32];
@@ -170,7 +169,6 @@ static void send_round(struct rv *v, const char *mode)
     }
 }
 
-/* e: {slot, tag, pttl, host, pid, fence, status, heartbeat_ms, finished_ms} */
 /* A force.lua entry's holder, "HOST PID" as its record has them. */
 static void holder_of(const redisReply *e, char *buf, size_t len)
 {
@@ -190,6 +188,7 @@ static bool another_run(const struct rv_slot *s, const redisReply *e)
     return strcmp(h, s->holder) != 0;
 }
 
+/* e: {slot, tag, pttl, host, pid, fence, status, heartbeat_ms, finished_ms} */
 static void tally_slot(struct rv *v, const redisReply *e)
 {
     if (e->type != REDIS_REPLY_ARRAY || e->elements != 9 ||
@@ -211,7 +210,6 @@ static void tally_slot(struct rv *v, const redisReply *e)
                      rr_record_text(rr_record_str(e->element[3]), host, sizeof host),
                      rr_record_text(rr_record_str(e->element[4]), pid, sizeof pid),
                      rr_record_text(rr_record_str(e->element[5]), fence, sizeof fence));
-            snprintf(s->fence, sizeof s->fence, "%s", rr_record_str(e->element[5]));
             holder_of(e, s->holder, sizeof s->holder);
         }
         s->foreign = !s->who[0];

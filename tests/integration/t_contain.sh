@@ -332,17 +332,17 @@ if [ "$can_cgroup" = 1 ]; then
     if command -v strace >/dev/null 2>&1; then
         dead=$(sh -c 'echo $$')
         for i in $(seq 100); do
-            mkdir "$CG2/redlock-run.1.sib-live$i" "$CG2/redlock-run.$dead.sib-dead$i"
-            touch -d '2 minutes ago' "$CG2/redlock-run.$dead.sib-dead$i"
+            mkdir "$CG2/redlock-run.1.sib$$-live$i" "$CG2/redlock-run.$dead.sib$$-dead$i"
+            touch -d '2 minutes ago' "$CG2/redlock-run.$dead.sib$$-dead$i"
         done
         ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 run_limited \
             strace -f -qq -o "$TMP/sib.strace" -e trace=kill "$RR_BIN" -r "$U" --contain cgroup sibjob true
         assert_rc 0 "a run beside 200 other jobs' cgroups"
         assert_eq 0 "$(grep -cE 'kill\((1|'"$dead"'), 0\)' "$TMP/sib.strace")" \
             "kill(2) calls for other jobs' runs: $(grep -E 'kill\((1|'"$dead"'), 0\)' "$TMP/sib.strace" | head -3)"
-        left=$(cd "$CG2" && ls -d redlock-run.*.sib-* | wc -l)
+        left=$(cd "$CG2" && ls -d redlock-run.*.sib$$-* | wc -l)
         assert_eq 200 "$left" "other jobs' cgroups still there"
-        for i in $(seq 100); do rmdir "$CG2/redlock-run.1.sib-live$i" "$CG2/redlock-run.$dead.sib-dead$i"; done
+        for i in $(seq 100); do rmdir "$CG2/redlock-run.1.sib$$-live$i" "$CG2/redlock-run.$dead.sib$$-dead$i"; done
     else
         skip "strace not installed"
     fi
