@@ -225,6 +225,15 @@ assert_rc 69 "--sync-replicas 2 with one replica"
 # subscribed NODE JOB — a waiter's sharded subscription (its own wake
 # channel, redlock:{JOB}:wake:WAITER) is on NODE.
 subscribed() { [ -n "$(R "$1" PUBSUB SHARDCHANNELS "redlock:{$2}:*")" ]; }
+# renewed_on NODE — the PTTL of $J's lock on NODE is above $last_pttl (a
+# renewal landed there); $last_pttl becomes the PTTL read.
+renewed_on() {
+    local p
+    p=$(R "$1" PTTL "$(k_lock $J)")
+    [ "$p" -gt "$last_pttl" ] 2>/dev/null && { last_pttl=$p; return 0; }
+    last_pttl=$p
+    return 1
+}
 # asking_pttl NODE KEY — PTTL on an IMPORTING node (after ASKING).
 asking_pttl() { local pv="${1}_PORT"; printf 'ASKING\nPTTL %s\n' "$2" | timeout 10 redis-cli -p "${!pv}" | tail -1; }
 owner_is() { [ "$(cl_owner "$1")" = "$2" ]; }
@@ -318,16 +327,9 @@ cl_migrate_finish "$S" "$O" "$T"
 # Renewals (every second of the 3 s lease) now get MOVED from the old
 # owner and go to the new one: the lock's PTTL there must go up (a renewal
 # landed) within two renewal intervals, not just the run be alive.
-pttl_t=$(R "$T" PTTL "$(k_lock $J)")
-renewed_on_t() {
-    local p
-    p=$(R "$T" PTTL "$(k_lock $J)")
-    [ "$p" -gt "$pttl_t" ] 2>/dev/null && { pttl_t=$p; return 0; }
-    pttl_t=$p
-    return 1
-}
-wait_for 2.5 renewed_on_t || fail "no renewal reached the new owner after MOVED (its PTTL: $pttl_t)"
-note "lock PTTL on the new owner after a renewal through MOVED: $pttl_t"
+last_pttl=$(R "$T" PTTL "$(k_lock $J)")
+wait_for 2.5 renewed_on "$T" || fail "no renewal reached the new owner after MOVED (its PTTL: $last_pttl)"
+note "lock PTTL on the new owner after a renewal through MOVED: $last_pttl"
 pid_gone "$h" && fail "the run stopped mid-resharding"
 touch "$TMP/rs.stop"
 wait_pid "$h" 15
@@ -415,7 +417,10 @@ R "$R2" CLUSTER REPLICATE "$(cl_id "$O")" >/dev/null
 wait_for 15 linked "$R2" || fail "$R2 did not become a replica of $O"
 U=$(cl_url "$M2" "$O")
 hold_cmd "$TMP/k9"
-bg "$TMP/k9" "$RR_BIN" -r "$U" --sync-replicas 1 -t 6s "$J" -- "${HOLD[@]}"
+# The lease (20 s) outlasts the promotion: 2-4 s usually, 7.8 s once in
+# CI's ASan pass, where a 6 s lease ran out first: the run then rightly
+# stopped as lost (79) and the contender rightly ran (0).
+bg "$TMP/k9" "$RR_BIN" -r "$U" --sync-replicas 1 -t 20s "$J" -- "${HOLD[@]}"
 h=$BG
 wait_for 10 file_there "$TMP/k9.started" || fail "child did not start"
 cl_kill "$O"
@@ -426,7 +431,10 @@ note "$O killed; slot $S served by $P after $(( $(now_ms) - t0 )) ms"
 rr -r "$(cl_url "$M2")" --sync-replicas 1 "$J" -- true
 assert_rc 75 "the contender"
 pid_gone "$h" && fail "the run stopped after the owner was killed"
-sleep 2.5     # renewals on the new owner, confirmed by its replica
+# A renewal (every 6.7 s) lands on the new owner, confirmed by its replica:
+# the lock's PTTL there goes up.
+last_pttl=$(R "$P" PTTL "$(k_lock $J)")
+wait_for 10 renewed_on "$P" || fail "no renewal reached the new owner (its PTTL: $last_pttl)"
 pid_gone "$h" && fail "the run stopped after the promotion"
 touch "$TMP/k9.stop"
 wait_pid "$h" 15
