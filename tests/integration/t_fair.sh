@@ -592,34 +592,71 @@ wait_pid "$w" 20
 assert_eq 0 "$RC" "the waiter, continued"
 end_test
 
+# behind_holder JOB DIR 'W1 OPTIONS' 'W2 OPTIONS' [HOLDER OPTIONS...] — a
+# holder runs JOB until DIR/stop; W1 (its command touches DIR/w1.ran), then
+# W2 (it writes when it ran to DIR/w2.at) queue behind it with -w 60s. Then
+# the holder is stopped ($t0: when) and must end 0; $w1, $w2: the waiters.
+behind_holder() {
+    local job=$1 d=$2 o1=$3 o2=$4
+    shift 4
+    mkdir -p "$d"
+    bg "$d/h" "$RR_BIN" -r "$U" "$@" "$job" -- sh -c \
+        'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done' \
+        sh "$d/held" "$d/stop"
+    h=$BG
+    wait_for 10 file_there "$d/held" || fail "the holder did not start"
+    # shellcheck disable=SC2086 # the options are words
+    bg "$d/w1" "$RR_BIN" -r "$U" $o1 -w 60s "$job" -- touch "$d/w1.ran"
+    w1=$BG
+    wait_for 10 qlen_is "$job" 1 || fail "W1 did not queue"
+    # shellcheck disable=SC2086
+    bg "$d/w2" "$RR_BIN" -r "$U" $o2 -w 60s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w2.at"
+    w2=$BG
+    wait_for 10 qlen_is "$job" 2 || fail "W2 did not queue"
+    t0=$(now_ms)
+    touch "$d/stop"
+    wait_pid "$h" 10
+    assert_eq 0 "$RC" "the holder"
+}
+
 t "a waiter woken for a free lock that its --once ID no longer needs wakes the next waiter"
 # W1 (ID d1, which the holder is settling) is first; the holder's release
 # wakes W1 only. W1's acquire finds d1 done and takes nothing: the lock is
 # still free, and W2 behind it (ID d2) must hear so at once, not at its
 # next refresh (3.3 s at the default lease: it has just refreshed).
 job=oncewake d=$TMP/oncewake
-mkdir -p "$d"
-bg "$d/h" "$RR_BIN" -r "$U" --once d1 "$job" -- sh -c \
-    'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done' \
-    sh "$d/held" "$d/stop"
-h=$BG
-wait_for 10 file_there "$d/held" || fail "the holder did not start"
-bg "$d/w1" "$RR_BIN" -r "$U" --once d1 -w 60s "$job" -- touch "$d/w1.ran"
-w1=$BG
-wait_for 10 qlen_is "$job" 1 || fail "W1 did not queue"
-bg "$d/w2" "$RR_BIN" -r "$U" --once d2 -w 60s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w2.at"
-w2=$BG
-wait_for 10 qlen_is "$job" 2 || fail "W2 did not queue"
-t0=$(now_ms)
-touch "$d/stop"
-wait_pid "$h" 10
-assert_eq 0 "$RC" "the holder"
+behind_holder "$job" "$d" "--once d1" "--once d2" --once d1
 wait_pid "$w1" 10
 assert_eq 0 "$RC" "W1 (d1 was done)"
 assert_no_file "$d/w1.ran" "W1's command"
 wait_pid "$w2" 20
 assert_eq 0 "$RC" "W2"
 assert_ran_within "$d/w2.at" "$t0" 2000 "W2 (after the holder's end)"
+end_test
+
+t "a waiter refused for a dead run's --once ID marks its record before the next waiter is woken"
+# x1's record is a dead run's, still 'running'. W1 (--once x1, --on-stale
+# refuse) is first behind the holder, W2 second. W1's refusal is marked by
+# abandon.lua after its acquire; W2 woken by the acquire itself could take
+# the lock before the marks, and x1's record stayed 'running' with no
+# history entry. It is a race, so three rounds.
+for k in 1 2 3; do
+    job=stalewake$k d=$TMP/stalewake$k
+    mkdir -p "$d"
+    bg "$d/dd" "$RR_BIN" -r "$U" --once x1 -t 1s "$job" -- sh -c 'touch "$1"; sleep 30' sh "$d/dheld"
+    D=$BG
+    wait_for 10 file_there "$d/dheld" || fail "D did not start"
+    kill_wait KILL "$D" 5
+    wait_for 5 key_gone F "$(k_lock "$job")" || fail "D's lock did not expire"
+    behind_holder "$job" "$d" "--once x1 --on-stale refuse" ""
+    wait_pid "$w1" 10
+    assert_eq 65 "$RC" "W1 (x1's last run died)"
+    assert_no_file "$d/w1.ran" "W1's command"
+    wait_pid "$w2" 20
+    assert_eq 0 "$RC" "W2"
+    assert_ran_within "$d/w2.at" "$t0" 2000 "W2 (after the holder's end)"
+    assert_hash F "$(k_once "$job" x1)" status abandoned
+done
 end_test
 
 t "--limit: a give-back after a lost reply frees the slot it took, whatever slot that is"
