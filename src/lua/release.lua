@@ -67,7 +67,7 @@ local hold, wait, channel = tonumber(ARGV[ARG_HOLD_MS]), ARGV[ARG_WAIT_MS], ARGV
 local void_ms = tonumber(ARGV[ARG_VOID_MS]) or 0
 if void_ms > 0 then redis.call('SET', voidk, '1', 'PX', ARGV[ARG_VOID_MS]) end
 
-local released = 0
+local released, shortened = 0, false
 local cur = redis.call('GET', lock)
 if cur == 'revoked:' .. token then
   -- An operator's --release (force.lua) marked our lock: it is freed now.
@@ -77,6 +77,7 @@ if cur == 'revoked:' .. token then
 elseif cur == token then
   if hold > 0 then
     redis.call('PEXPIRE', lock, hold)
+    shortened = true
   else
     redis.call('DEL', lock)
     released = 1
@@ -206,7 +207,9 @@ local function first_live()
 end
 -- The queue: a finished run leaves it (with several masters a holder keeps
 -- its place until here, so that a give-back does not lose it); a freed
--- lock wakes the first live waiter, and nobody else.
+-- lock wakes the first live waiter, and nobody else. So does a lock
+-- shortened to the rest of --min-hold: the waiter reads the shorter lease
+-- and sleeps until its end, not until its next refresh (up to 3.3 s).
 if wid ~= '' and status ~= '' then
   redis.call('ZREM', queuek, wid)
   redis.call('DEL', qpre .. wid)
@@ -214,7 +217,7 @@ end
 if status == '' and limit == 1 and redis.call('ZCARD', queuek) > 0 then
   flag_queued(statek, '1', ARGV[ARG_STATE_TTL_MS])   -- a restored record lacks it
 end
-if released == 1 and (queued or limit > 1) then
+if (released == 1 or shortened) and (queued or limit > 1) then
   local head = first_live()
   if head then
     publish(wakepre .. head, '1')

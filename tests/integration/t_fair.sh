@@ -592,21 +592,29 @@ wait_pid "$w" 20
 assert_eq 0 "$RC" "the waiter, continued"
 end_test
 
-# behind_holder JOB DIR 'W1 OPTIONS' 'W2 OPTIONS' [HOLDER OPTIONS...] — a
-# holder runs JOB until DIR/stop; W1 (its command touches DIR/w1.ran), then
-# W2 (it writes when it ran to DIR/w2.at) queue behind it with -w 60s. Then
-# the holder is stopped ($t0: when) and must end 0; $w1, $w2: the waiters.
-behind_holder() {
-    local job=$1 d=$2 o1=$3 o2=$4
-    shift 4
+# holder JOB DIR [OPTIONS...] — a run of JOB that holds it until DIR/stop
+# (20 s at most); returns once its command started. Its pid in h.
+holder() {
+    local job=$1 d=$2
+    shift 2
     mkdir -p "$d"
     bg "$d/h" "$RR_BIN" -r "$U" "$@" "$job" -- sh -c \
         'touch "$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done' \
         sh "$d/held" "$d/stop"
     h=$BG
     wait_for 10 file_there "$d/held" || fail "the holder did not start"
+}
+
+# behind_holder JOB DIR 'W1 OPTIONS' 'W2 OPTIONS' [HOLDER OPTIONS...] — a
+# holder runs JOB until DIR/stop; W1, then W2 queue behind it with -w 60s
+# (their commands write when they ran to DIR/w1.at, DIR/w2.at). Then
+# the holder is stopped ($t0: when) and must end 0; $w1, $w2: the waiters.
+behind_holder() {
+    local job=$1 d=$2 o1=$3 o2=$4
+    shift 4
+    holder "$job" "$d" "$@"
     # shellcheck disable=SC2086 # the options are words
-    bg "$d/w1" "$RR_BIN" -r "$U" $o1 -w 60s "$job" -- touch "$d/w1.ran"
+    bg "$d/w1" "$RR_BIN" -r "$U" $o1 -w 60s "$job" -- sh -c 'date +%s%3N > "$1"' sh "$d/w1.at"
     w1=$BG
     wait_for 10 qlen_is "$job" 1 || fail "W1 did not queue"
     # shellcheck disable=SC2086
@@ -628,7 +636,7 @@ job=oncewake d=$TMP/oncewake
 behind_holder "$job" "$d" "--once d1" "--once d2" --once d1
 wait_pid "$w1" 10
 assert_eq 0 "$RC" "W1 (d1 was done)"
-assert_no_file "$d/w1.ran" "W1's command"
+assert_no_file "$d/w1.at" "W1's command"
 wait_pid "$w2" 20
 assert_eq 0 "$RC" "W2"
 assert_ran_within "$d/w2.at" "$t0" 2000 "W2 (after the holder's end)"
@@ -651,12 +659,26 @@ for k in 1 2 3; do
     behind_holder "$job" "$d" "--once x1 --on-stale refuse" ""
     wait_pid "$w1" 10
     assert_eq 65 "$RC" "W1 (x1's last run died)"
-    assert_no_file "$d/w1.ran" "W1's command"
+    assert_no_file "$d/w1.at" "W1's command"
     wait_pid "$w2" 20
     assert_eq 0 "$RC" "W2"
     assert_ran_within "$d/w2.at" "$t0" 2000 "W2 (after the holder's end)"
     assert_hash F "$(k_once "$job" x1)" status abandoned
 done
+end_test
+
+t "a release that shortens the lock to the rest of --min-hold wakes the first waiter"
+# The holder (--min-hold 1.5s) is stopped just after W1 and W2 queued: its
+# lock ends 1.5 s after it started. W1, told at once, sleeps until then;
+# told nobody, W1 learned it at its next refresh, 3.3 s after it queued.
+job=minhold d=$TMP/minhold
+behind_holder "$job" "$d" "" "" --min-hold 1500ms
+note "the lock's PTTL after the holder's end: $(R F PTTL "$(k_lock $job)") ms"
+wait_pid "$w1" 20
+assert_eq 0 "$RC" "W1"
+assert_ran_within "$d/w1.at" "$t0" 2500 "W1 (after the holder was told to stop)"
+wait_pid "$w2" 20
+assert_eq 0 "$RC" "W2"
 end_test
 
 t "--limit: a give-back after a lost reply frees the slot it took, whatever slot that is"
