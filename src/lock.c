@@ -130,9 +130,9 @@ void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v
                     status == RR_REPLY_TIMEOUT ? "no reply in time" : "connection failed", v);
 }
 
-int rr_lock_classify_renew(int status, const redisReply *r)
+int rr_lock_classify_renew(int status, const redisReply *r, char *by, size_t len)
 {
-    return rr_vote_renew(status == RR_REPLY_OK ? r : NULL);
+    return rr_vote_renew(status == RR_REPLY_OK ? r : NULL, by, len);
 }
 
 /* ---- acquire: lock.c executes what the round's machine decides

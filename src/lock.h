@@ -45,7 +45,7 @@ struct rr_lock_opts {
 /* rr_vote_acquire and rr_vote_renew (votes.h) for a reply callback's
  * status and reply: a timeout or a failed connection is an ERR vote. Pure. */
 void rr_lock_classify_acquire(int status, const redisReply *r, struct rr_vote *v);
-int rr_lock_classify_renew(int status, const redisReply *r);
+int rr_lock_classify_renew(int status, const redisReply *r, char *by, size_t len);
 
 struct rr_acquire_result {
     enum rr_acq result;

@@ -26,8 +26,9 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
     struct slot *sl = arg;
     struct op *op = sl->op;
     int q = rr_lock_quorum(op->lk->n);
+    char by[RR_REVOKED_BY_LEN];
 
-    switch (rr_lock_classify_renew(status, r)) {
+    switch (rr_lock_classify_renew(status, r, by, sizeof by)) {
     case 1:
         if (!rr_lock_synced(rr_svc_sync_replicas(c), rr_svc_replicas(c))) {
             /* Extended here, but not where a failover would look: do not
@@ -43,6 +44,8 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
         break;
     case 0:
         op->mismatch++;
+        if (by[0] && !op->revoked_by[0])
+            snprintf(op->revoked_by, sizeof op->revoked_by, "%s", by);
         break;
     default:
         op->err++;
@@ -68,7 +71,10 @@ static void on_extend_reply(struct rr_svc *c, int status, redisReply *r, void *a
             decided = false;
         if (decided) {
             op->reported = true;
-            if (res == RR_EXTEND_LOST)
+            if (res == RR_EXTEND_LOST && op->revoked_by[0])
+                snprintf(op->errmsg, sizeof(op->errmsg),
+                         "the lock was revoked by --release (%s)", op->revoked_by);
+            else if (res == RR_EXTEND_LOST)
                 snprintf(op->errmsg, sizeof(op->errmsg),
                          "the lock was taken over or deleted on %d of %d master%s",
                          op->mismatch, op->lk->n, op->lk->n == 1 ? "" : "s");

@@ -52,6 +52,9 @@ struct slot {
     int idx;
 };
 
+/* The operator a renewal names (renew.lua: user@host:pid), cut to fit. */
+#define RR_REVOKED_BY_LEN 160
+
 /* One operation over the masters: a renewal, a release, a give-back, or
  * the first member of an acquisition round (lock.c). */
 struct op {
@@ -65,6 +68,7 @@ struct op {
     int ok, mismatch, err, released, written;
     bool reported;                /* a renewal: its callback has run */
     char errmsg[RR_ERRLEN];       /* the first error */
+    char revoked_by[RR_REVOKED_BY_LEN];   /* a renewal: who --release'd the lock */
 };
 
 /* lock_op.c: an operation of size bytes (at least sizeof(struct op), the

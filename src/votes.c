@@ -199,8 +199,23 @@ malformed:
     snprintf(v->detail, sizeof(v->detail), "malformed reply to the acquire script");
 }
 
-int rr_vote_renew(const redisReply *r)
+/* {0, by}: the lock taken by an operator's --release (renew.lua). */
+static bool renew_revoked(const redisReply *r)
 {
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+           r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 0 &&
+           r->element[1]->type == REDIS_REPLY_STRING;
+}
+
+int rr_vote_renew(const redisReply *r, char *by, size_t len)
+{
+    if (by && len)
+        by[0] = '\0';
+    if (r && renew_revoked(r)) {
+        if (by && len)
+            snprintf(by, len, "%.*s", (int)r->element[1]->len, r->element[1]->str);
+        return 0;
+    }
     if (!r || r->type != REDIS_REPLY_INTEGER)
         return -1;
     if (r->integer == 1)

@@ -114,7 +114,9 @@ int rr_vote_run_id(const char *info, size_t len, char *id);
 int rr_votes_twin(const char (*ids)[RR_RUN_ID_LEN + 1], int n, int i);
 
 /* The answer to one renewal (r NULL: none came): 1 extended, 0 token
- * mismatch, -1 error. Pure. */
-int rr_vote_renew(const redisReply *r);
+ * mismatch, -1 error. by (len bytes, may be NULL): who revoked the lock
+ * with --release (user@host:pid, from Redis: untrusted), "" not known.
+ * Pure. */
+int rr_vote_renew(const redisReply *r, char *by, size_t len);
 
 #endif

@@ -447,20 +447,33 @@ START_TEST(test_classify_renew)
 {
     redisReply *r;
 
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":1\r\n")), 1);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":1\r\n"), NULL, 0), 1);
     freeReplyObject(r);
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":0\r\n")), 0);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":0\r\n"), NULL, 0), 0);
     freeReplyObject(r);
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":2\r\n")), -1);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":2\r\n"), NULL, 0), -1);
     freeReplyObject(r);
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("$1\r\n1\r\n")), -1);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("$1\r\n1\r\n"), NULL, 0), -1);
     freeReplyObject(r);
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("-ERR x\r\n")), -1);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("-ERR x\r\n"), NULL, 0), -1);
     freeReplyObject(r);
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("$-1\r\n")), -1);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("$-1\r\n"), NULL, 0), -1);
     freeReplyObject(r);
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_TIMEOUT, NULL), -1);
-    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_IOERR, NULL), -1);
+    /* {0, by}: revoked by an operator's --release, who is said (cut to fit). */
+    char by[8];
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK,
+                                            r = resp("*2\r\n:0\r\n$11\r\nops@h:12345\r\n"),
+                                            by, sizeof by), 0);
+    ck_assert_str_eq(by, "ops@h:1");
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp(":0\r\n"), by, sizeof by), 0);
+    ck_assert_str_eq(by, "");
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_OK, r = resp("*2\r\n:1\r\n$1\r\nx\r\n"),
+                                            by, sizeof by), -1);
+    freeReplyObject(r);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_TIMEOUT, NULL, NULL, 0), -1);
+    ck_assert_int_eq(rr_lock_classify_renew(RR_REPLY_IOERR, NULL, NULL, 0), -1);
 }
 END_TEST
 

@@ -78,6 +78,9 @@ local function act(i)
     redis.call('SET', lock, 'revoked:' .. token, 'KEEPTTL')
     tag = 'REVOKED'
   end
+  local by = ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID]
+  -- A live run of ours learns from its record who took its lock (renew.lua).
+  if known and live then redis.call('HSET', statek, 'revoked_by', by) end
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   if not known then h = {false, false, false, false, false, h[6], h[7], h[8]} end
@@ -85,7 +88,7 @@ local function act(i)
              'exit_code', '', 'signal', '', 'host', h[2] or '', 'pid', h[3] or '',
              'fence', h[4] or '', 'once', h[5] or '', 'started_ms', now,
              'finished_ms', now, 'duration_ms', 0, 'wait_ms', '',
-             'by', ARGV[ARG_HOST] .. ':' .. ARGV[ARG_PID])
+             'by', by)
   if redis.call('PTTL', histk) == -1 then redis.call('PEXPIRE', histk, ARGV[ARG_STATE_TTL_MS]) end
   -- A deleted lock is free: tell with the holder's fence (if known), never
   -- its token (PUBLISH where a Cluster has no SPUBLISH), and wake the first

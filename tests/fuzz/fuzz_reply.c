@@ -136,12 +136,18 @@ static void check_acquire(const redisReply *r)
 
 static void check_renew(const redisReply *r)
 {
-    int k = rr_lock_classify_renew(RR_REPLY_OK, r);
+    char by[16];
+    int k = rr_lock_classify_renew(RR_REPLY_OK, r, by, sizeof by);
+    bool revoked = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                   r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 0 &&
+                   r->element[1]->type == REDIS_REPLY_STRING;
 
     if (k == 1 && !(r->type == REDIS_REPLY_INTEGER && r->integer == 1))
         FAIL("renew counted as extended from a reply of type %d", r->type);
-    if (k == 0 && !(r->type == REDIS_REPLY_INTEGER && r->integer == 0))
+    if (k == 0 && !(r->type == REDIS_REPLY_INTEGER && r->integer == 0) && !revoked)
         FAIL("renew counted as a mismatch from a reply of type %d", r->type);
+    if (strlen(by) >= sizeof by || (by[0] && !revoked))
+        FAIL("renew named a revoker from a reply of type %d", r->type);
     if (k < -1 || k > 1)
         FAIL("renew returned %d", k);
 }
@@ -206,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (v.kind != RR_VOTE_ERR)
         FAIL("a timeout counted as a vote");
     rr_lock_classify_acquire(RR_REPLY_IOERR, NULL, &v);
-    if (v.kind != RR_VOTE_ERR || rr_lock_classify_renew(RR_REPLY_IOERR, NULL) != -1)
+    if (v.kind != RR_VOTE_ERR || rr_lock_classify_renew(RR_REPLY_IOERR, NULL, NULL, 0) != -1)
         FAIL("an I/O error counted as a vote");
 
     rd = redisReaderCreate();

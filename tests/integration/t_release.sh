@@ -10,8 +10,8 @@ start_redis S || { t "start redis"; fail "cannot start redis-server"; done_testi
 U=$S_URL
 
 # holders JOB PREFIX — start two --limit 2 holders that tick every 20 ms
-# into PREFIX.1 / PREFIX.2; sets H1 (slot 1's wrapper pid), H2 (slot 2's)
-# and T1, T2 (their tick files).
+# into PREFIX.1 / PREFIX.2; sets H1 (slot 1's wrapper pid), H2 (slot 2's),
+# T1, T2 (their tick files) and E2 (slot 2's holder's stderr).
 holders() {
     local job=$1 p=$2 a b
     bg "$p.w1" "$RR_BIN" -r "$U" --limit 2 -t 3s "$job" -- \
@@ -23,9 +23,9 @@ holders() {
     b=$BG
     wait_for 10 test -s "$p.2" || fail "the second holder did not start"
     if [ "$(hget S "$(k_state "$job"):2" pid)" = "$b" ]; then
-        H1=$a H2=$b T1=$p.1 T2=$p.2
+        H1=$a H2=$b T1=$p.1 T2=$p.2 E2=$p.w2.err
     else
-        H1=$b H2=$a T1=$p.2 T2=$p.1
+        H1=$b H2=$a T1=$p.2 T2=$p.1 E2=$p.w1.err
     fi
 }
 
@@ -40,6 +40,8 @@ rr_direct -r "$U" --limit 2 "$job" -- sh -c 'date +%s%3N > "$1"' sh "$TMP/s.new"
 assert_rc 0 "a run right after, with slot 1 still held"
 wait_pid "$H2" 15
 assert_rc 79 "slot 2's holder"
+assert_contains "$(cat "$E2")" "the lock was revoked by --release ($(id -un)@$(hostname):" \
+    "slot 2's holder names who released it"
 pid_gone "$H1" && fail "slot 1's holder stopped too"
 last=$(tail -1 "$T2"); first=$(head -1 "$TMP/s.new" 2>/dev/null)
 note "slot 2's old command last ticked at $last, the new run's command ran at $first"
@@ -80,6 +82,8 @@ assert_rc 0 "--release --fence (slot 2's holder)"
 assert_contains "$(cat "$OUT")" "released slot 2 of the lock of $job" "the slot it found"
 wait_pid "$H2" 15
 assert_rc 79 "slot 2's holder"
+assert_contains "$(cat "$E2")" "the lock was revoked by --release ($(id -un)@$(hostname):" \
+    "slot 2's holder names who released it"
 pid_gone "$H1" && fail "slot 1's holder stopped too"
 f1=$(hget S "$(k_state "$job")" fence)
 rr_direct -r "$U" --release --slot 2 --fence "$f1" "$job"
