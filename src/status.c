@@ -196,12 +196,10 @@ static void text_failed_ids(FILE *f, const char *name, const redisReply *uns)
         }
         fprintf(f, " --once %s %s", TXT(rr_record_str(uns->element[i]), id), TXT(s, st));
     }
-    if (n == 1)
-        fprintf(f, "\n%-10s settle with: redlock-run --resolve retry|succeeded|clear --once %s %s\n",
-                "", TXT(first, id), name);
-    else if (n > 1)
-        fprintf(f, "\n%-10s settle each with: redlock-run --resolve retry|succeeded|clear "
-                   "--once ID %s\n", "", name);
+    if (n > 0) {
+        fputc('\n', f);
+        rr_status_text_settle(f, n == 1 ? first : NULL, name);
+    }
 }
 
 /* "did you mean NEAR?" (a NAME, or with name an --once ID of that job), and

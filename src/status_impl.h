@@ -32,5 +32,8 @@ void rr_status_text_history(FILE *f, const redisReply *hist);
 /* The abandoned --once IDs of job name (stale), and the command that
  * resolves them. */
 void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale);
+/* The --resolve commands that settle --once ID id of job name (id NULL:
+ * several, "ID" each), to paste. */
+void rr_status_text_settle(FILE *f, const char *id, const char *name);
 
 #endif

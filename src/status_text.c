@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "escape.h"
 #include "record.h"
 #include "status_impl.h"
 
@@ -146,7 +147,28 @@ void rr_status_text_history(FILE *f, const redisReply *hist)
 }
 
 
-/* The abandoned --once IDs (stale), and the command that resolves them. */
+/* How to settle an --once ID (id: as stored; NULL: several, "ID" stands
+ * for each): the three --resolve commands, to paste, each word quoted for
+ * the shell, with what each means. */
+void rr_status_text_settle(FILE *f, const char *id, const char *name)
+{
+    static const char *const verb[][2] = {
+        { "succeeded", "it did its work: never run it again" },
+        { "retry", "one more attempt" },
+        { "clear", "set it aside: the next run goes ahead" },
+    };
+    char tid[RR_ONCE_MAX * 4 + 1], qid[sizeof tid * 4 + 3], tnm[300], qnm[sizeof tnm * 4 + 3];
+    const char *wid = id ? rr_shell_word(TXT(id, tid), qid, sizeof qid) : "ID";
+    const char *wnm = rr_shell_word(TXT(name, tnm), qnm, sizeof qnm);
+
+    fprintf(f, "%-10s settle %s with one of these, once you know what the run did:\n", "",
+            id ? "it" : "each");
+    for (size_t i = 0; i < sizeof verb / sizeof verb[0]; i++)
+        fprintf(f, "%-10s   redlock-run --resolve %-9s --once %s %s   # %s\n", "", verb[i][0], wid,
+                wnm, verb[i][1]);
+}
+
+/* The abandoned --once IDs (stale), and the commands that resolve them. */
 void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale)
 {
     char id[RR_ONCE_MAX * 4 + 1];
@@ -157,11 +179,6 @@ void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale
     fprintf(f, "%-10s", "abandoned");
     for (size_t i = 0; i < n; i++)
         fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
-    /* The real ID when there is one; the operator copies this line. */
-    if (n == 1)
-        fprintf(f, "\n%-10s resolve with: redlock-run --resolve succeeded|retry|clear --once %s %s\n",
-                "", TXT(rr_record_str(stale->element[0]), id), name);
-    else
-        fprintf(f, "\n%-10s resolve each with: redlock-run --resolve succeeded|retry|clear "
-                   "--once ID %s, ID one of the above\n", "", name);
+    fputc('\n', f);
+    rr_status_text_settle(f, n == 1 ? rr_record_str(stale->element[0]) : NULL, name);
 }

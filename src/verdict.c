@@ -38,19 +38,21 @@ static void add_held(const struct rr_verdict_in *in, char *line, size_t len, siz
     ADD(", more than --warn-held %s; ", warn_s);
 }
 
-/* "--once d1 abandoned, settle with: redlock-run --resolve succeeded|clear
- * --once d1 settle; " (or the first three of several, and how to settle each) */
+/* "--once d1 abandoned, not settled: redlock-run --status settle says how
+ * to settle it; " (or the first three of several). The command is one to
+ * paste: --status prints the --resolve commands, each with what it means. */
 static void add_unsettled(const struct rr_verdict_in *in, char *line, size_t len, size_t *n)
 {
-    char id[600], st[100], job[600];
+    char id[600], st[100], job[600], qjob[sizeof job * 4 + 3];
     size_t k = in->n_unsettled;
 
     rr_nagios_escape(in->job ? in->job : in->name, job, sizeof job);
+    rr_shell_word(job, qjob, sizeof qjob);
     if (k == 1) {
         rr_nagios_escape(in->unsettled[0], id, sizeof id);
         rr_nagios_escape(in->unsettled[1], st, sizeof st);
-        ADD("--once %s %s, settle it with: redlock-run --resolve succeeded|clear --once %s %s; ",
-            id, st, id, job);
+        ADD("--once %s %s, not settled: redlock-run --status %s says how to settle it; ", id,
+            st, qjob);
         return;
     }
     ADD("%zu --once IDs not settled (", k);
@@ -59,8 +61,7 @@ static void add_unsettled(const struct rr_verdict_in *in, char *line, size_t len
         rr_nagios_escape(in->unsettled[2 * i + 1], st, sizeof st);
         ADD("%s%s %s", i ? ", " : "", id, st);
     }
-    ADD("%s), settle each with: redlock-run --resolve succeeded|clear --once ID %s; ",
-        k > 3 ? ", ..." : "", job);
+    ADD("%s): redlock-run --status %s says how to settle each; ", k > 3 ? ", ..." : "", qjob);
 }
 
 bool rr_verdict_held_long(const struct rr_verdict_in *in)

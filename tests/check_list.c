@@ -10,6 +10,7 @@
 #include "record.h"
 #include "replies.h"
 #include "status.h"
+#include "status_impl.h"
 #include "unit.h"
 
 START_TEST(test_pattern)
@@ -384,6 +385,27 @@ START_TEST(test_keys_end)
 }
 END_TEST
 
+/* --status's settle lines: three commands to paste, the ID from Redis made
+ * safe for the terminal first, then quoted for the shell. */
+START_TEST(test_settle_lines)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+
+    rr_status_text_settle(f, "d$2 '\x1b[31m", "job");
+    rr_status_text_settle(f, NULL, "job");
+    fclose(f);
+    ck_assert_ptr_null(strchr(out, '\x1b'));
+    ck_assert_ptr_nonnull(strstr(out, "settle it with one of these"));
+    ck_assert_ptr_nonnull(strstr(out, "redlock-run --resolve succeeded --once 'd$2 '\\''\\x1b[31m' "
+                                      "job   # it did its work"));
+    ck_assert_ptr_nonnull(strstr(out, "settle each with one of these"));
+    ck_assert_ptr_nonnull(strstr(out, "redlock-run --resolve retry     --once ID job   # one more"));
+    free(out);
+}
+END_TEST
+
 static Suite *list_suite(void)
 {
     Suite *s = suite_create("list");
@@ -399,6 +421,7 @@ static Suite *list_suite(void)
     tcase_add_test(tc, test_hostile_row);
     tcase_add_test(tc, test_row_once);
     tcase_add_test(tc, test_keys_end);
+    tcase_add_test(tc, test_settle_lines);
     suite_add_tcase(s, tc);
     return s;
 }

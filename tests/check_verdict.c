@@ -133,15 +133,15 @@ START_TEST(test_unsettled)
     in.unsettled = one;
     in.n_unsettled = 1;
     ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_WARNING);
-    ck_assert_str_eq(line, "REDLOCK WARNING - settle --once d1 abandoned, settle it with: "
-                           "redlock-run --resolve succeeded|clear --once d1 settle; "
+    ck_assert_str_eq(line, "REDLOCK WARNING - settle --once d1 abandoned, not settled: "
+                           "redlock-run --status settle says how to settle it; "
                            "succeeded 3h ago (fence 41 on web-2) | age=10800s;;90000s");
     in.unsettled = four;
     in.n_unsettled = 4;
     ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_WARNING);
     ck_assert_ptr_nonnull(strstr(line, "4 --once IDs not settled (d1 abandoned, d2 failed, "
-                                       "d3 timeout, ...), settle each with: redlock-run "
-                                       "--resolve succeeded|clear --once ID settle; "));
+                                       "d3 timeout, ...): redlock-run --status settle "
+                                       "says how to settle each; "));
     in.success_ms = in.now_ms - 26 * H;   /* too old as well: CRITICAL, still named */
     ck_assert_int_eq(rr_verdict(&in, line, sizeof line), RR_VERDICT_CRITICAL);
     ck_assert_ptr_nonnull(strstr(line, "d1 abandoned"));

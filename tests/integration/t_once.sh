@@ -359,7 +359,15 @@ job=named
 abandon "$job" s4
 rr -r "$U" --status "$job"
 assert_rc 3 "--status"
-assert_contains "$(cat "$OUT")" "resolve with: redlock-run --resolve succeeded|retry|clear --once s4 $job" "--status"
+assert_contains "$(cat "$OUT")" "redlock-run --resolve succeeded --once s4 $job   # it did its work" "--status"
+# Each of the three lines is a command to paste (after the comment's #).
+grep 'redlock-run --resolve' "$OUT" | sed 's/^ *//; s/ *#.*//' > "$TMP/settle.cmds"
+assert_eq 3 "$(wc -l < "$TMP/settle.cmds")" "the --resolve lines"
+while read -r line; do
+    eval "set -- $line"
+    assert_eq "redlock-run --resolve" "$1 $2" "a pasted line's first words"
+    assert_eq "--once s4 $job" "$4 $5 $6" "a pasted line's last words"
+done < "$TMP/settle.cmds"
 rr -r "$U" --resolve clear "$job"
 assert_rc 0 "--resolve clear without --once"
 assert_contains "$(cat "$OUT")" "cleared the last run of $job (was running); --once records are not touched: add --once with the ID that --status lists" "--resolve clear"
@@ -367,7 +375,8 @@ assert_hash S "$(k_state $job)" status cleared   # kept, set aside (issue 34, 4)
 assert_hash S "$(k_once $job s4)" status running
 abandon "$job" s5
 rr -r "$U" --status "$job"
-assert_contains "$(cat "$OUT")" "resolve each with: redlock-run --resolve succeeded|retry|clear --once ID $job, ID one of the above" "--status, two IDs"
+assert_contains "$(cat "$OUT")" "settle each with one of these" "--status, two IDs"
+assert_contains "$(cat "$OUT")" "redlock-run --resolve clear     --once ID $job   # set it aside" "--status, two IDs"
 rr -r "$U" --resolve clear --once s4 "$job"
 assert_rc 0 "--resolve clear --once s4"
 assert_not_contains "$(cat "$OUT")" "not touched" "--resolve clear --once"
