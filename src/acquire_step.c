@@ -98,7 +98,7 @@ static void report(struct rr_acq_sm *sm, struct rr_acq_actions *out)
     }
     enter(sm, out, RR_AQ_REPORTED);
     push(out, RR_AQ_ACT_REPORT);
-    if (sm->unanswered == 0) {
+    if (sm->unanswered == 0 && sm->late_fences == 0) {
         enter(sm, out, RR_AQ_OVER);
         push(out, RR_AQ_ACT_FREE);
     }
@@ -194,7 +194,7 @@ static void decide(struct rr_acq_sm *sm, struct rr_acq_actions *out, int64_t now
     a->n_done = count(sm, RR_VOTE_DONE);
     a->n_stale = count(sm, RR_VOTE_STALE);
     a->n_err = err;
-    a->fence = max;
+    a->fence = sm->max_fence = max;
     a->text = sm->twin ? sm->twin_err : sm->err;
     a->refused = sm->twin;
     /* One server under two URLs would vote twice: no count can stand. */
@@ -220,25 +220,41 @@ static bool certain(const struct rr_acq_sm *sm)
     return sm->p.early && count(sm, RR_VOTE_OK) >= rr_lock_quorum(sm->p.n);
 }
 
-/* An answer after the round was decided: the lock is ours on that master
- * too (OK), or it is not (BUSY, an error); either way the renewals and the
- * release go to every master as they do. What it says is kept for the
- * release. The last one ends a round that has reported. */
-static void late(struct rr_acq_sm *sm, const struct rr_acq_ev *ev, struct rr_acq_actions *out,
-                 enum rr_vote_kind v)
+/* A round that has reported is OVER once nothing more is to come: the
+ * acquire answers, and the fence answers of masters that answered late. */
+static void maybe_over(struct rr_acq_sm *sm, struct rr_acq_actions *out)
 {
-    if (v == RR_VOTE_OK && holds(sm)) {
-        push_idx(out, RR_AQ_ACT_LATE_OK, ev->idx);
-    } else if (v == RR_VOTE_ERR && holds(sm) && !ev->closed) {
-        sm->late_err = true;
-        push_idx(out, RR_AQ_ACT_LATE_ERR, ev->idx);
-    }
-    if (sm->unanswered > 0 || sm->state != RR_AQ_REPORTED)
+    if (sm->unanswered > 0 || sm->late_fences > 0 || sm->state != RR_AQ_REPORTED)
         return;   /* before the callback, report() folds them in */
     if (sm->late_err && holds(sm))
         push(out, RR_AQ_ACT_DEGRADED);
     enter(sm, out, RR_AQ_OVER);
     push(out, RR_AQ_ACT_FREE);
+}
+
+/* An answer after the round was decided: the lock is ours on that master
+ * too (OK), or it is not (BUSY, an error); either way the renewals and the
+ * release go to every master as they do. What it says is kept for the
+ * release; an OK with another fence than the command's is given it
+ * (fence.lua), as the quorum's masters were. The last one ends a round
+ * that has reported. */
+static void late(struct rr_acq_sm *sm, const struct rr_acq_ev *ev, struct rr_acq_actions *out,
+                 enum rr_vote_kind v)
+{
+    if (v == RR_VOTE_OK && holds(sm)) {
+        push_idx(out, RR_AQ_ACT_LATE_OK, ev->idx);
+        if (ev->fence != sm->max_fence) {
+            struct rr_acq_action *a = push(out, RR_AQ_ACT_SEND_FENCE);
+            a->idx = ev->idx;
+            a->fence = sm->max_fence;
+            sm->late_fence[ev->idx] = true;
+            sm->late_fences++;
+        }
+    } else if (v == RR_VOTE_ERR && holds(sm) && !ev->closed) {
+        sm->late_err = true;
+        push_idx(out, RR_AQ_ACT_LATE_ERR, ev->idx);
+    }
+    maybe_over(sm, out);
 }
 
 /* A master's answer to the acquire, or its failure: ev->kind ANSWER,
@@ -309,6 +325,13 @@ void rr_acq_step(struct rr_acq_sm *sm, const struct rr_acq_ev *ev, struct rr_acq
         break;
     case RR_AQ_EV_FENCE:
     case RR_AQ_EV_FENCE_NOT_SENT:
+        if (ev->idx >= 0 && ev->idx < sm->p.n && sm->late_fence[ev->idx]) {
+            /* A late master's: its records only, whatever it says. */
+            sm->late_fence[ev->idx] = false;
+            sm->late_fences--;
+            maybe_over(sm, out);
+            break;
+        }
         if (sm->state != RR_AQ_FENCING)
             break;
         if (ev->kind == RR_AQ_EV_FENCE) {

@@ -20,7 +20,8 @@
  * lock gives back what it took (GIVING_BACK); a round that found a dead
  * run and no holder marks its record abandoned (MARKING); the result is
  * reported (REPORTED), and the round is OVER once every master it did not
- * wait for has answered too. Times are the monotonic rr_now_ms clock.
+ * wait for has answered too (and been given the round's fence, when it
+ * took the lock with another). Times are the monotonic rr_now_ms clock.
  */
 #ifndef RR_ACQUIRE_STEP_H
 #define RR_ACQUIRE_STEP_H
@@ -141,6 +142,12 @@ struct rr_acq_sm {
     int pending;              /* FENCING, MARKING: answers still to come */
     int fenced, fence_answers;   /* FENCING: masters at the fence; answers */
     bool late_err;            /* a master failed after the decision */
+    long long max_fence;      /* the decision's: the command's fence */
+    /* A master that took the lock after the decision with another fence
+     * is sent fence.lua too (its records then show the command's fence);
+     * the round waits for those answers before it is OVER. */
+    bool late_fence[RR_MAX_ENDPOINTS];
+    int late_fences;
     bool twin;                /* VOTING: two masters are one server (twin_err) */
     char twin_err[RR_ERRLEN];
     char err[RR_ERRLEN];      /* VOTING: the round's first error */

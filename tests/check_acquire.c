@@ -179,6 +179,25 @@ START_TEST(test_early_decision)
     ck_assert_str_eq(ok(2, 7), "answered:2 late_ok:2 enter:over free");
     ck_assert_int_eq(sm.state, RR_AQ_OVER);
 
+    /* A late master with another fence is given the command's (its
+     * records then show it); the round waits for that answer too. */
+    start(3, true);
+    ck_assert_str_eq(ok(0, 9), "answered:0");
+    ck_assert_str_eq(ok(1, 9), "answered:1 unsure:2 decide:ok enter:reported report");
+    ck_assert_str_eq(ok(2, 5), "answered:2 late_ok:2 fence:2");
+    ck_assert_int_eq(find(RR_AQ_ACT_SEND_FENCE)->fence, 9);
+    ck_assert_int_eq(sm.state, RR_AQ_REPORTED);
+    ck_assert_str_eq(fence(2, false, T0 + 20), "enter:over free");
+    /* ... also while the quorum's own fences are raised (FENCING), and a
+     * fence answer of the quorum is not taken for the late one's. */
+    start(3, true);
+    ck_assert_str_eq(ok(0, 9), "answered:0");
+    ck_assert_str_eq(ok(1, 4), "answered:1 unsure:2 decide:ok enter:fencing fence:1");
+    ck_assert_str_eq(ok(2, 12), "answered:2 late_ok:2 fence:2");
+    ck_assert_str_eq(fence(1, true, T0 + 20), "timed enter:reported report");
+    ck_assert_int_eq(sm.late_fences, 1);
+    ck_assert_str_eq(kind(RR_AQ_EV_FENCE_NOT_SENT, 2), "enter:over free");
+
     /* Without a quorum of OK, every master is waited for. */
     start(3, true);
     ck_assert_str_eq(ok(0, 7), "answered:0");

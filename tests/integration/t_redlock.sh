@@ -133,12 +133,12 @@ assert_contains "$(cat "$OUT")" "(fence $f)" "--status of the holder"
 release_waits rr "$job" "$h" "$d"
 end_test
 
-t "3 masters, one answering after the quorum: --release waits for the holder, not 'a new run holds it'"
+t "3 masters, one answering after the quorum: it is given the command's fence; --release waits for the holder, not 'a new run holds it'"
 # Without --once the run starts on a quorum's answers; the third master,
-# paused, answers later with its own draw of the fence, and is not raised
-# (its record keeps it). --release polled that record and took it for a
-# new run's (another fence): it said at once "a new run holds it now"
-# while the revoked holder ran on. A run is its host and pid.
+# paused, answers later with its own draw of the fence. --release polled
+# its record and took it for a new run's (another fence): it said at once
+# "a new run holds it now" while the revoked holder ran on. A run is its
+# host and pid; and the late master is now given the command's fence.
 job=rllate d=$TMP/rllate
 mkdir -p "$d"
 R M2 SET "$(k_fence $job)" 1900000000000 >/dev/null
@@ -151,7 +151,14 @@ h=$BG
 wait_for 10 test -s "$d/fence" || fail "the holder did not start"
 m3() { [ "$(hget M3 "$(k_state $job)" pid)" = "$h" ]; }
 wait_for 5 m3 || fail "the paused master never recorded the holder"
-note "fences: child $(cat "$d/fence"), M3's record $(hget M3 "$(k_state $job)" fence)"
+# Its answer came after the decision; it is then given the command's
+# fence, as the quorum's masters were: its record shows that fence too.
+f=$(cat "$d/fence")
+m3_fenced() { [ "$(hget M3 "$(k_state $job)" fence)" = "$f" ]; }
+wait_for 5 m3_fenced ||
+    fail "M3's record keeps its own fence $(hget M3 "$(k_state $job)" fence), the command's is $f"
+c3=$(R M3 GET "$(k_fence $job)")
+[ "$c3" -ge "$f" ] 2>/dev/null || fail "M3's fence counter $c3 is below the command's fence $f"
 release_waits rr_direct "$job" "$h" "$d"
 end_test
 
