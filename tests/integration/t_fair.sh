@@ -587,6 +587,9 @@ rr_direct -r "$U" --limit 2 "$job" -- true
 assert_rc 0 "a run without --wait, one waiter queued, two slots free ($(cat "$ERR"))"
 rr_direct -r "$U" --limit 2 "$job" -- true
 assert_rc 0 "another (the first one's slot is free again)"
+# Still queued (its entry lives 10 s): else the runs met an empty queue,
+# and nothing was tested.
+assert_eq 1 "$(qlen "$job")" "the stopped waiter's place in the queue"
 kill -CONT "$w"
 wait_pid "$w" 20
 assert_eq 0 "$RC" "the waiter, continued"
