@@ -380,15 +380,10 @@ static int send_mark(struct round *rd, int i)
     struct rr_lock *lk = rd->op.lk;
     const char *keys[RR_ABANDON_NKEYS] = {
         [RR_ABANDON_KEY_LOCK] = lk->base_lock, [RR_ABANDON_KEY_STATE] = lk->base_state,
-        [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_QUEUE] = lk->keys.queue,
-        [RR_ABANDON_KEY_ONCE] = lk->keys.once,
+        [RR_ABANDON_KEY_HISTORY] = lk->keys.history, [RR_ABANDON_KEY_ONCE] = lk->keys.once,
     };
-    const char *args[RR_ABANDON_NARGS] = {
-        [RR_ABANDON_ARG_LIMIT] = lk->limit, [RR_ABANDON_ARG_STATE_TTL_MS] = lk->state_ttl,
-        [RR_ABANDON_ARG_WAITER] = lk->waiter, [RR_ABANDON_ARG_WAITER_PREFIX] = lk->keys.q_prefix,
-        [RR_ABANDON_ARG_WAKE_PREFIX] = lk->keys.wake_prefix,
-        [RR_ABANDON_ARG_SHARDED] = rr_script_sharded(lk->conns[i]),
-    };
+    const char *args[RR_ABANDON_NARGS] = { [RR_ABANDON_ARG_LIMIT] = lk->limit,
+                                           [RR_ABANDON_ARG_STATE_TTL_MS] = lk->state_ttl };
 
     return rr_script_call(lk->conns[i], RR_SCRIPT_ABANDON,
                           lk->keys.once[0] ? RR_ABANDON_NKEYS : RR_ABANDON_KEY_ONCE, keys,

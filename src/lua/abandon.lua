@@ -1,43 +1,30 @@
 -- abandon: mark the records that are 'running' while nobody holds the lock
--- as abandoned, with one history entry per dead run. acquire.lua only
+-- (an --once ID's: while its own run does not hold it) as abandoned, with
+-- one history entry per dead run. acquire.lua only
 -- reports such records (with several masters, one that lost a live run's
 -- key sees the same thing); lock.c sends this after an acquisition round
 -- that no master answered BUSY, to the masters that reported one.
---! KEYS lock state history queue once?
---! ARGV limit state_ttl_ms waiter waiter_prefix wake_prefix sharded
+--! KEYS lock state history once?
+--! ARGV limit state_ttl_ms
 -- lock, state: slot 1's keys; with --limit N (limit) slot K's are lock:K and
 -- state:K, and every slot is looked at: the dead run acquire.lua reported
 -- may be in any slot, whoever holds the others. state_ttl_ms: --state-ttl,
--- how long the history is kept after an entry is added. waiter: our waiter
--- id ('' none); sharded: 1, SPUBLISH (on a cluster).
--- The run that sends this takes no slot (DONE or STALE): once the records
--- are marked, the first live waiter other than us is woken for a free slot
--- (acquire.lua leaves that to us here: a waiter woken before the marks could
--- take the lock first, and a record it does not replace, such as this --once
--- ID's, would stay 'running').
+-- how long the history is kept after an entry is added.
 -- Returns the number of history entries added.
-local lock, statek, histk = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY]
-local queuek, oncek = KEYS[KEY_QUEUE], KEYS[KEY_ONCE]
+local lock, statek, histk, oncek = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY], KEYS[KEY_ONCE]
 local limit = tonumber(ARGV[ARG_LIMIT]) or 1
-local wid = ARGV[ARG_WAITER] or ''
--- SPUBLISH on a Cluster; a Redis 6.x Cluster has none: PUBLISH, heard on
--- every node (its waiters SUBSCRIBE there: cluster.c).
-local function publish(ch, m)
-  local r = ARGV[ARG_SHARDED] == '1' and redis.pcall('SPUBLISH', ch, m)
-  if type(r) ~= 'number' then redis.call('PUBLISH', ch, m) end
-end
---@ include listeners
---@ include first_live
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local added = 0
 local seen = {}
-local function mark(key)
+-- log: add the history entry (else whoever replaced the run's state record
+-- added it: acquire.lua buries a 'running' one).
+local function mark(key, log)
   local r = redis.call('HMGET', key, 'status', 'token', 'host', 'pid', 'fence',
                        'once', 'started_ms', 'heartbeat_ms')
   if r[1] ~= 'running' then return end
   redis.call('HSET', key, 'status', 'abandoned', 'finished_ms', r[8] or now)
-  if seen[r[2] or ''] then return end
+  if not log or seen[r[2] or ''] then return end
   seen[r[2] or ''] = true
   added = added + 1
   local st = tonumber(r[7]) or now
@@ -52,20 +39,18 @@ local function slotkey(k, i)
   if i == 1 then return k end
   return k .. ':' .. i
 end
-local free = false
 for i = 1, limit do
-  if redis.call('EXISTS', slotkey(lock, i)) == 0 then
-    free = true
-    mark(slotkey(statek, i))
-    -- A once record belongs to slot 1 (--once excludes --limit).
-    if i == 1 and oncek then mark(oncek) end
-  end
+  if redis.call('EXISTS', slotkey(lock, i)) == 0 then mark(slotkey(statek, i), true) end
 end
-if free then
-  -- We are done waiting: our entry goes, and the next live waiter is told.
-  if wid ~= '' then redis.call('ZREM', queuek, wid) end
-  local h = first_live(queuek, ARGV[ARG_WAITER_PREFIX], ARGV[ARG_WAKE_PREFIX],
-                       ARGV[ARG_SHARDED] == '1')
-  if h then publish(ARGV[ARG_WAKE_PREFIX] .. h, '1') end
+-- A once record belongs to slot 1 (--once excludes --limit). Its run is
+-- dead unless it holds the lock: marked even when another run has taken
+-- the lock since the round (a waiter woken by it, a newcomer), which
+-- replaced the state record but not this ID's record.
+if oncek then
+  local o = redis.call('HMGET', oncek, 'status', 'token')
+  local v = redis.call('GET', lock)
+  if o[1] == 'running' and v ~= o[2] and v ~= 'revoked:' .. (o[2] or '') then
+    mark(oncek, redis.call('HGET', statek, 'token') == o[2])
+  end
 end
 return added

@@ -300,11 +300,17 @@ end
 
 -- We take no slot after all (DONE, STALE): the first live waiter other
 -- than us may take it, and is told, as a release would tell it; else it
--- would learn only at its next refresh. Not when a dead run's record is
--- reported (stale): abandon.lua marks it next and wakes the waiter then,
--- so that it cannot take the lock before the marks (lock.c).
-local function wake_next(stale)
-  if stale == 1 then return end
+-- would learn only at its next refresh. We are done waiting (a run that
+-- gets DONE or STALE ends; with several masters too, since either outranks
+-- any quorum): our entry goes first, so that the woken one is not behind
+-- us while our connection still listens. A dead run's records that this
+-- reported are marked by abandon.lua after the round, even if the woken
+-- waiter has taken the lock by then.
+local function wake_next()
+  if wid ~= '' then
+    redis.call('ZREM', queuek, wid)
+    redis.call('DEL', qkey)
+  end
   for _, id in ipairs(qlive or {}) do
     if id ~= wid then
       publish(wakepre .. id, '1')
@@ -335,7 +341,7 @@ end
 --mutant once_no_record_check: if false then
 if st == 'succeeded' and oncek then
   local r = redis.call('HMGET', oncek, 'host', 'pid', 'fence', 'finished_ms')
-  wake_next(stale)
+  wake_next()
   return {'DONE', r[1] or '', r[2] or '', r[3] or '', r[4] or '', stale}
 end
 local ended = st == 'failed' or st == 'timeout' or st == 'lost' or st == 'abandoned'
@@ -345,7 +351,7 @@ if spent or (st == 'abandoned' and refuse and not retry) then
                        'exit_code', 'signal')
   local when = r[4]
   if st ~= 'abandoned' and r[5] and r[5] ~= '' then when = r[5] end
-  wake_next(stale)
+  wake_next()
   return {'STALE', r[1] or '', r[2] or '', r[3] or '', when or '', rec, stale, st,
           spent and 1 or 0, used, allowed, r[6] or '', r[7] or '', now}
 end

@@ -645,12 +645,13 @@ assert_eq 0 "$RC" "W2"
 assert_ran_within "$d/w2.at" "$t0" 2000 "W2 (after the holder's end)"
 end_test
 
-t "a waiter refused for a dead run's --once ID marks its record before the next waiter is woken"
+t "a waiter refused for a dead run's --once ID: its record is marked abandoned, even if the next waiter took the lock first"
 # x1's record is a dead run's, still 'running'. W1 (--once x1, --on-stale
 # refuse) is first behind the holder, W2 second. W1's refusal is marked by
-# abandon.lua after its acquire; W2 woken by the acquire itself could take
-# the lock before the marks, and x1's record stayed 'running' with no
-# history entry. It is a race, so three rounds.
+# abandon.lua after its acquire, which wakes W2: W2 could take the lock
+# before the marks, and abandon.lua, finding the lock held, left x1's
+# record 'running'. It is a race, so three rounds. D's death has one
+# history entry (the holder's acquire wrote it, burying D's state record).
 for k in 1 2 3; do
     job=stalewake$k d=$TMP/stalewake$k
     mkdir -p "$d"
@@ -667,6 +668,7 @@ for k in 1 2 3; do
     assert_eq 0 "$RC" "W2"
     assert_ran_within "$d/w2.at" "$t0" 2000 "W2 (after the holder's end)"
     assert_hash F "$(k_once "$job" x1)" status abandoned
+    assert_eq "$D " "$(abandoned_pids "$job")" "the pids of the abandoned entries (D once)"
 done
 end_test
 
