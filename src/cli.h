@@ -37,6 +37,15 @@ void rr_cli_scrub_env(void);
  * rr_cli_parse refused it. Pure. */
 bool rr_cli_wants_check(int argc, const char *const *argv);
 
+/* The options of cfg that name the lock service and reach it, as words a
+ * POSIX shell reads back, each after a space (cli_again.c): every -r URL
+ * (without its password; none when the built-in default was used, so
+ * $REDLOCK_URL's are written out too), --prefix if not the default,
+ * --password-file, --sentinel-password-file and the --tls-* options. For
+ * the commands --status prints to paste: they must reach the same Redis.
+ * Into out (len bytes); -1 (and "") if they do not fit. Pure. */
+int rr_cli_target_words(const struct rr_config *cfg, char *out, size_t len);
+
 /* Write the --help text to f. */
 void rr_cli_usage(FILE *f);
 

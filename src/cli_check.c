@@ -338,6 +338,8 @@ static int take_endpoints(struct rr_config *cfg, const struct rr_cli_seen *sn, c
             return -1;
     } else if (add_urls(cfg, RR_DEFAULT_URL, "default", err, errlen) < 0) {
         return -1;
+    } else {
+        cfg->default_url = true;
     }
     if (check_tls(cfg, err, errlen) < 0)
         return -1;
@@ -392,6 +394,8 @@ static int resolve_pair(const char *uvar, const char *pvar, const char *pwfile, 
 static int take_credentials(struct rr_config *cfg, const struct rr_cli_seen *sn,
                             char *err, size_t errlen)
 {
+    cfg->password_file = sn->password_file;
+    cfg->sentinel_password_file = sn->sentinel_password_file;
     if (resolve_pair("REDLOCK_USER", "REDLOCK_PASSWORD", sn->password_file, "password file",
                      cfg->user, sizeof cfg->user, &cfg->has_user,
                      cfg->password, sizeof cfg->password, &cfg->has_password,

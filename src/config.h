@@ -46,6 +46,9 @@ struct rr_config {
 
     struct rr_endpoint endpoints[RR_MAX_ENDPOINTS];
     int n_endpoints;
+    bool default_url;             /* no -r and no $REDLOCK_URL: RR_DEFAULT_URL */
+    /* --password-file, --sentinel-password-file as given (paths: no secret). */
+    const char *password_file, *sentinel_password_file;
 
     int64_t ttl_ms;               /* --ttl, RR_DEFAULT_TTL_MS */
     int64_t renew_ms;             /* --renew, default ttl/3 */

@@ -33,6 +33,9 @@ struct op {
     int exit_code;
     char host[256], pid[24];
     char state_pattern[1024];
+    /* The options that reach the same Redis, for the commands to paste
+     * (rr_cli_target_words): " -r URL ..." or "". */
+    char again[4096];
     /* --release / --resolve tallies over all masters */
     int done, none, running, succeeded, errors;
     char what[512];
@@ -128,7 +131,7 @@ static int check_line(struct op *op, const struct rr_job_record *rec, bool held,
         .success_fence = rec->last_success_fence, .success_host = rec->last_success_host,
         .held_since_ms = know_holder ? st->started_ms : 0,
         .held_fence = know_holder ? st->fence : 0, .held_host = know_holder ? st->host : "",
-        .warn_held_ms = op->cfg->warn_held_ms, .job = op->cfg->name,
+        .warn_held_ms = op->cfg->warn_held_ms, .job = op->cfg->name, .again = op->again,
     };
     /* The unsettled --once IDs are the job's: a check of one ID is about it. */
     for (size_t i = 0; !op->once_id[0] && uns->type == REDIS_REPLY_ARRAY &&
@@ -180,7 +183,7 @@ static int n_failed_ids(const redisReply *uns)
 
 /* "not settled --once d3 failed, ...": the failed IDs nobody settled,
  * with the command that settles one. */
-static void text_failed_ids(FILE *f, const char *name, const redisReply *uns)
+static void text_failed_ids(FILE *f, const char *name, const redisReply *uns, const char *again)
 {
     char id[RR_ONCE_MAX * 4 + 1], st[64];
     const char *first = NULL;
@@ -198,23 +201,23 @@ static void text_failed_ids(FILE *f, const char *name, const redisReply *uns)
     }
     if (n > 0) {
         fputc('\n', f);
-        rr_status_text_settle(f, n == 1 ? first : NULL, name);
+        rr_status_text_settle(f, n == 1 ? first : NULL, name, again);
     }
 }
 
 /* "did you mean NEAR?" (a NAME, or with name an --once ID of that job), and
  * the command that asks about it, each word quoted for the shell. */
-static void say_near(FILE *f, const char *near, const char *name)
+static void say_near(FILE *f, const char *near, const char *name, const char *again)
 {
     char id[RR_ONCE_MAX * 4 + 1], w1[sizeof id * 4 + 3], nm[300], w2[sizeof nm * 4 + 3];
 
     TXT(near, id);
     rr_shell_word(id, w1, sizeof w1);
     if (name)
-        fprintf(f, "%-10s did you mean %s? redlock-run --status --once %s %s\n", "note", id, w1,
-                rr_shell_word(TXT(name, nm), w2, sizeof w2));
+        fprintf(f, "%-10s did you mean %s? redlock-run%s --status --once %s %s\n", "note", id,
+                again, w1, rr_shell_word(TXT(name, nm), w2, sizeof w2));
     else
-        fprintf(f, "%-10s did you mean %s? redlock-run --status %s\n", "note", id, w1);
+        fprintf(f, "%-10s did you mean %s? redlock-run%s --status %s\n", "note", id, again, w1);
 }
 
 /* reply: {holder|nil, pttl, state, history, stale_once_ids, once|nil, complete,
@@ -321,13 +324,13 @@ static int print_status(struct op *op, const redisReply *r)
     if (op->once_id[0])
         text_once(op, &on, have_once ? once : NULL, held);
     if (near)
-        say_near(f, near, op->once_id[0] ? cfg->name : NULL);
+        say_near(f, near, op->once_id[0] ? cfg->name : NULL, op->again);
     if (!scan_complete)
         fprintf(f, "%-10s searched part of a large keyspace for abandoned --once IDs; "
                    "there may be more than listed\n", "note");
-    rr_status_text_abandoned(f, cfg->name, stale);
+    rr_status_text_abandoned(f, cfg->name, stale, op->again);
     if (!op->once_id[0])
-        text_failed_ids(f, cfg->name, r->element[8]);
+        text_failed_ids(f, cfg->name, r->element[8], op->again);
     rr_status_text_history(f, hist);
     return code;
 }
@@ -691,6 +694,7 @@ int rr_status_main(uv_loop_t *loop, const struct rr_config *cfg, FILE *out)
         op.state_pattern[0] = '\0';   /* no suggestions; the read is the same */
     rr_operator_name(op.host, sizeof op.host);
     snprintf(op.pid, sizeof(op.pid), "%ld", (long)getpid());
+    rr_cli_target_words(cfg, op.again, sizeof op.again);
     for (int i = 0; i < op.n; i++) {
         if (!(op.conns[i] = rr_svc_config_new(loop, cfg, i))) {
             close_all(&op);

@@ -31,9 +31,11 @@ void rr_status_text_history(FILE *f, const redisReply *hist);
 
 /* The abandoned --once IDs of job name (stale), and the command that
  * resolves them. */
-void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale);
+void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale,
+                              const char *again);
 /* The --resolve commands that settle --once ID id of job name (id NULL:
- * several, "ID" each), to paste. */
-void rr_status_text_settle(FILE *f, const char *id, const char *name);
+ * several, "ID" each), to paste; again: the options that reach the same
+ * Redis (rr_cli_target_words). */
+void rr_status_text_settle(FILE *f, const char *id, const char *name, const char *again);
 
 #endif

@@ -148,14 +148,16 @@ void rr_status_text_history(FILE *f, const redisReply *hist)
 
 
 /* How to settle an --once ID (id: as stored; NULL: several, "ID" stands
- * for each): the three --resolve commands, to paste, each word quoted for
- * the shell, with what each means. */
-void rr_status_text_settle(FILE *f, const char *id, const char *name)
+ * for each): the three --resolve commands, each on a line of its own to
+ * paste, every word quoted for the shell, with what each means on the line
+ * above (a comment after a command is not one in every shell). again: the
+ * options that reach the same Redis (rr_cli_target_words). */
+void rr_status_text_settle(FILE *f, const char *id, const char *name, const char *again)
 {
     static const char *const verb[][2] = {
         { "succeeded", "it did its work: never run it again" },
-        { "retry", "one more attempt" },
-        { "clear", "set it aside: the next run goes ahead" },
+        { "retry", "allow one more attempt" },
+        { "clear", "set it aside: its attempts count afresh, it may run again" },
     };
     char tid[RR_ONCE_MAX * 4 + 1], qid[sizeof tid * 4 + 3], tnm[300], qnm[sizeof tnm * 4 + 3];
     const char *wid = id ? rr_shell_word(TXT(id, tid), qid, sizeof qid) : "ID";
@@ -164,12 +166,13 @@ void rr_status_text_settle(FILE *f, const char *id, const char *name)
     fprintf(f, "%-10s settle %s with one of these, once you know what the run did:\n", "",
             id ? "it" : "each");
     for (size_t i = 0; i < sizeof verb / sizeof verb[0]; i++)
-        fprintf(f, "%-10s   redlock-run --resolve %-9s --once %s %s   # %s\n", "", verb[i][0], wid,
-                wnm, verb[i][1]);
+        fprintf(f, "%-10s - %s:\n%-10s     redlock-run%s --resolve %s --once %s %s\n", "",
+                verb[i][1], "", again ? again : "", verb[i][0], wid, wnm);
 }
 
 /* The abandoned --once IDs (stale), and the commands that resolve them. */
-void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale)
+void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale,
+                              const char *again)
 {
     char id[RR_ONCE_MAX * 4 + 1];
     size_t n = stale->type == REDIS_REPLY_ARRAY ? stale->elements : 0;
@@ -180,5 +183,5 @@ void rr_status_text_abandoned(FILE *f, const char *name, const redisReply *stale
     for (size_t i = 0; i < n; i++)
         fprintf(f, " %s", TXT(rr_record_str(stale->element[i]), id));
     fputc('\n', f);
-    rr_status_text_settle(f, n == 1 ? rr_record_str(stale->element[0]) : NULL, name);
+    rr_status_text_settle(f, n == 1 ? rr_record_str(stale->element[0]) : NULL, name, again);
 }

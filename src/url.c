@@ -551,3 +551,65 @@ bool rr_url_scrub(char *url)
     }
     return hidden;
 }
+
+/* Append s to out at *o, each byte outside keep and the unreserved set of
+ * RFC 3986 percent-encoded (as pct_decode reads it back). */
+static void put_pct(char *out, size_t len, size_t *o, const char *s, const char *keep)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     strchr("-._~", c) || (keep && strchr(keep, c));
+        if (*o < len)
+            *o += (size_t)snprintf(out + *o, len - *o, plain ? "%c" : "%%%02X", c);
+    }
+}
+
+static void put_host(char *out, size_t len, size_t *o, const char *host, int port)
+{
+    if (*o < len)
+        *o += (size_t)snprintf(out + *o, len - *o, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host,
+                               port);
+}
+
+int rr_url_format(const struct rr_endpoint *ep, char *out, size_t len)
+{
+    static const char *const schemes[][2] = {
+        [RR_EP_DIRECT] = { "redis://", "rediss://" },
+        [RR_EP_SENTINEL] = { "redis-sentinel://", "rediss-sentinel://" },
+        [RR_EP_CLUSTER] = { "redis-cluster://", "rediss-cluster://" },
+    };
+    size_t o = 0;
+
+    if (len == 0)
+        return -1;
+    out[0] = '\0';
+    o += (size_t)snprintf(out, len, "%s",
+                          ep->transport == RR_TRANSPORT_UNIX ? "unix://"
+                                                             : schemes[ep->kind][ep->tls]);
+    if (ep->has_user && ep->user[0]) {
+        put_pct(out, len, &o, ep->user, NULL);
+        if (o < len)
+            o += (size_t)snprintf(out + o, len - o, "@");
+    }
+    if (ep->transport == RR_TRANSPORT_UNIX) {
+        put_pct(out, len, &o, ep->path, "/");
+        if (ep->db && o < len)
+            o += (size_t)snprintf(out + o, len - o, "?db=%d", ep->db);
+    } else if (ep->kind == RR_EP_DIRECT) {
+        put_host(out, len, &o, ep->host, ep->port);
+        if (ep->db && o < len)
+            o += (size_t)snprintf(out + o, len - o, "/%d", ep->db);
+    } else {
+        for (int i = 0; i < ep->n_nodes; i++) {
+            if (i && o < len)
+                o += (size_t)snprintf(out + o, len - o, ",");
+            put_host(out, len, &o, ep->nodes[i].host, ep->nodes[i].port);
+        }
+        if (ep->kind == RR_EP_SENTINEL && o < len)
+            o += (size_t)snprintf(out + o, len - o, "/%s", ep->master);
+        if (ep->kind == RR_EP_SENTINEL && ep->db && o < len)
+            o += (size_t)snprintf(out + o, len - o, "?db=%d", ep->db);
+    }
+    return o < len ? 0 : -1;
+}

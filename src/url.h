@@ -65,6 +65,12 @@ int rr_url_parse(const char *url, struct rr_endpoint *ep, char *err, size_t errl
  * servers can tell. Pure. */
 bool rr_url_same_host(const char *a, const char *b);
 
+/* ep as a URL that rr_url_parse reads back to the same endpoint, without
+ * its password (never written: the password comes from --password-file or
+ * the environment, or is asked for by the server's refusal). Into out (len
+ * bytes); -1 if it does not fit. Pure. */
+int rr_url_format(const struct rr_endpoint *ep, char *out, size_t len);
+
 /* Overwrite, in place, the password part of a URL string (argv scrubbing),
  * replacing each of its bytes with '*'. Returns true if something was hidden. */
 bool rr_url_scrub(char *url);

@@ -43,16 +43,17 @@ static void add_held(const struct rr_verdict_in *in, char *line, size_t len, siz
  * paste: --status prints the --resolve commands, each with what it means. */
 static void add_unsettled(const struct rr_verdict_in *in, char *line, size_t len, size_t *n)
 {
-    char id[600], st[100], job[600], qjob[sizeof job * 4 + 3];
+    char id[600], st[100], job[600], qjob[sizeof job * 4 + 3], again[4200], cmd[sizeof qjob + 4300];
     size_t k = in->n_unsettled;
 
     rr_nagios_escape(in->job ? in->job : in->name, job, sizeof job);
     rr_shell_word(job, qjob, sizeof qjob);
+    rr_nagios_escape(in->again ? in->again : "", again, sizeof again);
+    snprintf(cmd, sizeof cmd, "redlock-run%s --status %s", again, qjob);
     if (k == 1) {
         rr_nagios_escape(in->unsettled[0], id, sizeof id);
         rr_nagios_escape(in->unsettled[1], st, sizeof st);
-        ADD("--once %s %s, not settled: redlock-run --status %s says how to settle it; ", id,
-            st, qjob);
+        ADD("--once %s %s, not settled: %s says how to settle it; ", id, st, cmd);
         return;
     }
     ADD("%zu --once IDs not settled (", k);
@@ -61,7 +62,7 @@ static void add_unsettled(const struct rr_verdict_in *in, char *line, size_t len
         rr_nagios_escape(in->unsettled[2 * i + 1], st, sizeof st);
         ADD("%s%s %s", i ? ", " : "", id, st);
     }
-    ADD("%s): redlock-run --status %s says how to settle each; ", k > 3 ? ", ..." : "", qjob);
+    ADD("%s): %s says how to settle each; ", k > 3 ? ", ..." : "", cmd);
 }
 
 bool rr_verdict_held_long(const struct rr_verdict_in *in)

@@ -37,6 +37,9 @@ struct rr_verdict_in {
     const char *const *unsettled;
     size_t n_unsettled;
     const char *job;
+    /* The options that reach the same Redis (rr_cli_target_words), put in
+     * the --status command the line names; NULL none. */
+    const char *again;
     const char *near;           /* never ran: the closest existing name, or NULL */
 };
 

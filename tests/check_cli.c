@@ -898,6 +898,36 @@ static char *help_text(void)
     return buf;
 }
 
+/* The options that reach the same Redis, for the commands --status prints
+ * to paste: every URL without its password, a prefix, TLS files; none for
+ * the default URL; $REDLOCK_URL's written out. */
+START_TEST(target_words)
+{
+    char w[2048], ca[] = "/tmp/ca b.XXXXXX", want[256];
+    int fd = mkstemp(ca);
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    PARSE_OK("-r", "redis://u:s3cr3tpw@h:1/2", "-r", "rediss://h2", "--prefix", "p$x:",
+             "--tls-ca", ca, "--status", "job");
+    ck_assert_int_eq(rr_cli_target_words(&cfg, w, sizeof w), 0);
+    snprintf(want, sizeof want,
+             " -r redis://u@h:1/2 -r rediss://h2:6379 --prefix 'p$x:' --tls-ca '%s'", ca);
+    ck_assert_str_eq(w, want);
+    unlink(ca);
+    ck_assert_int_eq(rr_cli_target_words(&cfg, w, 20), -1);
+    ck_assert_str_eq(w, "");
+    PARSE_OK("--status", "job");
+    ck_assert_int_eq(rr_cli_target_words(&cfg, w, sizeof w), 0);
+    ck_assert_str_eq(w, "");
+    setenv("REDLOCK_URL", "redis-sentinel://s1,s2:26380/mymaster", 1);
+    PARSE_OK("--status", "job");
+    unsetenv("REDLOCK_URL");
+    ck_assert_int_eq(rr_cli_target_words(&cfg, w, sizeof w), 0);
+    ck_assert_str_eq(w, " -r redis-sentinel://s1:26379,s2:26380/mymaster");
+}
+END_TEST
+
 START_TEST(usage_shape)
 {
     const char *h = help_text();
@@ -1028,6 +1058,7 @@ static Suite *cli_suite(void)
     tc = tcase_create("usage");
     tcase_add_checked_fixture(tc, clean_env, NULL);
     tcase_add_test(tc, usage_shape);
+    tcase_add_test(tc, target_words);
     tcase_add_loop_test(tc, usage_lists_every_option, 0, N(long_options));
     tcase_add_test(tc, usage_matches_table);
     suite_add_tcase(s, tc);

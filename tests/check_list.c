@@ -393,15 +393,17 @@ START_TEST(test_settle_lines)
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
 
-    rr_status_text_settle(f, "d$2 '\x1b[31m", "job");
-    rr_status_text_settle(f, NULL, "job");
+    rr_status_text_settle(f, "d$2 '\x1b[31m", "job", " -r redis://h:1");
+    rr_status_text_settle(f, NULL, "job", "");
     fclose(f);
     ck_assert_ptr_null(strchr(out, '\x1b'));
+    ck_assert_ptr_null(strchr(out, '#'));   /* no comment after a command */
     ck_assert_ptr_nonnull(strstr(out, "settle it with one of these"));
-    ck_assert_ptr_nonnull(strstr(out, "redlock-run --resolve succeeded --once 'd$2 '\\''\\x1b[31m' "
-                                      "job   # it did its work"));
+    ck_assert_ptr_nonnull(strstr(out, " - it did its work: never run it again:\n"));
+    ck_assert_ptr_nonnull(strstr(out, "     redlock-run -r redis://h:1 --resolve succeeded --once "
+                                      "'d$2 '\\''\\x1b[31m' job\n"));
     ck_assert_ptr_nonnull(strstr(out, "settle each with one of these"));
-    ck_assert_ptr_nonnull(strstr(out, "redlock-run --resolve retry     --once ID job   # one more"));
+    ck_assert_ptr_nonnull(strstr(out, "     redlock-run --resolve retry --once ID job\n"));
     free(out);
 }
 END_TEST

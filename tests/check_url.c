@@ -173,6 +173,35 @@ START_TEST(parse_good)
 }
 END_TEST
 
+/* Formatted back (--status's commands to paste), every good URL reads as
+ * the same endpoint, without its password. */
+START_TEST(format_round_trip)
+{
+    const struct good *g = &goods[_i];
+    struct rr_endpoint ep, back;
+    char err[RR_ERRLEN] = "", url[2048];
+
+    ck_assert_int_eq(rr_url_parse(g->url, &ep, err, sizeof err), 0);
+    ck_assert_int_eq(rr_url_format(&ep, url, sizeof url), 0);
+    ck_assert_ptr_null(strstr(url, SECRET));
+    ck_assert_msg(rr_url_parse(url, &back, err, sizeof err) == 0, "'%s' -> '%s': %s", g->url, url,
+                  err);
+    ck_assert_int_eq(back.transport, ep.transport);
+    ck_assert_int_eq(back.tls, ep.tls);
+    ck_assert_int_eq(back.kind, ep.kind);
+    ck_assert_str_eq(back.host, ep.host);
+    ck_assert_int_eq(back.port, ep.port);
+    ck_assert_str_eq(back.path, ep.path);
+    ck_assert_int_eq(back.db, ep.db);
+    ck_assert_str_eq(back.user, ep.user);
+    ck_assert_str_eq(back.master, ep.master);
+    ck_assert_int_eq(back.n_nodes, ep.n_nodes);
+    ck_assert_str_eq(back.display, ep.display);
+    ck_assert(!back.has_password);
+    ck_assert_int_eq(rr_url_format(&ep, url, 8), -1);
+}
+END_TEST
+
 START_TEST(parse_bad)
 {
     const char *url = bads[_i];
@@ -396,6 +425,7 @@ static Suite *url_suite(void)
     TCase *tc = tcase_create("parse");
 
     tcase_add_loop_test(tc, parse_good, 0, N(goods));
+    tcase_add_loop_test(tc, format_round_trip, 0, N(goods));
     tcase_add_loop_test(tc, parse_bad, 0, N(bads));
     tcase_add_test(tc, specific_messages);
     tcase_add_test(tc, node_lists);

@@ -89,7 +89,7 @@ assert_rc 0 "the run"
 rr -r "$U" --status setle
 assert_rc 4 "a typo of a NAME"
 assert_contains "$(cat "$OUT")" "never ran (no record under redlock:{setle}:state)"
-assert_contains "$(cat "$OUT")" "did you mean settle? redlock-run --status settle"
+assert_contains "$(cat "$OUT")" "did you mean settle? redlock-run -r $U --status settle"
 rr -r "$U" --status --json setle
 assert_rc 4 "--json agrees"
 cp "$OUT" "$TMP/near.json"
@@ -105,7 +105,7 @@ assert_not_contains "$(cat "$OUT")" "did you mean"
 # "close" to a name it shares no letter with.
 rr -r "$U" 'pay$day' -- true
 rr -r "$U" --status 'pay-day'
-assert_contains "$(cat "$OUT")" "did you mean pay\$day? redlock-run --status 'pay\$day'"
+assert_contains "$(cat "$OUT")" "did you mean pay\$day? redlock-run -r $U --status 'pay\$day'"
 rr -r "$U" a? -- true
 rr -r "$U" --status nc
 assert_rc 4 "a short name that never ran"
@@ -117,7 +117,7 @@ rr -r "$U" --once settle-2026-12-03 settle2 -- true
 assert_rc 0 "the run"
 rr -r "$U" --status --once settle-2026-12-3 settle2
 assert_rc 4 "an ID that never ran"
-assert_contains "$(cat "$OUT")" "did you mean settle-2026-12-03? redlock-run --status --once settle-2026-12-03 settle2"
+assert_contains "$(cat "$OUT")" "did you mean settle-2026-12-03? redlock-run -r $U --status --once settle-2026-12-03 settle2"
 rr -r "$U" --status --once settle-2026-12-03 settle2
 assert_rc 0 "the ID that ran"
 end_test
@@ -135,7 +135,7 @@ rr -r "$U" --status "$job"
 assert_rc 3 "--status: d1 abandoned"
 rr -r "$U" --status --max-age 25h "$job"
 assert_rc 1 "the check: WARNING, not OK"
-assert_contains "$(cat "$OUT")" "REDLOCK WARNING - stale --once d1 abandoned, not settled: redlock-run --status stale says how to settle it; succeeded "
+assert_contains "$(cat "$OUT")" "REDLOCK WARNING - stale --once d1 abandoned, not settled: redlock-run -r $U --status stale says how to settle it; succeeded "
 assert_eq 3 "$(list_code "$job")" "--list --json status_code is what --status exits with"
 rr -r "$U" --list
 assert_contains "$(grep '^stale ' "$OUT")" "--once d2; not settled: --once d1 abandoned" "--list names the unsettled ID"
@@ -154,11 +154,16 @@ rr -r "$U" --status "$job"
 assert_rc 2 "--status: d3 failed, not settled"
 assert_contains "$(cat "$OUT")" "not settled --once d3 failed"
 assert_contains "$(cat "$OUT")" "settle it with one of these, once you know what the run did:"
-assert_contains "$(cat "$OUT")" "redlock-run --resolve retry     --once d3 $job   # one more attempt"
+line=$(grep -A1 -e '- allow one more attempt:' "$OUT" | tail -1)
+assert_contains "$line" "redlock-run -r $U --resolve retry --once d3 $job" "the line to paste"
 assert_eq 2 "$(list_code "$job")" "--list --json status_code agrees"
-# d3 used its one attempt (issue 28's budget): one more is allowed first.
-rr -r "$U" --resolve retry --once d3 "$job"
-assert_rc 0 "allow d3 one more attempt"
+# d3 used its one attempt (issue 28's budget): one more is allowed first,
+# by the line --status printed, pasted as it is (it names the server).
+eval "set -- $line"
+assert_eq redlock-run "$1" "the pasted line's command"
+shift
+rr "$@"
+assert_rc 0 "allow d3 one more attempt (the pasted line)"
 rr -r "$U" --once d3 "$job" -- true
 assert_rc 0 "d3 re-run"
 rr -r "$U" --status --max-age 25h "$job"

@@ -359,14 +359,16 @@ job=named
 abandon "$job" s4
 rr -r "$U" --status "$job"
 assert_rc 3 "--status"
-assert_contains "$(cat "$OUT")" "redlock-run --resolve succeeded --once s4 $job   # it did its work" "--status"
-# Each of the three lines is a command to paste (after the comment's #).
-grep 'redlock-run --resolve' "$OUT" | sed 's/^ *//; s/ *#.*//' > "$TMP/settle.cmds"
+assert_contains "$(cat "$OUT")" "redlock-run -r $U --resolve succeeded --once s4 $job" "--status"
+# Each of the three is a line of its own, to paste as it is (the server
+# named, no comment after it: zsh takes one for words).
+grep 'redlock-run .*--resolve' "$OUT" > "$TMP/settle.cmds"
 assert_eq 3 "$(wc -l < "$TMP/settle.cmds")" "the --resolve lines"
 while read -r line; do
     eval "set -- $line"
-    assert_eq "redlock-run --resolve" "$1 $2" "a pasted line's first words"
-    assert_eq "--once s4 $job" "$4 $5 $6" "a pasted line's last words"
+    assert_eq "redlock-run -r $U --resolve" "$1 $2 $3 $4" "a pasted line's first words"
+    assert_eq "--once s4 $job" "$6 $7 $8" "a pasted line's last words"
+    assert_eq 8 "$#" "a pasted line's words"
 done < "$TMP/settle.cmds"
 rr -r "$U" --resolve clear "$job"
 assert_rc 0 "--resolve clear without --once"
@@ -376,7 +378,7 @@ assert_hash S "$(k_once $job s4)" status running
 abandon "$job" s5
 rr -r "$U" --status "$job"
 assert_contains "$(cat "$OUT")" "settle each with one of these" "--status, two IDs"
-assert_contains "$(cat "$OUT")" "redlock-run --resolve clear     --once ID $job   # set it aside" "--status, two IDs"
+assert_contains "$(cat "$OUT")" "redlock-run -r $U --resolve clear --once ID $job" "--status, two IDs"
 rr -r "$U" --resolve clear --once s4 "$job"
 assert_rc 0 "--resolve clear --once s4"
 assert_not_contains "$(cat "$OUT")" "not touched" "--resolve clear --once"
