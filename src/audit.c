@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "cli.h"
 #include "diag.h"
 #include "duration.h"
+#include "escape.h"
 #include "log.h"
 
 int64_t rr_audit_wall_ms(void)
@@ -213,7 +215,12 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
     const struct rr_config *cfg = au->cfg;
     const struct rr_vote *v = &res->holder;
     const char *once = au->once_id ? au->once_id : "";
-    char d[32], did[64], when[96];
+    char d[32], did[64], when[96], again[4096], qo[RR_ONCE_MAX * 4 + 3], qn[1100];
+
+    /* The commands it names reach the same Redis, pasted as they are. */
+    rr_cli_target_words(cfg, again, sizeof again);
+    rr_shell_word(once, qo, sizeof qo);
+    rr_shell_word(cfg->name, qn, sizeof qn);
 
     if (v->spent) {
         /* The --once ID's attempts are spent: one line that says what the
@@ -229,10 +236,10 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
                                           RR_FN("fence", v->fence), RR_FIELD_END },
                      "not running: --once %s has used %lld of %lld attempt%s: the last one "
                      "%s %s on %s (pid %lld, fence %lld); check what it did, then "
-                     "'redlock-run --resolve retry --once %s %s' allows one more%s",
+                     "'redlock-run%s --resolve retry --once %s %s' allows one more%s",
                      once, v->used, v->allowed, v->allowed == 1 ? "" : "s", did, when,
-                     v->host[0] ? v->host : "an unknown host", v->pid, v->fence, once,
-                     cfg->name, dead ? " ('--resolve succeeded' marks it done)" : "");
+                     v->host[0] ? v->host : "an unknown host", v->pid, v->fence, again, qo,
+                     qn, dead ? " ('--resolve succeeded' marks it done)" : "");
         return;
     }
     fmt_dur(ago_ms(v->when_ms, v->now_ms), d, sizeof(d));
@@ -243,12 +250,12 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
                                       RR_FN("fence", v->fence), RR_FIELD_END },
                  "not running: the previous run%s%s (%s pid %lld, fence %lld) died "
                  "mid-way, last seen %s ago; check what it did, then run "
-                 "'redlock-run --resolve succeeded%s%s %s' to skip it or "
+                 "'redlock-run%s --resolve succeeded%s%s %s' to skip it or "
                  "'--resolve %s' to run again",
                  once[0] ? " of --once " : "", once,
                  v->host[0] ? v->host : "unknown host", v->pid,
-                 v->fence, d, once[0] ? " --once " : "", once,
-                 cfg->name, once[0] ? "retry" : "clear");
+                 v->fence, d, again, once[0] ? " --once " : "", once[0] ? qo : "",
+                 qn, once[0] ? "retry" : "clear");
 }
 
 /* The audit trail: who ran what, where, and how it ended. freed: whether

@@ -77,7 +77,7 @@ n=$(grep -l "has used 1 of 1 attempt: the last one failed (exit 1)" "$TMP"/fan*.
 assert_eq 9 "$n" "runs refused with the one line (under -q)"
 line=$(grep -h "has used 1 of 1 attempt" "$TMP"/fan*.err | head -1)
 assert_contains "$line" "on $(hostname)" "the refusal names the host"
-assert_contains "$line" "'redlock-run --resolve retry --once f1 $job' allows one more" "the refusal names the command"
+assert_contains "$line" "'redlock-run -r $U --resolve retry --once f1 $job' allows one more" "the refusal names the command"
 rr -r "$U" --once f1 "$job" -- "${COUNT_CMD[@]}"
 assert_rc 65 "a later run"
 assert_eq 1 "$(count_lines "$TMP/fan.count")" "times the command ran"
@@ -90,7 +90,7 @@ assert_rc 1 "first run"
 rr -r "$U" --once r1 "$job" -- "${COUNT_CMD[@]}"
 assert_rc 65 "second run, refused"
 rr -r "$U" --status --once r1 "$job"
-assert_contains "$(cat "$OUT")" "one more redlock-run --resolve retry --once r1 $job" "--status"
+assert_contains "$(cat "$OUT")" "one more redlock-run -r $U --resolve retry --once r1 $job" "--status"
 rr -r "$U" --resolve retry --once r1 "$job"
 assert_rc 0 "--resolve retry"
 assert_contains "$(cat "$OUT")" "may have one more attempt (the last was failed)" "--resolve retry says so"
@@ -404,6 +404,8 @@ abandon "$job" ""
 rr -r "$U" --on-stale refuse "$job" -- touch "$TMP/refuse.ran"
 assert_rc 65
 assert_no_file "$TMP/refuse.ran" "marker"
+# The command it names reaches the same server, pasted as it is.
+assert_contains "$(cat "$ERR")" "'redlock-run -r $U --resolve succeeded $job' to skip it or '--resolve clear' to run again" "the refusal"
 
 # ---------------------------------------------------------------------------
 t "an acquire that arrives after its own give-back takes nothing"
