@@ -235,11 +235,11 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
                                           RR_FS("host", v->host), RR_FN("pid", v->pid),
                                           RR_FN("fence", v->fence), RR_FIELD_END },
                      "not running: --once %s has used %lld of %lld attempt%s: the last one "
-                     "%s %s on %s (pid %lld, fence %lld); check what it did, then "
-                     "'redlock-run%s --resolve retry --once %s %s' allows one more%s",
+                     "%s %s on %s (pid %lld, fence %lld); check what it did%s, then this "
+                     "allows one more: redlock-run%s --resolve retry --once %s %s",
                      once, v->used, v->allowed, v->allowed == 1 ? "" : "s", did, when,
-                     v->host[0] ? v->host : "an unknown host", v->pid, v->fence, again, qo,
-                     qn, dead ? " ('--resolve succeeded' marks it done)" : "");
+                     v->host[0] ? v->host : "an unknown host", v->pid, v->fence,
+                     dead ? " ('--resolve succeeded' marks it done)" : "", again, qo, qn);
         return;
     }
     fmt_dur(ago_ms(v->when_ms, v->now_ms), d, sizeof(d));
@@ -249,13 +249,12 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
                                       RR_FN("pid", v->pid),
                                       RR_FN("fence", v->fence), RR_FIELD_END },
                  "not running: the previous run%s%s (%s pid %lld, fence %lld) died "
-                 "mid-way, last seen %s ago; check what it did, then run "
-                 "'redlock-run%s --resolve succeeded%s%s %s' to skip it or "
-                 "'--resolve %s' to run again",
+                 "mid-way, last seen %s ago; check what it did: '--resolve succeeded' "
+                 "skips it, and this runs it again: redlock-run%s --resolve %s%s%s %s",
                  once[0] ? " of --once " : "", once,
                  v->host[0] ? v->host : "unknown host", v->pid,
-                 v->fence, d, again, once[0] ? " --once " : "", once[0] ? qo : "",
-                 qn, once[0] ? "retry" : "clear");
+                 v->fence, d, again, once[0] ? "retry" : "clear", once[0] ? " --once " : "",
+                 once[0] ? qo : "", qn);
 }
 
 /* The audit trail: who ran what, where, and how it ended. freed: whether

@@ -43,7 +43,9 @@ bool rr_cli_wants_check(int argc, const char *const *argv);
  * $REDLOCK_URL's are written out too), --prefix if not the default,
  * --password-file, --sentinel-password-file and the --tls-* options. For
  * the commands --status prints to paste: they must reach the same Redis.
- * Into out (len bytes); -1 (and "") if they do not fit. Pure. */
+ * Into out (len bytes); -1 if they do not fit, and then out says which
+ * options to add (never nothing: the command would reach another Redis).
+ * Pure. */
 int rr_cli_target_words(const struct rr_config *cfg, char *out, size_t len);
 
 /* Write the --help text to f. */

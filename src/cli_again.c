@@ -49,7 +49,8 @@ int rr_cli_target_words(const struct rr_config *cfg, char *out, size_t len)
     if (cfg->tls_insecure)
         put_word(out, len, &o, "--tls-insecure");
     if (o >= len) {
-        out[0] = '\0';
+        /* Never a command without them: it would reach another Redis. */
+        snprintf(out, len, " [the -r, --prefix and --tls-* options given here]");
         return -1;
     }
     return 0;

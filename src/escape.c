@@ -203,7 +203,8 @@ bool rr_json_int(const char *s, long long *out)
 const char *rr_shell_word(const char *s, char *out, size_t outlen)
 {
     size_t need = 0, n = 0;
-    bool plain = *s != '\0';
+    /* zsh expands a word that starts with '=' (=cmd is cmd's path). */
+    bool plain = *s != '\0' && *s != '=';
 
     for (const char *p = s; *p; p++) {
         bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||

@@ -915,8 +915,8 @@ START_TEST(target_words)
              " -r redis://u@h:1/2 -r rediss://h2:6379 --prefix 'p$x:' --tls-ca '%s'", ca);
     ck_assert_str_eq(w, want);
     unlink(ca);
-    ck_assert_int_eq(rr_cli_target_words(&cfg, w, 20), -1);
-    ck_assert_str_eq(w, "");
+    ck_assert_int_eq(rr_cli_target_words(&cfg, w, 60), -1);
+    ck_assert_str_eq(w, " [the -r, --prefix and --tls-* options given here]");
     PARSE_OK("--status", "job");
     ck_assert_int_eq(rr_cli_target_words(&cfg, w, sizeof w), 0);
     ck_assert_str_eq(w, "");

@@ -218,6 +218,8 @@ START_TEST(test_shell_word)
     ck_assert_str_eq(rr_shell_word("deploy $BRANCH", out, sizeof out), "'deploy $BRANCH'");
     ck_assert_str_eq(rr_shell_word("it's", out, sizeof out), "'it'\\''s'");
     ck_assert_str_eq(rr_shell_word("", out, sizeof out), "''");
+    ck_assert_str_eq(rr_shell_word("=ls", out, sizeof out), "'=ls'");   /* zsh's =cmd */
+    ck_assert_str_eq(rr_shell_word("a=b", out, sizeof out), "a=b");
     ck_assert_str_eq(rr_shell_word("abcdef", out, 6), "");    /* does not fit: nothing */
     ck_assert_str_eq(rr_shell_word("a b", out, 6), "'a b'");
     ck_assert_str_eq(rr_shell_word("a b", out, 5), "");

@@ -10,23 +10,26 @@
 -- state:K, and every slot is looked at: the dead run acquire.lua reported
 -- may be in any slot, whoever holds the others. state_ttl_ms: --state-ttl,
 -- how long the history is kept after an entry is added.
--- Returns the number of history entries added.
+-- Returns the number of records marked (0: none; lock.c tells the run that
+-- a dead run was recorded).
 local lock, statek, histk, oncek = KEYS[KEY_LOCK], KEYS[KEY_STATE], KEYS[KEY_HISTORY], KEYS[KEY_ONCE]
 local limit = tonumber(ARGV[ARG_LIMIT]) or 1
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local added = 0
+local marked = 0
 local seen = {}
--- log: add the history entry (else whoever replaced the run's state record
--- added it: acquire.lua buries a 'running' one).
+-- log: add the history entry. A dead run's is written with its state record
+-- (here, or by the acquire.lua that buried it), never for its --once record:
+-- once was twice (one entry when the state record was marked or buried,
+-- one when the --once record was).
 local function mark(key, log)
   local r = redis.call('HMGET', key, 'status', 'token', 'host', 'pid', 'fence',
                        'once', 'started_ms', 'heartbeat_ms')
   if r[1] ~= 'running' then return end
   redis.call('HSET', key, 'status', 'abandoned', 'finished_ms', r[8] or now)
+  marked = marked + 1
   if not log or seen[r[2] or ''] then return end
   seen[r[2] or ''] = true
-  added = added + 1
   local st = tonumber(r[7]) or now
   local hb = tonumber(r[8]) or st
   redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', 'abandoned',
@@ -49,8 +52,8 @@ end
 if oncek then
   local o = redis.call('HMGET', oncek, 'status', 'token')
   local v = redis.call('GET', lock)
-  if o[1] == 'running' and v ~= o[2] and v ~= 'revoked:' .. (o[2] or '') then
-    mark(oncek, redis.call('HGET', statek, 'token') == o[2])
+  if o[1] == 'running' and (not v or (v ~= o[2] and v ~= 'revoked:' .. (o[2] or ''))) then
+    mark(oncek, false)
   end
 end
-return added
+return marked

@@ -300,17 +300,11 @@ end
 
 -- We take no slot after all (DONE, STALE): the first live waiter other
 -- than us may take it, and is told, as a release would tell it; else it
--- would learn only at its next refresh. We are done waiting (a run that
--- gets DONE or STALE ends; with several masters too, since either outranks
--- any quorum): our entry goes first, so that the woken one is not behind
--- us while our connection still listens. A dead run's records that this
--- reported are marked by abandon.lua after the round, even if the woken
--- waiter has taken the lock by then.
+-- would learn only at its next refresh. (Our own entry stays: with
+-- several masters a BUSY elsewhere outranks a STALE here, and we wait on.)
+-- A dead run's records that this reported are marked by abandon.lua after
+-- the round, even if the woken waiter has taken the lock by then.
 local function wake_next()
-  if wid ~= '' then
-    redis.call('ZREM', queuek, wid)
-    redis.call('DEL', qkey)
-  end
   for _, id in ipairs(qlive or {}) do
     if id ~= wid then
       publish(wakepre .. id, '1')
@@ -361,12 +355,15 @@ end
 local abandoned = 0
 local ids = {}
 local seen = {}
-local function bury(key)
+-- log: add the history entry; a dead run's is written with its state
+-- record (here, or by abandon.lua), never again for its --once record.
+local function bury(key, log)
   local r = redis.call('HMGET', key, 'status', 'token', 'host', 'pid', 'fence',
                        'once', 'started_ms', 'heartbeat_ms')
   if r[1] ~= 'running' or seen[r[2] or ''] then return end
   seen[r[2] or ''] = true
   abandoned = 1
+  if not log then return end
   local st0 = tonumber(r[7]) or now
   local hb = tonumber(r[8]) or st0
   ids[#ids + 1] = redis.call('XADD', histk, 'MAXLEN', '~', 1000, '*', 'status', 'abandoned',
@@ -376,8 +373,8 @@ local function bury(key)
   redis.call('PEXPIRE', histk, once_ttl)
 end
 -- Only a record still 'running' is buried (its status was read above).
-if sr[1] == 'running' then bury(statek) end
-if oncek and once_stale == 1 then bury(oncek) end
+if sr[1] == 'running' then bury(statek, true) end
+if oncek and once_stale == 1 then bury(oncek, false) end
 
 redis.call('SET', lock, token, 'PX', ttl)
 -- The fencing token never goes below the acquiring host's clock in ms, so it

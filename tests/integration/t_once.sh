@@ -77,7 +77,7 @@ n=$(grep -l "has used 1 of 1 attempt: the last one failed (exit 1)" "$TMP"/fan*.
 assert_eq 9 "$n" "runs refused with the one line (under -q)"
 line=$(grep -h "has used 1 of 1 attempt" "$TMP"/fan*.err | head -1)
 assert_contains "$line" "on $(hostname)" "the refusal names the host"
-assert_contains "$line" "'redlock-run -r $U --resolve retry --once f1 $job' allows one more" "the refusal names the command"
+assert_contains "$line" "then this allows one more: redlock-run -r $U --resolve retry --once f1 $job" "the refusal names the command, last on its line"
 rr -r "$U" --once f1 "$job" -- "${COUNT_CMD[@]}"
 assert_rc 65 "a later run"
 assert_eq 1 "$(count_lines "$TMP/fan.count")" "times the command ran"
@@ -398,6 +398,21 @@ assert_contains "$hist" succeeded "history"
 rr -r "$U" --on-stale refuse "$job" -- true
 assert_rc 0 "after a clean run nothing is stale"
 
+t "a dead --once run refused first without --once, then with it, and then run: one history entry for its death"
+# The run without --once marks the state record (entry 1); the refusal
+# with --once s1 marks s1's record, and the run with --on-stale run
+# replaces it: each wrote an entry of its own for the same death before.
+job=once2log
+abandon "$job" s1
+rr -r "$U" --on-stale refuse "$job" -- true
+assert_rc 65 "refused without --once"
+rr -r "$U" --once s1 --on-stale refuse "$job" -- true
+assert_rc 65 "refused with --once s1"
+assert_hash S "$(k_once $job s1)" status abandoned
+rr -r "$U" --once s1 --attempts 2 --on-stale run "$job" -- true
+assert_rc 0 "s1 run again (--attempts 2 --on-stale run)"
+assert_eq 1 "$(R S XRANGE "$(k_hist $job)" - + | grep -cx abandoned)" "abandoned entries"
+
 t "--on-stale refuse without --once: 65"
 job=refuse
 abandon "$job" ""
@@ -405,7 +420,7 @@ rr -r "$U" --on-stale refuse "$job" -- touch "$TMP/refuse.ran"
 assert_rc 65
 assert_no_file "$TMP/refuse.ran" "marker"
 # The command it names reaches the same server, pasted as it is.
-assert_contains "$(cat "$ERR")" "'redlock-run -r $U --resolve succeeded $job' to skip it or '--resolve clear' to run again" "the refusal"
+assert_contains "$(cat "$ERR")" "'--resolve succeeded' skips it, and this runs it again: redlock-run -r $U --resolve clear $job" "the refusal"
 
 # ---------------------------------------------------------------------------
 t "an acquire that arrives after its own give-back takes nothing"
