@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "diag.h"
 #include "duration.h"
-#include "escape.h"
 #include "log.h"
 
 int64_t rr_audit_wall_ms(void)
@@ -215,12 +214,10 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
     const struct rr_config *cfg = au->cfg;
     const struct rr_vote *v = &res->holder;
     const char *once = au->once_id ? au->once_id : "";
-    char d[32], did[64], when[96], again[4096], qo[RR_ONCE_MAX * 4 + 3], qn[1100];
+    char d[32], did[64], when[96], again[4096], cmd[8192];
 
-    /* The commands it names reach the same Redis, pasted as they are. */
+    /* The command it names reaches the same Redis, pasted as it is. */
     rr_cli_target_words(cfg, again, sizeof again);
-    rr_shell_word(once, qo, sizeof qo);
-    rr_shell_word(cfg->name, qn, sizeof qn);
 
     if (v->spent) {
         /* The --once ID's attempts are spent: one line that says what the
@@ -236,10 +233,11 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
                                           RR_FN("fence", v->fence), RR_FIELD_END },
                      "not running: --once %s has used %lld of %lld attempt%s: the last one "
                      "%s %s on %s (pid %lld, fence %lld); check what it did%s, then this "
-                     "allows one more: redlock-run%s --resolve retry --once %s %s",
+                     "allows one more: %s",
                      once, v->used, v->allowed, v->allowed == 1 ? "" : "s", did, when,
                      v->host[0] ? v->host : "an unknown host", v->pid, v->fence,
-                     dead ? " ('--resolve succeeded' marks it done)" : "", again, qo, qn);
+                     dead ? " ('--resolve succeeded' marks it done)" : "",
+                     rr_cli_resolve_command(cmd, sizeof cmd, again, "retry", once, cfg->name));
         return;
     }
     fmt_dur(ago_ms(v->when_ms, v->now_ms), d, sizeof(d));
@@ -250,11 +248,11 @@ static void say_stale(const struct rr_audit *au, const struct rr_acquire_result 
                                       RR_FN("fence", v->fence), RR_FIELD_END },
                  "not running: the previous run%s%s (%s pid %lld, fence %lld) died "
                  "mid-way, last seen %s ago; check what it did: '--resolve succeeded' "
-                 "skips it, and this runs it again: redlock-run%s --resolve %s%s%s %s",
+                 "skips it, and this runs it again: %s",
                  once[0] ? " of --once " : "", once,
-                 v->host[0] ? v->host : "unknown host", v->pid,
-                 v->fence, d, again, once[0] ? "retry" : "clear", once[0] ? " --once " : "",
-                 once[0] ? qo : "", qn);
+                 v->host[0] ? v->host : "unknown host", v->pid, v->fence, d,
+                 rr_cli_resolve_command(cmd, sizeof cmd, again, once[0] ? "retry" : "clear", once,
+                                        cfg->name));
 }
 
 /* The audit trail: who ran what, where, and how it ended. freed: whether

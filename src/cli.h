@@ -48,6 +48,14 @@ bool rr_cli_wants_check(int argc, const char *const *argv);
  * Pure. */
 int rr_cli_target_words(const struct rr_config *cfg, char *out, size_t len);
 
+/* "redlock-run AGAIN --resolve VERB [--once ID] NAME", a command to paste
+ * into out (len bytes): again from rr_cli_target_words, ID (NULL or "":
+ * none) and NAME quoted for the shell (give them escaped for the terminal
+ * when they come from Redis). The one spelling of every --resolve command
+ * printed. Returns out. Pure. */
+const char *rr_cli_resolve_command(char *out, size_t len, const char *again, const char *verb,
+                                   const char *id, const char *name);
+
 /* Write the --help text to f. */
 void rr_cli_usage(FILE *f);
 

@@ -55,3 +55,14 @@ int rr_cli_target_words(const struct rr_config *cfg, char *out, size_t len)
     }
     return 0;
 }
+
+const char *rr_cli_resolve_command(char *out, size_t len, const char *again, const char *verb,
+                                   const char *id, const char *name)
+{
+    char qid[RR_ONCE_MAX * 4 + 3], qnm[1100];
+
+    snprintf(out, len, "redlock-run%s --resolve %s%s%s %s", again ? again : "", verb,
+             id && *id ? " --once " : "", id && *id ? rr_shell_word(id, qid, sizeof qid) : "",
+             rr_shell_word(name, qnm, sizeof qnm));
+    return out;
+}

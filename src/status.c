@@ -154,7 +154,7 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
 {
     const struct rr_config *cfg = op->cfg;
     FILE *f = op->out;
-    char qo[RR_ONCE_MAX * 4 + 3], qn[1100];
+    char cmd[8192];
 
     fprintf(f, "once %s:\n", op->once_id);
     rr_status_text_record(f, "  ", once, held, op->keys.once);
@@ -167,8 +167,9 @@ static void text_once(struct op *op, const struct rr_job_record *on, const redis
      * more, to copy. */
     if (!on->retry && (on->status == RR_JOB_FAILED || on->status == RR_JOB_TIMEOUT ||
                        on->status == RR_JOB_LOST))
-        fprintf(f, "%-10s redlock-run%s --resolve retry --once %s %s\n", "  one more", op->again,
-                rr_shell_word(op->once_id, qo, sizeof qo), rr_shell_word(cfg->name, qn, sizeof qn));
+        fprintf(f, "%-10s %s\n", "  one more",
+                rr_cli_resolve_command(cmd, sizeof cmd, op->again, "retry", op->once_id,
+                                       cfg->name));
 }
 
 /* The unsettled --once IDs (status.lua's {id, status, ...}) that are not

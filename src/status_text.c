@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "duration.h"
-#include "escape.h"
 #include "record.h"
 #include "status_impl.h"
 
@@ -159,15 +159,14 @@ void rr_status_text_settle(FILE *f, const char *id, const char *name, const char
         { "retry", "allow one more attempt" },
         { "clear", "set it aside: its attempts count afresh, it may run again" },
     };
-    char tid[RR_ONCE_MAX * 4 + 1], qid[sizeof tid * 4 + 3], tnm[300], qnm[sizeof tnm * 4 + 3];
-    const char *wid = id ? rr_shell_word(TXT(id, tid), qid, sizeof qid) : "ID";
-    const char *wnm = rr_shell_word(TXT(name, tnm), qnm, sizeof qnm);
+    char tid[RR_ONCE_MAX * 4 + 1], tnm[300], cmd[8192];
 
     fprintf(f, "%-10s settle %s with one of these, once you know what the run did:\n", "",
             id ? "it" : "each");
     for (size_t i = 0; i < sizeof verb / sizeof verb[0]; i++)
-        fprintf(f, "%-10s - %s:\n%-10s     redlock-run%s --resolve %s --once %s %s\n", "",
-                verb[i][1], "", again ? again : "", verb[i][0], wid, wnm);
+        fprintf(f, "%-10s - %s:\n%-10s     %s\n", "", verb[i][1], "",
+                rr_cli_resolve_command(cmd, sizeof cmd, again, verb[i][0],
+                                       id ? TXT(id, tid) : "ID", TXT(name, tnm)));
 }
 
 /* The abandoned --once IDs (stale), and the commands that resolve them. */

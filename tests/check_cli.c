@@ -925,6 +925,11 @@ START_TEST(target_words)
     unsetenv("REDLOCK_URL");
     ck_assert_int_eq(rr_cli_target_words(&cfg, w, sizeof w), 0);
     ck_assert_str_eq(w, " -r redis-sentinel://s1:26379,s2:26380/mymaster");
+    /* The one spelling of a --resolve command to paste. */
+    ck_assert_str_eq(rr_cli_resolve_command(w, sizeof w, " -r redis://h:1", "retry", "d$1", "job"),
+                     "redlock-run -r redis://h:1 --resolve retry --once 'd$1' job");
+    ck_assert_str_eq(rr_cli_resolve_command(w, sizeof w, "", "clear", "", "=job"),
+                     "redlock-run --resolve clear '=job'");
 }
 END_TEST
 
